@@ -1,0 +1,117 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { SvcError } from '@svc/protocol';
+import { MIGRATIONS } from './migrations';
+import { SerialQueue } from './serial-queue';
+
+export const DATABASE_FILE_NAME = 'svc.duckdb';
+
+export type Row = Record<string, unknown>;
+
+/**
+ * The embedded database: one DuckDB file under the data folder. Writes go through one
+ * connection in strict order (transactions never interleave); reads use a second connection
+ * and see committed data only.
+ */
+export class DuckDbDatabase {
+  private readonly writes = new SerialQueue();
+  private readonly reads = new SerialQueue();
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    private readonly reader: DuckDBConnection,
+  ) {}
+
+  /** Opens (creating if needed) `<dataDir>/svc.duckdb` and applies pending migrations. */
+  static async open(dataDir: string): Promise<DuckDbDatabase> {
+    mkdirSync(dataDir, { recursive: true });
+    const path = join(dataDir, DATABASE_FILE_NAME);
+    let instance: DuckDBInstance;
+    try {
+      instance = await DuckDBInstance.create(path);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (/lock/i.test(message)) {
+        throw new SvcError(
+          'database_locked',
+          `The database ${path} is in use by another process (is a server running on this data folder?).`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const db = new DuckDbDatabase(path, instance, await instance.connect(), await instance.connect());
+    await db.migrate();
+    return db;
+  }
+
+  /** Runs `job` on the write connection after every earlier write job. */
+  write<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    return this.writes.run(() => job(this.writer));
+  }
+
+  /** Runs `job` in one transaction on the write connection; rolls back if it throws. */
+  transaction<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.write(async (connection) => {
+      await connection.run('BEGIN TRANSACTION');
+      try {
+        const result = await job(connection);
+        await connection.run('COMMIT');
+        return result;
+      } catch (error) {
+        await connection.run('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  /** Rows of a read-only query, as plain JS objects. */
+  query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    this.assertOpen();
+    return this.reads.run(async () => (await this.reader.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
+  }
+
+  /** Rows of a statement on the write connection (for reads that must see the writer's state). */
+  async writeQuery(connection: DuckDBConnection, sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    return (await connection.runAndReadAll(sql, values)).getRowObjectsJS() as Row[];
+  }
+
+  async ping(): Promise<void> {
+    await this.query('SELECT 1');
+  }
+
+  /** Waits for queued work, checkpoints the WAL into the file and closes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.writes.drain();
+    await this.reads.drain();
+    this.closed = true;
+    await this.writer.run('CHECKPOINT').catch(() => undefined);
+    this.writer.closeSync();
+    this.reader.closeSync();
+    this.instance.closeSync();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SvcError('not_ready', 'The database is closed.');
+  }
+
+  private async migrate(): Promise<void> {
+    await this.writer.run(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name VARCHAR, applied_at TIMESTAMP)',
+    );
+    const rows = (await this.writer.runAndReadAll('SELECT max(version) AS v FROM schema_migrations')).getRowObjectsJS();
+    const current = Number(rows[0]?.v ?? 0);
+    for (const migration of MIGRATIONS.filter((m) => m.version > current)) {
+      await this.transaction(async (connection) => {
+        await connection.run(migration.sql);
+        await connection.run('INSERT INTO schema_migrations VALUES ($1, $2, now())', [migration.version, migration.name]);
+      });
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Schema migrations, applied in order at start-up, each in its own transaction.
+ * Append new migrations; never edit one that has shipped.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'tenants, credentials, broadcasts, events, quarantine',
+    sql: `
+      CREATE SEQUENCE tenant_seq START 1;
+      CREATE TABLE tenants (
+        seq INTEGER PRIMARY KEY DEFAULT nextval('tenant_seq'),
+        id VARCHAR NOT NULL UNIQUE,
+        name VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        retention_months INTEGER NOT NULL,
+        settings VARCHAR NOT NULL
+      );
+      CREATE TABLE api_keys (
+        id VARCHAR PRIMARY KEY,
+        tenant_seq INTEGER NOT NULL,
+        key VARCHAR NOT NULL UNIQUE,
+        name VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        revoked_at TIMESTAMP
+      );
+      CREATE TABLE admin_tokens (
+        id VARCHAR PRIMARY KEY,
+        tenant_seq INTEGER NOT NULL,
+        token_hash VARCHAR NOT NULL UNIQUE,
+        prefix VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        revoked_at TIMESTAMP
+      );
+      CREATE TABLE broadcasts (
+        tenant_seq INTEGER NOT NULL,
+        id VARCHAR NOT NULL,
+        campaign_id BIGINT NOT NULL,
+        title VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      -- The key is (tenant, UUID): fixed-width and time-ordered for UUIDv7, which keeps the
+      -- dedupe index cheap to insert into.
+      CREATE TABLE events (
+        tenant_seq INTEGER NOT NULL,
+        event_id UUID NOT NULL,
+        event VARCHAR NOT NULL,
+        user_id VARCHAR,
+        session_id VARCHAR NOT NULL,
+        broadcast_id VARCHAR NOT NULL,
+        campaign_id BIGINT NOT NULL,
+        ts TIMESTAMP NOT NULL,
+        received_at TIMESTAMP NOT NULL,
+        country VARCHAR,
+        order_id VARCHAR,
+        sponsor_id VARCHAR,
+        total DOUBLE,
+        items VARCHAR,
+        data VARCHAR NOT NULL,
+        PRIMARY KEY (tenant_seq, event_id)
+      );
+      CREATE TABLE rejected_events (
+        tenant_seq INTEGER NOT NULL,
+        id UUID NOT NULL,
+        received_at TIMESTAMP NOT NULL,
+        code VARCHAR NOT NULL,
+        detail VARCHAR NOT NULL,
+        errors VARCHAR NOT NULL,
+        event_name VARCHAR,
+        user_id VARCHAR,
+        payload VARCHAR NOT NULL
+      );
+    `,
+  },
+];

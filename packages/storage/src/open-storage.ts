@@ -1,0 +1,25 @@
+import { DuckDbDatabase } from './duckdb/duckdb-database';
+import { DuckDbEventStore } from './duckdb/duckdb-event-store';
+import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
+import type { EventStore } from './event-store';
+import type { MetaStore } from './meta-store';
+
+/** The stores a process works with, whatever backend holds them. */
+export interface Storage {
+  events: EventStore;
+  meta: MetaStore;
+  /** Throws when the backend cannot answer (readiness). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The embedded default: one DuckDB file under `dataDir` holds everything. */
+export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
+  const db = await DuckDbDatabase.open(dataDir);
+  return {
+    events: new DuckDbEventStore(db),
+    meta: new DuckDbMetaStore(db),
+    ping: () => db.ping(),
+    close: () => db.close(),
+  };
+}

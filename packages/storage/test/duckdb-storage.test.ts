@@ -1,0 +1,36 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DuckDbDatabase, openEmbeddedStorage } from '../src';
+import { storeContract } from './store-contract';
+
+const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
+
+storeContract('DuckDB', () => openEmbeddedStorage(freshDir()));
+
+describe('DuckDB database file', () => {
+  it('keeps committed events across a close and reopen, migrating only once', async () => {
+    const dir = freshDir();
+    const first = await openEmbeddedStorage(dir);
+    const tenant = await first.meta.createTenant({
+      id: 'x', name: 'X', retentionMonths: 12, createdAt: 0,
+      settings: { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 },
+    });
+    await first.events.commit({
+      events: [{ tenantSeq: tenant.seq, eventId: '0190a6a0-0000-7000-8000-000000000001', event: 'broadcast.joined', userId: null, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' }],
+      rejects: [],
+    });
+    await first.close();
+    const second = await openEmbeddedStorage(dir);
+    expect(await second.events.countEvents(tenant.seq)).toBe(1);
+    expect((await second.meta.listTenants()).map((t) => t.id)).toEqual(['x']);
+    await second.close();
+  });
+
+  it('refuses a closed database with a catalogue error', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    await db.close();
+    expect(() => db.query('SELECT 1')).toThrow(expect.objectContaining({ code: 'not_ready' }));
+  });
+});
