@@ -35,7 +35,8 @@ export interface EventStore {
   commit(batch: CommitBatch): Promise<CommitOutcome>;
   listEvents(tenantSeq: number, page: EventPageRequest): Promise<StoredEvent[]>;
   countEvents(tenantSeq: number): Promise<number>;
-  listRejected(tenantSeq: number, options: { limit: number; beforeMs?: number }): Promise<QuarantinedEvent[]>;
+  /** Newest first; `after` continues a listing below the last (receivedAt, id) it returned. */
+  listRejected(tenantSeq: number, options: { limit: number; after?: { receivedAtMs: number; id: string } }): Promise<QuarantinedEvent[]>;
 }
 
 export function eventKey(tenantSeq: number, eventId: string): string {

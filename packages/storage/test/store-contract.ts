@@ -93,6 +93,12 @@ export function storeContract(name: string, open: () => Promise<Storage>): void 
       const listed = await storage.events.listRejected(t.seq, { limit: 10 });
       expect(listed.map((r) => r.code)).toEqual(['pii_detected', 'missing_field']);
       expect(listed[0]).toMatchObject({ detail: 'because pii_detected', payload: { event: 'poll.voted' } });
+      const sameMs = Array.from({ length: 5 }, () => reject(3000, 'invalid_value'));
+      await storage.events.commit({ events: [], rejects: sameMs });
+      const first = await storage.events.listRejected(t.seq, { limit: 3 });
+      const last = first[first.length - 1]!;
+      const rest = await storage.events.listRejected(t.seq, { limit: 10, after: { receivedAtMs: Date.parse(last.receivedAt), id: last.id } });
+      expect([...first, ...rest].map((r) => r.id).sort()).toEqual([...sameMs.map((r) => r.id), ...listed.map((r) => r.id)].sort());
       await storage.close();
     });
 

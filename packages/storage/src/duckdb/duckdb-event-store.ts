@@ -70,13 +70,22 @@ export class DuckDbEventStore implements EventStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  async listRejected(tenantSeq: number, options: { limit: number; beforeMs?: number }): Promise<QuarantinedEvent[]> {
+  async listRejected(
+    tenantSeq: number,
+    options: { limit: number; after?: { receivedAtMs: number; id: string } },
+  ): Promise<QuarantinedEvent[]> {
+    const values: DuckDBValue[] = [tenantSeq, options.limit];
+    let after = '';
+    if (options.after) {
+      after = 'AND (received_at < epoch_ms($3::BIGINT) OR (received_at = epoch_ms($3::BIGINT) AND id < $4::UUID))';
+      values.push(options.after.receivedAtMs, options.after.id);
+    }
     const rows = await this.db.query(
       `SELECT id::VARCHAR AS id, epoch_ms(received_at) AS received_at_ms, code, detail, errors, event_name, payload
        FROM rejected_events
-       WHERE tenant_seq = $1 AND received_at < epoch_ms($2::BIGINT)
-       ORDER BY received_at DESC, id DESC LIMIT $3`,
-      [tenantSeq, options.beforeMs ?? Number.MAX_SAFE_INTEGER, options.limit],
+       WHERE tenant_seq = $1 ${after}
+       ORDER BY received_at DESC, id DESC LIMIT $2`,
+      values,
     );
     return rows.map((row) => ({
       id: String(row.id),

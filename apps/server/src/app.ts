@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import cors from '@fastify/cors';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { loggerOptions } from './logger';
+import { createAuthGuards } from './plugins/auth';
+import { registerProblemErrors } from './plugins/problem-errors';
+import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
+import { apiKeyRoutes } from './routes/api-keys';
+import { eventRoutes } from './routes/events';
+import { healthRoutes } from './routes/health';
+import { homeRoutes } from './routes/home';
+import { rejectedEventRoutes } from './routes/rejected-events';
+import { sdkConfigRoutes } from './routes/sdk-config';
+import { settingsRoutes } from './routes/settings';
+import { problemSchema } from './schemas';
+import { closeServices, type Services } from './services';
+
+export interface AppOptions {
+  /** Where log lines go (default stdout); tests pass a stream to read them. */
+  logStream?: DestinationStream;
+  /** Close the services (commit queue, database) when the app closes. Default true. */
+  ownsServices?: boolean;
+}
+
+/** Routes that browsers call from customers' pages, with the public key. */
+const PUBLIC_CORS_ROUTES = new Set(['/v1/sdk/config', '/v1/events']);
+const REQUEST_ID_PATTERN = /^[\w.:-]{1,128}$/;
+
+/** The Fastify composition root: plugins, hooks and routes around the services. */
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const { config } = services;
+  const app = Fastify({
+    logger: loggerOptions(config.logLevel, options.logStream),
+    trustProxy: config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
+    },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    services.metrics.httpSeconds.observe(
+      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
+
+  registerProblemErrors(app);
+  app.addSchema(problemSchema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Svc API',
+        version: '1.0.0',
+        description: 'Engagement and commerce events for live-stream broadcasts. Errors are RFC 9457 problem+json with a stable `code`.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          adminToken: { type: 'http', scheme: 'bearer', description: 'Secret admin token (svc_sk_…)' },
+          apiKeyQuery: { type: 'apiKey', in: 'query', name: 'apiKey', description: 'Public API key (svc_pk_…)' },
+          apiKeyHeader: { type: 'apiKey', in: 'header', name: 'x-svc-api-key', description: 'Public API key (svc_pk_…)' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(cors, {
+    hook: 'onRequest',
+    delegator: (request, callback) => {
+      const path = (request.url ?? '').split('?')[0] ?? '';
+      callback(null, PUBLIC_CORS_ROUTES.has(path)
+        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['content-type', 'x-svc-api-key', 'if-none-match'], exposedHeaders: ['etag', 'x-request-id', 'retry-after'], maxAge: 86_400 }
+        : { origin: false });
+    },
+  });
+
+  const limit = config.rateLimit;
+  const guards = createAuthGuards(services.tenants, {
+    perKey: limit.perKeyPerSecond ? new TokenBucketLimiter(limit.perKeyPerSecond, limit.burstSeconds, services.clock) : null,
+    perIp: limit.perIpPerSecond ? new TokenBucketLimiter(limit.perIpPerSecond, limit.burstSeconds, services.clock) : null,
+  });
+  const deps = { services, guards };
+  await app.register(healthRoutes, deps);
+  await app.register(homeRoutes, deps);
+  await app.register(sdkConfigRoutes, deps);
+  await app.register(eventRoutes, deps);
+  await app.register(rejectedEventRoutes, deps);
+  await app.register(settingsRoutes, deps);
+  await app.register(apiKeyRoutes, deps);
+  app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,84 @@
+import { resolve } from 'node:path';
+
+/** Everything the server reads from its environment, with the defaults of DESIGN section 3. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  bootstrapApiKey?: string;
+  bootstrapAdminToken?: string;
+  webhookAllowPrivate: boolean;
+  /** Trusted proxy header carrying the viewer's country, lower-cased; null when none. */
+  countryHeader: string | null;
+  logLevel: string;
+  /** Honour X-Forwarded-For from these proxies (Fastify `trustProxy`): true, or a comma list of addresses/CIDRs. */
+  trustProxy: boolean | string;
+  rateLimit: RateLimitConfig;
+  processingRegion: string;
+}
+
+export interface RateLimitConfig {
+  /** Sustained requests per second per API key or admin token; 0 turns the limit off. */
+  perKeyPerSecond: number;
+  /** Sustained requests per second per client address for public routes; 0 turns it off. */
+  perIpPerSecond: number;
+  /** Bucket size as a multiple of the rate: how long a burst may last, in seconds. */
+  burstSeconds: number;
+}
+
+export const DEFAULT_PORT = 8080;
+/**
+ * A large live broadcast sends most events over the WebSocket; the HTTP fallback of a few
+ * hundred thousand viewers flushing every few seconds stays under this per key.
+ */
+export const DEFAULT_RATE_LIMIT_PER_KEY_PER_SECOND = 10_000;
+/** Viewers behind one carrier NAT share an address, so the per-address limit is not tight. */
+export const DEFAULT_RATE_LIMIT_PER_IP_PER_SECOND = 300;
+export const DEFAULT_RATE_LIMIT_BURST_SECONDS = 2;
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): ServerConfig {
+  const port = integer(env, 'PORT', DEFAULT_PORT, 0, 65_535);
+  const host = env.HOST || '127.0.0.1';
+  return {
+    port,
+    host,
+    dataDir: resolve(env.SVC_DATA_DIR || './data'),
+    publicUrl: (env.SVC_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
+    bootstrapApiKey: env.SVC_BOOTSTRAP_API_KEY || undefined,
+    bootstrapAdminToken: env.SVC_BOOTSTRAP_ADMIN_TOKEN || undefined,
+    webhookAllowPrivate: boolean(env, 'SVC_WEBHOOK_ALLOW_PRIVATE'),
+    countryHeader: env.SVC_COUNTRY_HEADER ? env.SVC_COUNTRY_HEADER.toLowerCase() : null,
+    logLevel: env.SVC_LOG_LEVEL || 'info',
+    trustProxy: trustProxy(env.SVC_TRUST_PROXY),
+    rateLimit: {
+      perKeyPerSecond: integer(env, 'SVC_RATE_LIMIT_PER_KEY', DEFAULT_RATE_LIMIT_PER_KEY_PER_SECOND, 0, 10_000_000),
+      perIpPerSecond: integer(env, 'SVC_RATE_LIMIT_PER_IP', DEFAULT_RATE_LIMIT_PER_IP_PER_SECOND, 0, 10_000_000),
+      burstSeconds: DEFAULT_RATE_LIMIT_BURST_SECONDS,
+    },
+    processingRegion: env.SVC_PROCESSING_REGION || 'EU',
+  };
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name} must be a whole number from ${min} to ${max}; got "${raw}".`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  return raw === '1' || raw === 'true' || raw === 'yes';
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return raw;
+}

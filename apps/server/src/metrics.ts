@@ -1,0 +1,57 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
+
+/** Prometheus metrics of one server; a registry per instance so tests can run several. */
+export class ServerMetrics implements IngestObserver, CommitObserver {
+  readonly registry = new Registry();
+  private readonly acceptedTotal: Counter<'source'>;
+  private readonly duplicateTotal: Counter;
+  private readonly rejectedTotal: Counter<'code'>;
+  private readonly commitSeconds: Histogram;
+  private readonly commitEvents: Histogram;
+  readonly httpSeconds: Histogram<'method' | 'route' | 'status'>;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+    this.acceptedTotal = new Counter({ name: 'svc_events_accepted_total', help: 'Events stored', labelNames: ['source'], registers });
+    this.duplicateTotal = new Counter({ name: 'svc_events_duplicate_total', help: 'Events acknowledged as already stored', registers });
+    this.rejectedTotal = new Counter({ name: 'svc_events_rejected_total', help: 'Events rejected and quarantined', labelNames: ['code'], registers });
+    this.commitSeconds = new Histogram({
+      name: 'svc_commit_duration_seconds',
+      help: 'Time to durably commit one group of events',
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    });
+    this.commitEvents = new Histogram({
+      name: 'svc_commit_events',
+      help: 'Events per group commit',
+      buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 20000],
+      registers,
+    });
+    this.httpSeconds = new Histogram({
+      name: 'svc_http_request_duration_seconds',
+      help: 'HTTP request duration by route',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers,
+    });
+  }
+
+  accepted(source: EventSource, count: number): void {
+    if (count) this.acceptedTotal.inc({ source }, count);
+  }
+
+  duplicates(count: number): void {
+    this.duplicateTotal.inc(count);
+  }
+
+  rejected(code: string): void {
+    this.rejectedTotal.inc({ code });
+  }
+
+  committed(durationSeconds: number, events: number): void {
+    this.commitSeconds.observe(durationSeconds);
+    this.commitEvents.observe(events);
+  }
+}

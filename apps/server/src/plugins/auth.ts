@@ -1,0 +1,112 @@
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { SvcError } from '@svc/protocol';
+import type { Tenant } from '@svc/storage';
+import type { TenantService } from '@svc/tenancy';
+import type { LimitDecision, TokenBucketLimiter } from '../rate-limit/token-bucket-limiter';
+
+export type CredentialKind = 'apiKey' | 'admin';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The tenant the request's credential belongs to; set by the auth pre-handlers. */
+    tenant: Tenant;
+    credentialKind: CredentialKind;
+  }
+}
+
+export interface Limiters {
+  perKey: TokenBucketLimiter | null;
+  perIp: TokenBucketLimiter | null;
+}
+
+export interface AuthGuards {
+  /** Admin token in `Authorization: Bearer`. */
+  admin: preHandlerAsyncHookHandler;
+  /** Public API key in `x-svc-api-key` or the `apiKey` query parameter. */
+  apiKey: preHandlerAsyncHookHandler;
+  /** Either of the two (ingest accepts server-to-server calls too). */
+  apiKeyOrAdmin: preHandlerAsyncHookHandler;
+}
+
+/**
+ * Credential checks and rate limits, as pre-handlers. Unauthenticated and public-key traffic
+ * is limited per client address before any lookup, so floods of bad keys stay cheap; every
+ * credential then has its own bucket.
+ */
+export function createAuthGuards(tenants: TenantService, limiters: Limiters): AuthGuards {
+  const admin = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
+    if (token === null) {
+      limitIp(request, reply, limiters);
+      const detail = apiKeyOf(request)
+        ? 'This route needs an admin token in "Authorization: Bearer svc_sk_…"; a public API key is not enough.'
+        : 'Send an admin token in "Authorization: Bearer svc_sk_…".';
+      throw new SvcError('unauthorized', detail, { headers: { 'www-authenticate': 'Bearer' } });
+    }
+    const tenant = await tenants.authenticateAdminToken(token);
+    if (!tenant) {
+      limitIp(request, reply, limiters);
+      throw new SvcError('unauthorized', 'The admin token is unknown or revoked.', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
+    }
+    limit(limiters.perKey, `admin:${tenant.seq}`, reply);
+    request.tenant = tenant;
+    request.credentialKind = 'admin';
+  };
+
+  const apiKey = async (request: FastifyRequest, reply: FastifyReply) => {
+    limitIp(request, reply, limiters);
+    const key = apiKeyOf(request);
+    if (!key) throw new SvcError('api_key_missing', 'Pass the API key as the "apiKey" query parameter or the "x-svc-api-key" header.');
+    const tenant = await tenants.authenticateApiKey(key);
+    if (!tenant) throw new SvcError('invalid_api_key', 'The API key is unknown or has been revoked.');
+    limit(limiters.perKey, `key:${key}`, reply);
+    request.tenant = tenant;
+    request.credentialKind = 'apiKey';
+  };
+
+  return {
+    admin: async (request, reply) => admin(request, reply, bearerOf(request)),
+    apiKey,
+    apiKeyOrAdmin: async (request, reply) => {
+      const token = bearerOf(request);
+      if (token !== null) return admin(request, reply, token);
+      return apiKey(request, reply);
+    },
+  };
+}
+
+function bearerOf(request: FastifyRequest): string | null {
+  const header = request.headers.authorization;
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1]! : '';
+}
+
+function apiKeyOf(request: FastifyRequest): string | null {
+  const header = request.headers['x-svc-api-key'];
+  if (typeof header === 'string' && header) return header;
+  const query = (request.query as { apiKey?: unknown } | undefined)?.apiKey;
+  return typeof query === 'string' && query ? query : null;
+}
+
+function limitIp(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {
+  limit(limiters.perIp, `ip:${request.ip}`, reply);
+}
+
+function limit(limiter: TokenBucketLimiter | null, key: string, reply: FastifyReply): void {
+  if (!limiter) return;
+  const decision = limiter.take(key);
+  reply.headers(rateLimitHeaders(decision));
+  if (!decision.allowed) {
+    throw new SvcError('rate_limited', `Too many requests; retry in ${decision.retryAfterSeconds} s.`, {
+      headers: { ...rateLimitHeaders(decision), 'retry-after': String(decision.retryAfterSeconds) },
+    });
+  }
+}
+
+function rateLimitHeaders(decision: LimitDecision): Record<string, string> {
+  return {
+    'ratelimit-limit': String(decision.limit),
+    'ratelimit-remaining': String(decision.remaining),
+    'ratelimit-reset': String(decision.resetSeconds),
+  };
+}

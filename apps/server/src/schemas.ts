@@ -1,0 +1,36 @@
+/** Shared JSON Schemas for route definitions; they also make up the OpenAPI document. */
+export const PROBLEM_SCHEMA_ID = 'Problem';
+
+export const problemSchema = {
+  $id: PROBLEM_SCHEMA_ID,
+  type: 'object',
+  description: 'RFC 9457 problem details; `code` is stable and comes from the error catalogue.',
+  required: ['type', 'title', 'status', 'detail', 'code'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    detail: { type: 'string' },
+    code: { type: 'string' },
+    instance: { type: 'string' },
+    errors: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'code', 'message'],
+        properties: { path: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+} as const;
+
+const problemRef = { $ref: `${PROBLEM_SCHEMA_ID}#` };
+
+/** Problem responses for the given status codes. */
+export function problems(...statuses: number[]): Record<number, unknown> {
+  return Object.fromEntries(statuses.map((status) => [status, { ...problemRef, description: 'Problem details' }]));
+}
+
+type Security = Array<Record<string, string[]>>;
+export const ADMIN_SECURITY: Security = [{ adminToken: [] }];
+export const API_KEY_SECURITY: Security = [{ apiKeyQuery: [] }, { apiKeyHeader: [] }];

@@ -1,0 +1,48 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp, type AppOptions } from './app';
+import type { ServerConfig } from './config';
+import { createServices, type ServiceOverrides } from './services';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  /** The address the server listens on, e.g. http://127.0.0.1:8080. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the stores, creates tenant `demo` on first start, listens, and shuts down cleanly on
+ * SIGTERM/SIGINT: stop accepting, finish requests, commit what is queued, close the database.
+ */
+export async function serve(
+  config: ServerConfig,
+  options: AppOptions & ServiceOverrides & { handleSignals?: boolean; print?: (line: string) => void } = {},
+): Promise<RunningServer> {
+  const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const services = await createServices(config, options);
+  const created = await services.tenants.bootstrap({ apiKey: config.bootstrapApiKey, adminToken: config.bootstrapAdminToken });
+  if (created) {
+    // Printed once, on the terminal only: the token is never logged and only its hash is kept.
+    print(`Created tenant "demo".`);
+    print(`  API key:     ${created.apiKey.key}`);
+    print(`  Admin token: ${created.adminToken}   (shown once; keep it safe)`);
+  }
+  const app = await buildApp(services, options);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  print(`Svc listening on ${url} (data in ${config.dataDir})`);
+
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= app.close().then(() => undefined));
+  if (options.handleSignals !== false) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        app.log.info({ signal }, 'shutting down');
+        void close().then(() => process.exit(0), () => process.exit(1));
+      });
+    }
+  }
+  return { app, url, close };
+}

@@ -1,0 +1,265 @@
+import { uuidv7 } from 'uuidv7';
+import {
+  checkTimestamp,
+  correctClockSkew,
+  detectPii,
+  USER_ID_MAX_LENGTH,
+  isCommerceEvent,
+  SvcError,
+  systemClock,
+  type Clock,
+  type EventName,
+  type IngestResult,
+  type LineItem,
+  type RejectedEvent,
+} from '@svc/protocol';
+import { eventKey, type EventRow, type EventStore, type MetaStore, type QuarantinedEvent, type QuarantineRow, type Tenant } from '@svc/storage';
+import { EventValidator } from './event-validator';
+import type { GroupCommitter } from './group-committer';
+import { quarantinePayload } from './quarantine-payload';
+
+/** Limits of DESIGN section 6 (Segment's figures). */
+export const MAX_EVENT_BYTES = 32 * 1024;
+export const MAX_REQUEST_BYTES = 512 * 1024;
+export const MAX_EVENTS_PER_REQUEST = 500;
+const BROADCAST_CACHE_MAX_ENTRIES = 100_000;
+
+/** Who sent the events: an SDK with a public key, or a customer server with an admin token. */
+export type EventSource = 'client' | 'server';
+
+export interface IngestRequest {
+  tenant: Tenant;
+  source: EventSource;
+  /** Viewer country derived from the request (header, IP or fallback). */
+  country: string | null;
+  /** The parsed body: one event, or `{ sentAt, events }`. */
+  body: unknown;
+  /** Size of the raw body; per-event sizes are only measured when it could exceed the limit. */
+  bodyBytes: number;
+}
+
+export interface IngestObserver {
+  accepted(source: EventSource, count: number): void;
+  duplicates(count: number): void;
+  rejected(code: string): void;
+}
+
+const NO_OBSERVER: IngestObserver = { accepted: () => {}, duplicates: () => {}, rejected: () => {} };
+
+interface ValidEvent {
+  index: number;
+  row: EventRow;
+  /** Campaign the sender named; used only to register an unknown broadcast. */
+  campaignHint: number | undefined;
+}
+
+/**
+ * The ingest pipeline: validate → correct clock skew → enrich → resolve campaign → group
+ * commit (events and quarantined rejects in one durable transaction) → answer.
+ */
+export class IngestService {
+  private readonly validator = new EventValidator();
+  private readonly broadcastCampaigns = new Map<string, number>();
+
+  constructor(
+    private readonly meta: MetaStore,
+    private readonly events: EventStore,
+    private readonly committer: GroupCommitter,
+    private readonly clock: Clock = systemClock,
+    private readonly observer: IngestObserver = NO_OBSERVER,
+  ) {}
+
+  async ingest(request: IngestRequest): Promise<IngestResult> {
+    const receivedAt = this.clock.now();
+    const { events, sentAtMs } = unpackBody(request.body);
+    const valid: ValidEvent[] = [];
+    const rejected: RejectedEvent[] = [];
+    const rejects: QuarantineRow[] = [];
+    const measure = request.bodyBytes > MAX_EVENT_BYTES;
+
+    events.forEach((raw, index) => {
+      const bytes = measure ? Buffer.byteLength(JSON.stringify(raw) ?? '') : request.bodyBytes;
+      const outcome = this.check(raw, request, receivedAt, sentAtMs, bytes);
+      if ('row' in outcome) {
+        valid.push({ index, row: outcome.row, campaignHint: outcome.campaignHint });
+        return;
+      }
+      rejected.push({ index, code: outcome.code, detail: outcome.detail, ...(outcome.errors.length ? { errors: outcome.errors } : {}) });
+      rejects.push({
+        tenantSeq: request.tenant.seq,
+        id: uuidv7(),
+        receivedAtMs: receivedAt,
+        code: outcome.code,
+        detail: outcome.detail,
+        errors: JSON.stringify(outcome.errors),
+        eventName: typeof (raw as { event?: unknown })?.event === 'string' ? String((raw as { event: string }).event).slice(0, 64) : null,
+        userId: safeUserId(raw),
+        payload: quarantinePayload(raw, bytes),
+      });
+      this.observer.rejected(outcome.code);
+    });
+
+    await this.assignCampaigns(request.tenant, valid, receivedAt);
+    const inserted = await this.committer.submit({ events: valid.map((v) => v.row), rejects });
+    let accepted = 0;
+    for (const { row } of valid) if (inserted.has(eventKey(row.tenantSeq, row.eventId))) accepted++;
+    const duplicates = valid.length - accepted;
+    this.observer.accepted(request.source, accepted);
+    if (duplicates) this.observer.duplicates(duplicates);
+    return { accepted, duplicates, rejected };
+  }
+
+  private check(
+    raw: unknown,
+    request: IngestRequest,
+    receivedAt: number,
+    sentAtMs: number | undefined,
+    bytes: number,
+  ): { row: EventRow; campaignHint: number | undefined } | { code: RejectedEvent['code']; detail: string; errors: NonNullable<RejectedEvent['errors']> } {
+    if (bytes > MAX_EVENT_BYTES) {
+      return { code: 'event_too_large', detail: `The event is ${bytes} bytes; the limit is ${MAX_EVENT_BYTES}.`, errors: [] };
+    }
+    const verdict = this.validator.validate(raw);
+    if (!verdict.ok) return { code: verdict.code, detail: verdict.detail, errors: verdict.errors };
+    const event = raw as RawEvent;
+    const timestampMs = correctClockSkew(Date.parse(event.timestamp), receivedAt, sentAtMs);
+    const timing = checkTimestamp(timestampMs, receivedAt, { allowOld: request.source === 'server' });
+    if (timing !== 'ok') {
+      const detail =
+        timing === 'timestamp_in_future'
+          ? 'The timestamp is more than 1 hour ahead of the server clock (after clock-skew correction).'
+          : 'The timestamp is more than 7 days old; only server-to-server senders may backfill.';
+      return { code: timing, detail, errors: [{ path: '/timestamp', code: timing, message: detail }] };
+    }
+    return { row: toRow(event, request, timestampMs, receivedAt), campaignHint: event.campaignId };
+  }
+
+  /** Fills `campaignId` from the broadcast registry, registering unknown broadcasts. */
+  private async assignCampaigns(tenant: Tenant, valid: ValidEvent[], now: number): Promise<void> {
+    const missing = new Map<string, number>();
+    for (const v of valid) {
+      const campaignId = this.broadcastCampaigns.get(`${tenant.seq}:${v.row.broadcastId}`);
+      if (campaignId !== undefined) v.row.campaignId = campaignId;
+      else if (!missing.has(v.row.broadcastId)) {
+        missing.set(v.row.broadcastId, v.campaignHint ?? tenant.settings.defaultCampaignId);
+      }
+    }
+    if (!missing.size) return;
+    const resolved = await this.meta.resolveBroadcasts(
+      tenant.seq,
+      [...missing].map(([broadcastId, campaignId]) => ({ broadcastId, campaignId })),
+      now,
+    );
+    if (this.broadcastCampaigns.size + resolved.size > BROADCAST_CACHE_MAX_ENTRIES) this.broadcastCampaigns.clear();
+    for (const [broadcastId, campaignId] of resolved) this.broadcastCampaigns.set(`${tenant.seq}:${broadcastId}`, campaignId);
+    for (const v of valid) {
+      const campaignId = resolved.get(v.row.broadcastId);
+      if (campaignId !== undefined) v.row.campaignId = campaignId;
+    }
+  }
+
+  /** Quarantined rejects, newest first, continuing after an opaque cursor. */
+  async listRejected(tenant: Tenant, limit: number, cursor?: string): Promise<{ data: QuarantinedEvent[]; nextCursor: string | null }> {
+    const data = await this.events.listRejected(tenant.seq, { limit, after: cursor ? decodeRejectCursor(cursor) : undefined });
+    const last = data[data.length - 1];
+    const nextCursor = data.length === limit && last ? encodeRejectCursor(Date.parse(last.receivedAt), last.id) : null;
+    return { data, nextCursor };
+  }
+
+  /** Forgets cached broadcast → campaign links (after the registry changed). */
+  forgetBroadcast(tenantSeq: number, broadcastId: string): void {
+    this.broadcastCampaigns.delete(`${tenantSeq}:${broadcastId}`);
+  }
+}
+
+interface RawEvent {
+  event: EventName;
+  eventId?: string;
+  userId?: string | null;
+  sessionId: string;
+  broadcastId: string;
+  campaignId?: number;
+  timestamp: string;
+  data: Record<string, unknown>;
+  orderId?: string | null;
+  sponsorId?: string | null;
+  items?: LineItem[];
+  total?: number;
+  country?: string | null;
+}
+
+function unpackBody(body: unknown): { events: unknown[]; sentAtMs: number | undefined } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new SvcError('invalid_body', 'The body must be one event object or {"sentAt": ..., "events": [...]}.');
+  }
+  const batch = body as { events?: unknown; sentAt?: unknown };
+  if (batch.events === undefined) return { events: [body], sentAtMs: undefined };
+  if (!Array.isArray(batch.events)) {
+    throw new SvcError('invalid_body', '"events" must be an array.', {
+      errors: [{ path: '/events', code: 'invalid_type', message: 'must be array' }],
+    });
+  }
+  if (batch.events.length > MAX_EVENTS_PER_REQUEST) {
+    throw new SvcError('payload_too_large', `A request carries at most ${MAX_EVENTS_PER_REQUEST} events; this one has ${batch.events.length}.`);
+  }
+  let sentAtMs: number | undefined;
+  if (batch.sentAt !== undefined) {
+    sentAtMs = typeof batch.sentAt === 'string' && /^\d{4}-\d\d-\d\dT/.test(batch.sentAt) ? Date.parse(batch.sentAt) : NaN;
+    if (Number.isNaN(sentAtMs)) {
+      throw new SvcError('validation_failed', '"sentAt" must be an ISO 8601 date-time.', {
+        errors: [{ path: '/sentAt', code: 'invalid_value', message: 'must be an ISO 8601 date-time' }],
+      });
+    }
+  }
+  return { events: batch.events, sentAtMs };
+}
+
+function toRow(event: RawEvent, request: IngestRequest, timestampMs: number, receivedAt: number): EventRow {
+  const commerce = isCommerceEvent(event.event);
+  const items = commerce ? (event.items ?? []) : null;
+  const total = commerce ? (event.total ?? sumItems(items!)) : null;
+  // A server-to-server sender's IP says nothing of the viewer, so it may name the country.
+  const country = request.source === 'server' && event.country !== undefined ? event.country : request.country;
+  return {
+    tenantSeq: request.tenant.seq,
+    eventId: (event.eventId ?? uuidv7()).toLowerCase(),
+    event: event.event,
+    userId: event.userId ?? null,
+    sessionId: event.sessionId,
+    broadcastId: event.broadcastId,
+    campaignId: event.campaignId ?? request.tenant.settings.defaultCampaignId,
+    timestampMs,
+    receivedAtMs: receivedAt,
+    country,
+    orderId: commerce ? (event.orderId ?? null) : null,
+    sponsorId: commerce ? (event.sponsorId ?? null) : null,
+    total,
+    items: items === null ? null : JSON.stringify(items),
+    data: JSON.stringify(event.data),
+  };
+}
+
+function sumItems(items: LineItem[]): number {
+  return Math.round(items.reduce((sum, item) => sum + item.quantity * item.unitPrice, 0) * 100) / 100;
+}
+
+/** The sender's userId, kept so that deleting a user also clears their rejects; never personal data. */
+function safeUserId(raw: unknown): string | null {
+  const userId = (raw as { userId?: unknown } | null)?.userId;
+  return typeof userId === 'string' && userId.length <= USER_ID_MAX_LENGTH && !detectPii(userId) ? userId : null;
+}
+
+function encodeRejectCursor(receivedAtMs: number, id: string): string {
+  return Buffer.from(`${receivedAtMs}|${id}`).toString('base64url');
+}
+
+function decodeRejectCursor(cursor: string): { receivedAtMs: number; id: string } {
+  const [ms, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  const receivedAtMs = Number(ms);
+  if (!Number.isSafeInteger(receivedAtMs) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
+    throw new SvcError('validation_failed', 'The cursor is not one this endpoint gave out.', {
+      errors: [{ path: '/query/cursor', code: 'invalid_value', message: 'is not a valid cursor' }],
+    });
+  }
+  return { receivedAtMs, id };
+}
