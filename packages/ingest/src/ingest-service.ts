@@ -102,7 +102,8 @@ export class IngestService {
     await this.assignCampaigns(request.tenant, valid, receivedAt);
     const inserted = await this.committer.submit({ events: valid.map((v) => v.row), rejects });
     let accepted = 0;
-    for (const { row } of valid) if (inserted.has(eventKey(row.tenantSeq, row.eventId))) accepted++;
+    // delete() so that an event repeated inside one request counts once, the repeat as a duplicate.
+    for (const { row } of valid) if (inserted.delete(eventKey(row.tenantSeq, row.eventId))) accepted++;
     const duplicates = valid.length - accepted;
     this.observer.accepted(request.source, accepted);
     if (duplicates) this.observer.duplicates(duplicates);

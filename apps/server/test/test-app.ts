@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '@svc/protocol';
+import { buildApp } from '../src/app';
+import { loadConfig, type ServerConfig } from '../src/config';
+import { createServices, type Services } from '../src/services';
+
+export const API_KEY = `svc_pk_${'TestKeyDemo'.padEnd(32, '0')}`;
+export const ADMIN_TOKEN = `svc_sk_${'TestTokenDemo'.padEnd(32, '0')}`;
+
+export interface TestApp {
+  app: FastifyInstance;
+  services: Services;
+  demo: { apiKey: string; adminToken: string; seq: number };
+  other: { apiKey: string; adminToken: string; seq: number };
+  /** Every log line the app wrote. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'svc-test-'));
+}
+
+/** A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process. */
+export async function startTestApp(options: { config?: Partial<ServerConfig>; clock?: Clock } = {}): Promise<TestApp> {
+  const config: ServerConfig = {
+    ...loadConfig({}),
+    dataDir: tempDataDir(),
+    logLevel: 'info',
+    ...options.config,
+    rateLimit: { perKeyPerSecond: 0, perIpPerSecond: 0, burstSeconds: 2, ...options.config?.rateLimit },
+  };
+  const services = await createServices(config, { clock: options.clock });
+  const demo = await services.tenants.bootstrap({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
+  const other = await services.tenants.createTenant({ id: 'other', name: 'Other' });
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await buildApp(services, { logStream });
+  await app.ready();
+  return {
+    app,
+    services,
+    demo: { apiKey: API_KEY, adminToken: ADMIN_TOKEN, seq: demo!.tenant.seq },
+    other: { apiKey: other.apiKey.key, adminToken: other.adminToken, seq: other.tenant.seq },
+    logs,
+    close: () => app.close(),
+  };
+}
