@@ -19,7 +19,8 @@ const IPV6 = new RegExp(
 );
 // International numbers (+ and 7-15 digits) or the common grouped national forms.
 const PHONE_INTERNATIONAL = /(?<![\w+])\+\d(?:[\s().-]?\d){6,14}(?!\d)/;
-const PHONE_GROUPED = /(?<!\d)\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}(?!\d)/;
+// Grouped forms stand alone: inside a UUID or a SKU the same digits are not a phone number.
+const PHONE_GROUPED = /(?<![\w-])\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}(?![\w-])/;
 const CARD_CANDIDATE = /(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g;
 
 function luhnValid(digits: string): boolean {
@@ -48,7 +49,7 @@ function hasCardNumber(value: string): boolean {
 /** The kind of personal data a string looks like, or null. */
 export function detectPii(value: string): PiiKind | null {
   // Cheap pre-checks keep the common case (short ids, words) fast.
-  if (value.length < 7) return null;
+  if (value.length < 6) return null;
   if (value.includes('@') && EMAIL.test(value)) return 'email';
   if (/\d/.test(value)) {
     if (value.includes('.') && IPV4.test(value)) return 'ip_address';

@@ -1,0 +1,331 @@
+import { randomInt } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { EVENTS_PER_BATCH, makeBodies, makeBody } from './events';
+import { percentile, runLoad, type BodySource, type LoadResult } from './load';
+import { cpuSeconds, startServer, type Child } from './processes';
+import { fmt, type BenchTable, type Row } from './report';
+
+/** The issue's targets for this 2-core machine. */
+export const TARGET_EVENTS_PER_SECOND = 50_000;
+export const TARGET_SHARE_OF_BASELINE = 0.5;
+/** Chosen from a sweep of 8, 16, 32 and 64 connections (see docs/benchmarks.md). */
+export const DEFAULT_CONNECTIONS = 32;
+
+export interface IngestOptions {
+  /** Measured seconds per target. */
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  /** Extra full-service runs at these connection counts (each on a fresh data folder). */
+  sweep: number[];
+  /** Events generated before the timed phase (unique ids; the full service never sees one twice). */
+  poolEvents: number;
+  log: (line: string) => void;
+}
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+function base62(length: number): string {
+  let out = '';
+  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  return out;
+}
+
+/** Pre-generated bodies in order, never repeated: past the end, new bodies are built on the spot (and counted). */
+class UniqueBodies implements BodySource {
+  readonly eventsPerBody = EVENTS_PER_BATCH;
+  private index = 0;
+  builtLive = 0;
+  constructor(private readonly pool: Buffer[]) {}
+  next(): Buffer {
+    if (this.index < this.pool.length) return this.pool[this.index++]!;
+    this.builtLive++;
+    return makeBody();
+  }
+}
+
+/** The same bodies, over and over (the bare server does not care about ids). */
+class CyclingBodies implements BodySource {
+  readonly eventsPerBody = EVENTS_PER_BATCH;
+  private index = 0;
+  constructor(private readonly pool: Buffer[]) {}
+  next(): Buffer {
+    const body = this.pool[this.index]!;
+    this.index = (this.index + 1) % this.pool.length;
+    return body;
+  }
+}
+
+interface TargetRun {
+  load: LoadResult;
+  serverCpuCores: number;
+  mainThreadCpuCores: number;
+  commits?: { count: number; meanMs: number; meanEvents: number };
+  builtLive: number;
+}
+
+async function startService(dataDir: string): Promise<{ child: Child; apiKey: string }> {
+  const apiKey = `svc_pk_${base62(32)}`;
+  const child = await startServer({
+    name: 'svc',
+    command: process.execPath,
+    args: ['apps/server/bin/svc.js', 'serve'],
+    cwd: ROOT,
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: dataDir,
+      SVC_BOOTSTRAP_API_KEY: apiKey,
+      SVC_BOOTSTRAP_ADMIN_TOKEN: `svc_sk_${base62(32)}`,
+      SVC_LOG_LEVEL: 'warn',
+      SVC_RATE_LIMIT_PER_KEY: '0',
+      SVC_RATE_LIMIT_PER_IP: '0',
+    },
+    readyLine: READY_LINE,
+    readyPath: '/readyz',
+  });
+  return { child, apiKey };
+}
+
+async function startBare(): Promise<Child> {
+  return startServer({
+    name: 'bare Fastify server',
+    command: process.execPath,
+    args: ['--import', 'tsx', 'bench/bare-server.ts'],
+    cwd: ROOT,
+    env: { PORT: '0' },
+    readyLine: READY_LINE,
+  });
+}
+
+/** Sum of a Prometheus sample over all its label sets. */
+function metric(text: string, name: string): number {
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
+}
+
+async function scrapeCommits(origin: string): Promise<{ seconds: number; count: number; events: number }> {
+  const response = await request(`${origin}/metrics`);
+  const text = await response.body.text();
+  return {
+    seconds: metric(text, 'svc_commit_duration_seconds_sum'),
+    count: metric(text, 'svc_commit_duration_seconds_count'),
+    events: metric(text, 'svc_commit_events_sum'),
+  };
+}
+
+async function measure(
+  child: Child,
+  bodies: BodySource & { builtLive?: number },
+  headers: Record<string, string>,
+  options: IngestOptions,
+  connections: number,
+  withCommitMetrics: boolean,
+): Promise<TargetRun> {
+  let cpu0 = 0;
+  let main0 = 0;
+  let cpu1 = 0;
+  let main1 = 0;
+  let commits0 = { seconds: 0, count: 0, events: 0 };
+  let commits1 = commits0;
+  const load = await runLoad({
+    origin: child.url,
+    path: '/v1/events',
+    headers,
+    bodies,
+    connections,
+    warmupMs: options.warmupSeconds * 1000,
+    measureMs: options.seconds * 1000,
+    onWindow: async (edge) => {
+      if (edge === 'start') {
+        cpu0 = cpuSeconds(child.pid);
+        main0 = cpuSeconds(child.pid, child.pid);
+        if (withCommitMetrics) commits0 = await scrapeCommits(child.url);
+      } else {
+        cpu1 = cpuSeconds(child.pid);
+        main1 = cpuSeconds(child.pid, child.pid);
+        if (withCommitMetrics) commits1 = await scrapeCommits(child.url);
+      }
+    },
+  });
+  if (child.exitCode() !== 'running') throw new Error(`the server exited during the run:\n${child.output()}`);
+  const count = commits1.count - commits0.count;
+  return {
+    load,
+    serverCpuCores: (cpu1 - cpu0) / load.seconds,
+    mainThreadCpuCores: (main1 - main0) / load.seconds,
+    commits: withCommitMetrics
+      ? { count, meanMs: count ? ((commits1.seconds - commits0.seconds) / count) * 1000 : NaN, meanEvents: count ? (commits1.events - commits0.events) / count : NaN }
+      : undefined,
+    builtLive: bodies.builtLive ?? 0,
+  };
+}
+
+async function runService(pool: Buffer[], options: IngestOptions, connections: number): Promise<TargetRun> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  let child: Child | null = null;
+  try {
+    const started = await startService(dataDir);
+    child = started.child;
+    return await measure(child, new UniqueBodies(pool), { 'x-svc-api-key': started.apiKey }, options, connections, true);
+  } finally {
+    await child?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function runBaseline(pool: Buffer[], options: IngestOptions): Promise<TargetRun> {
+  const child = await startBare();
+  try {
+    // The same header as the service gets, so request sizes match.
+    return await measure(child, new CyclingBodies(pool), { 'x-svc-api-key': `svc_pk_${base62(32)}` }, options, options.connections, false);
+  } finally {
+    await child.stop();
+  }
+}
+
+const perSecond = (run: TargetRun) => run.load.events / run.load.seconds;
+const requestsPerSecond = (run: TargetRun) => (run.load.okRequests + run.load.failedRequests) / run.load.seconds;
+const p = (run: TargetRun, q: number) => percentile(run.load.latenciesMs, q);
+const errorCount = (run: TargetRun) => run.load.failedRequests + run.load.rejectedEvents + run.load.duplicateEvents;
+
+function describe(name: string, run: TargetRun): string {
+  const l = run.load;
+  return `${name}: ${fmt.int(perSecond(run))} events/s, ${fmt.int(requestsPerSecond(run))} req/s, p50 ${fmt.ms(p(run, 50))} ms, p99 ${fmt.ms(p(run, 99))} ms, failed requests ${l.failedRequests}, rejected events ${l.rejectedEvents}, duplicates ${l.duplicateEvents}`;
+}
+
+/** The ingest benchmark: the full service against a bare Fastify server, same client and bodies. */
+export async function ingestBenchmark(options: IngestOptions): Promise<BenchTable> {
+  const log = options.log;
+  const bodyCount = Math.ceil(options.poolEvents / EVENTS_PER_BATCH);
+  log(`generating ${fmt.int(bodyCount * EVENTS_PER_BATCH)} events in ${fmt.int(bodyCount)} bodies…`);
+  const t0 = performance.now();
+  const pool = makeBodies(bodyCount);
+  const meanBytes = pool.reduce((sum, b) => sum + b.length, 0) / pool.length;
+  log(`  done in ${((performance.now() - t0) / 1000).toFixed(1)} s; ${fmt.int(meanBytes)} bytes per body`);
+
+  log(`baseline (bare Fastify), ${options.connections} connections, ${options.warmupSeconds} s warm-up + ${options.seconds} s…`);
+  const baseline = await runBaseline(pool, options);
+  log(`  ${describe('baseline', baseline)}`);
+
+  log(`full service, ${options.connections} connections, ${options.warmupSeconds} s warm-up + ${options.seconds} s…`);
+  const service = await runService(pool, options, options.connections);
+  log(`  ${describe('service', service)}`);
+
+  const sweepRows: string[][] = [];
+  let sweepErrors = 0;
+  for (const connections of options.sweep) {
+    log(`sweep: full service, ${connections} connections…`);
+    const run = await runService(pool, options, connections);
+    log(`  ${describe(`${connections} connections`, run)}`);
+    sweepErrors += errorCount(run);
+    sweepRows.push([
+      String(connections),
+      fmt.int(perSecond(run)),
+      fmt.ms(p(run, 50)),
+      fmt.ms(p(run, 99)),
+      fmt.ms(run.commits?.meanEvents ?? NaN),
+      fmt.ms(run.commits?.meanMs ?? NaN),
+      String(errorCount(run)),
+    ]);
+  }
+
+  const eventsRate = perSecond(service);
+  const baseRate = perSecond(baseline);
+  const share = baseRate > 0 ? eventsRate / baseRate : 0;
+  const errors = errorCount(service) + errorCount(baseline);
+  const rows: Row[] = [
+    {
+      figure: `ingest events/s (batches of ${EVENTS_PER_BATCH})`,
+      value: fmt.int(eventsRate),
+      baseline: fmt.int(baseRate),
+      ratio: fmt.ratio(eventsRate, baseRate),
+      target: `≥ ${fmt.int(TARGET_EVENTS_PER_SECOND)}`,
+      verdict: eventsRate >= TARGET_EVENTS_PER_SECOND ? 'pass' : 'fail',
+    },
+    {
+      figure: 'ingest events/s ÷ baseline events/s',
+      value: share.toFixed(2),
+      baseline: '1.00',
+      ratio: '—',
+      target: `≥ ${TARGET_SHARE_OF_BASELINE.toFixed(2)}`,
+      verdict: share >= TARGET_SHARE_OF_BASELINE ? 'pass' : 'fail',
+    },
+    {
+      figure: 'requests/s',
+      value: fmt.int(requestsPerSecond(service)),
+      baseline: fmt.int(requestsPerSecond(baseline)),
+      ratio: fmt.ratio(requestsPerSecond(service), requestsPerSecond(baseline)),
+      target: '—',
+      verdict: '—',
+    },
+    {
+      figure: 'p50 latency ms',
+      value: fmt.ms(p(service, 50)),
+      baseline: fmt.ms(p(baseline, 50)),
+      ratio: fmt.ratio(p(service, 50), p(baseline, 50)),
+      target: '—',
+      verdict: '—',
+    },
+    {
+      figure: 'p99 latency ms',
+      value: fmt.ms(p(service, 99)),
+      baseline: fmt.ms(p(baseline, 99)),
+      ratio: fmt.ratio(p(service, 99), p(baseline, 99)),
+      target: '—',
+      verdict: '—',
+    },
+    {
+      figure: 'errors (failed requests + rejected + duplicate events)',
+      value: String(errorCount(service)),
+      baseline: String(errorCount(baseline)),
+      ratio: '—',
+      target: '0',
+      verdict: errors === 0 ? 'pass' : 'fail',
+    },
+  ];
+
+  const notes = [
+    `Client: undici Pool in the benchmark process, ${options.connections} keep-alive connections, one request in flight on each (closed loop); ` +
+      `${options.warmupSeconds} s warm-up then ${options.seconds} s measured per target. Bodies: ${EVENTS_PER_BATCH} events (80 poll.voted, 6 poll.viewed, 5 broadcast.joined, 4 product.viewed, 3 cart.item_added, 2 checkout.completed), ${fmt.int(meanBytes)} bytes, generated before the timed phase; every event id in the full-service run is new.`,
+    `Baseline: bench/bare-server.ts, Fastify 5 with one POST /v1/events route that parses the JSON body and answers {accepted, duplicates: 0, rejected: []}.`,
+    `Full service: node apps/server/bin/svc.js serve, fresh data folder, rate limits off, log level warn; an answer means the events are durably committed in DuckDB.`,
+    `CPU used during the measured window, in cores (1.00 = one core busy): service process ${service.serverCpuCores.toFixed(2)} (main JS thread ${service.mainThreadCpuCores.toFixed(2)}), ` +
+      `baseline server ${baseline.serverCpuCores.toFixed(2)} (main thread ${baseline.mainThreadCpuCores.toFixed(2)}), load client ${(service.load.clientCpuSeconds / service.load.seconds).toFixed(2)} during the service run and ${(baseline.load.clientCpuSeconds / baseline.load.seconds).toFixed(2)} during the baseline run.`,
+  ];
+  if (service.commits) {
+    notes.push(
+      `Group commits during the service's window: ${fmt.int(service.commits.count)} commits, mean ${fmt.ms(service.commits.meanMs)} ms each, mean ${fmt.int(service.commits.meanEvents)} events per commit (from /metrics).`,
+    );
+  }
+  if (service.builtLive) {
+    notes.push(`The pre-generated bodies ran out: ${fmt.int(service.builtLive)} bodies were built during the service run (costing client CPU); raise --events.`);
+  }
+  const failures = [...baseline.load.failureSamples.map((s) => `baseline: ${s}`), ...service.load.failureSamples.map((s) => `service: ${s}`)];
+  for (const sample of failures.slice(0, 5)) notes.push(`Failure sample — ${sample}`);
+
+  return {
+    title: 'Ingest: POST /v1/events, batches of 100 events',
+    rows,
+    notes,
+    runErrors: errors + sweepErrors > 0,
+    extra: sweepRows.length
+      ? [
+          {
+            title: `Connection sweep (full service only, ${options.warmupSeconds} s warm-up + ${options.seconds} s each)`,
+            header: ['connections', 'events/s', 'p50 ms', 'p99 ms', 'events per commit', 'commit ms', 'errors'],
+            rows: sweepRows,
+          },
+        ]
+      : undefined,
+  };
+}
