@@ -7,5 +7,6 @@ export default defineConfig({
     hookTimeout: 30_000,
     // DuckDB work runs on libuv threads; keep two test files in flight on a 2-core machine.
     maxWorkers: 2,
+    reporters: ['default', './tools/summary-reporter.ts'],
   },
 });

@@ -215,3 +215,44 @@ describe('POST /v1/events', () => {
     expect(metrics).toMatch(/svc_commit_duration_seconds_count \d+/);
   });
 });
+
+describe('POST /v1/events edge cases', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await startTestApp({ clock: new ManualClock(NOW) });
+  });
+  afterEach(() => t.close());
+
+  it('refuses control characters in ids and unrepresentable timestamps per event, not with a 500', async () => {
+    const at = new Date(NOW - 1000);
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: { 'x-svc-api-key': t.demo.apiKey },
+      payload: {
+        events: [
+          validEvent('poll.viewed', at, { broadcastId: 'b\u0000x' }),
+          validEvent('poll.viewed', at, { timestamp: '2026-11-21T11:59:60Z' }),
+          validEvent('poll.viewed', at),
+        ],
+      },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ accepted: 1, rejected: [{ index: 0, code: 'invalid_value' }, { index: 1, code: 'invalid_value' }] });
+  });
+
+  it('answers a CORS preflight from any origin for the public routes only', async () => {
+    const preflight = (url: string) =>
+      t.app.inject({
+        method: 'OPTIONS',
+        url,
+        headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-svc-api-key' },
+      });
+    const events = await preflight('/v1/events');
+    expect(events.statusCode).toBe(204);
+    expect(events.headers['access-control-allow-origin']).toBe('*');
+    expect(String(events.headers['access-control-allow-headers'])).toContain('x-svc-api-key');
+    const admin = await preflight('/v1/settings');
+    expect(admin.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

@@ -123,7 +123,13 @@ export class IngestService {
     const verdict = this.validator.validate(raw);
     if (!verdict.ok) return { code: verdict.code, detail: verdict.detail, errors: verdict.errors };
     const event = raw as RawEvent;
-    const timestampMs = correctClockSkew(Date.parse(event.timestamp), receivedAt, sentAtMs);
+    const parsed = Date.parse(event.timestamp);
+    if (Number.isNaN(parsed)) {
+      // RFC 3339 allows what Date cannot represent, such as a leap second.
+      const detail = 'The timestamp is not a representable ISO 8601 date-time.';
+      return { code: 'invalid_value', detail, errors: [{ path: '/timestamp', code: 'invalid_value', message: detail }] };
+    }
+    const timestampMs = correctClockSkew(parsed, receivedAt, sentAtMs);
     const timing = checkTimestamp(timestampMs, receivedAt, { allowOld: request.source === 'server' });
     if (timing !== 'ok') {
       const detail =

@@ -9,9 +9,11 @@ import { COUNTRY_PATTERN, CURRENCY_PATTERN, ID_MAX_LENGTH, SESSION_ID_PATTERN, U
  */
 type JsonSchema = Record<string, unknown>;
 
-const id = { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH } as const;
+/** Identifiers are printable: control characters would corrupt exports and logs. */
+const PRINTABLE = '^[^\\u0000-\\u001f\\u007f]+$';
+const id = { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH, pattern: PRINTABLE } as const;
 const text = { type: 'string', minLength: 1, maxLength: 1_000 } as const;
-const nullableId = { type: ['string', 'null'], minLength: 1, maxLength: ID_MAX_LENGTH } as const;
+const nullableId = { type: ['string', 'null'], minLength: 1, maxLength: ID_MAX_LENGTH, pattern: PRINTABLE } as const;
 
 function dataObject(properties: Record<string, JsonSchema>, required: string[] = Object.keys(properties)): JsonSchema {
   return { type: 'object', properties, required };
@@ -59,7 +61,7 @@ export const LINE_ITEM_SCHEMA: JsonSchema = {
 
 const COMMON_PROPERTIES: Record<string, JsonSchema> = {
   eventId: { type: 'string', pattern: UUID_PATTERN },
-  userId: { type: ['string', 'null'], minLength: 1, maxLength: USER_ID_MAX_LENGTH },
+  userId: { type: ['string', 'null'], minLength: 1, maxLength: USER_ID_MAX_LENGTH, pattern: PRINTABLE },
   sessionId: { type: 'string', pattern: SESSION_ID_PATTERN },
   broadcastId: id,
   campaignId: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
