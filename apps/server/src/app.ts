@@ -7,7 +7,9 @@ import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { registerProblemErrors } from './plugins/problem-errors';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
+import { analyticsEventRoutes } from './routes/analytics-events';
 import { apiKeyRoutes } from './routes/api-keys';
+import { deletionRoutes } from './routes/deletions';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { homeRoutes } from './routes/home';
@@ -98,6 +100,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(rejectedEventRoutes, deps);
   await app.register(settingsRoutes, deps);
   await app.register(apiKeyRoutes, deps);
+  await app.register(analyticsEventRoutes, deps);
+  await app.register(deletionRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

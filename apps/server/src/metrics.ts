@@ -1,8 +1,9 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
+import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
 
 /** Prometheus metrics of one server; a registry per instance so tests can run several. */
-export class ServerMetrics implements IngestObserver, CommitObserver {
+export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver {
   readonly registry = new Registry();
   private readonly acceptedTotal: Counter<'source'>;
   private readonly duplicateTotal: Counter;
@@ -10,6 +11,8 @@ export class ServerMetrics implements IngestObserver, CommitObserver {
   private readonly commitSeconds: Histogram;
   private readonly commitEvents: Histogram;
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>;
+  private readonly purgedTotal: Counter<'kind'>;
+  private readonly purgeFailures: Counter;
 
   constructor() {
     const registers = [this.registry];
@@ -36,6 +39,17 @@ export class ServerMetrics implements IngestObserver, CommitObserver {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
       registers,
     });
+    this.purgedTotal = new Counter({ name: 'svc_retention_purged_total', help: 'Rows removed by retention', labelNames: ['kind'], registers });
+    this.purgeFailures = new Counter({ name: 'svc_retention_failures_total', help: 'Retention passes that failed', registers });
+  }
+
+  purged(report: PurgeReport): void {
+    this.purgedTotal.inc({ kind: 'event' }, report.events);
+    this.purgedTotal.inc({ kind: 'reject' }, report.rejects);
+  }
+
+  failed(): void {
+    this.purgeFailures.inc();
   }
 
   accepted(source: EventSource, count: number): void {

@@ -28,6 +28,7 @@ export async function serve(
     print(`  Admin token: ${created.adminToken}   (shown once; keep it safe)`);
   }
   const app = await buildApp(services, options);
+  services.startBackgroundWork();
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -1,4 +1,6 @@
+import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
+import { DeletionService, RetentionPurger } from '@svc/lifecycle';
 import { systemClock, type Clock } from '@svc/protocol';
 import { openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
@@ -15,6 +17,11 @@ export interface Services {
   ingest: IngestService;
   countries: CountryResolver;
   metrics: ServerMetrics;
+  exports: ExportService;
+  deletions: DeletionService;
+  retention: RetentionPurger;
+  /** Starts the deletion worker (resuming unfinished jobs) and the hourly retention purge. */
+  startBackgroundWork(): void;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
 }
@@ -29,6 +36,8 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir));
   const metrics = new ServerMetrics();
   const committer = new GroupCommitter(storage.events, metrics);
+  const deletions = new DeletionService(storage.deletions, clock);
+  const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics);
   return {
     config,
     clock,
@@ -38,12 +47,21 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     ingest: new IngestService(storage.meta, storage.events, committer, clock, metrics),
     countries: CountryResolver.embedded(),
     metrics,
+    exports: new ExportService(storage.events, clock),
+    deletions,
+    retention,
+    startBackgroundWork: () => {
+      deletions.start();
+      retention.start();
+    },
     ready: () => storage.ping(),
   };
 }
 
-/** Commits what is queued, then closes the stores. */
+/** Stops background work, commits what is queued, then closes the stores. */
 export async function closeServices(services: Services): Promise<void> {
+  await services.retention.stop();
+  await services.deletions.stop();
   await services.committer.close();
   await services.storage.close();
 }

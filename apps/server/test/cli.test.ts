@@ -2,7 +2,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SVC_BIN, startChildServer, type ChildServer } from './child-server';
-import { tempDataDir } from './test-app';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { validEvent } from './events-fixture';
+import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
 
 const run = promisify(execFile);
 
@@ -68,5 +72,34 @@ describe('svc CLI', () => {
     const locked = await svc(dataDir, 'tenants', 'list');
     expect(locked.code).toBe(2);
     expect(locked.stderr).toContain('in use by another process');
+  }, 60_000);
+
+  it('exports from a running server to a file in CSV and NDJSON, with filters and progress', async () => {
+    const dataDir = tempDataDir();
+    const server = await startChildServer({ SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN });
+    children.push(server);
+    const events = [
+      ...Array.from({ length: 30 }, (_, i) => validEvent('poll.voted', new Date(Date.now() - 60_000), { userId: `u-${i}`, data: { pollId: 'p', questionText: 'A, "B"\nor C?', optionSelected: 'A', optionIndex: 0 } })),
+      validEvent('checkout.completed', new Date(Date.now() - 60_000)),
+    ];
+    await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-api-key': API_KEY }, body: JSON.stringify({ events }) });
+
+    const csvFile = join(dataDir, 'out.csv');
+    const csv = await svc(dataDir, 'export', '--url', server.url, '--token', ADMIN_TOKEN, '--format', 'csv', '--out', csvFile);
+    expect(csv.code).toBe(0);
+    expect(csv.stderr).toContain('100%  31/31 events');
+    expect(csv.stderr).toContain('Exported 31 events');
+    const records = parse(readFileSync(csvFile, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(records.map((r) => r.eventId).sort()).toEqual(events.map((e) => String(e.eventId)).sort());
+
+    const ndjson = await svc(dataDir, 'export', '--url', server.url, '--token', ADMIN_TOKEN, '--event', 'checkout.completed');
+    expect(ndjson.code).toBe(0);
+    const lines = ndjson.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ event: 'checkout.completed', total: 99 });
+
+    const refused = await svc(dataDir, 'export', '--url', server.url, '--token', `svc_sk_${'Q'.repeat(32)}`);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('401');
   }, 60_000);
 });

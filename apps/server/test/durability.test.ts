@@ -62,7 +62,7 @@ describe('durability', () => {
     expect(await restarted.exited).toBe(0);
 
     const storage = await openEmbeddedStorage(dataDir);
-    const stored = new Set((await storage.events.listEvents(1, { limit: 10_000_000 })).map((e) => e.eventId));
+    const stored = new Set((await storage.events.queryEvents({ tenantSeq: 1 }, { limit: 10_000_000 })).map((e) => e.eventId));
     await storage.close();
     expect(acknowledged.size).toBeGreaterThan(ROUNDS * EVENTS_PER_REQUEST);
     const lost = [...acknowledged].filter((id) => !stored.has(id));
@@ -103,7 +103,7 @@ describe('durability', () => {
     // 503 is what requests arriving during shutdown get; nothing else may fail.
     expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
     const storage = await openEmbeddedStorage(dataDir);
-    const stored = new Set((await storage.events.listEvents(1, { limit: 10_000_000 })).map((e) => e.eventId));
+    const stored = new Set((await storage.events.queryEvents({ tenantSeq: 1 }, { limit: 10_000_000 })).map((e) => e.eventId));
     await storage.close();
     expect(acknowledged.size).toBeGreaterThan(0);
     expect([...acknowledged].filter((id) => !stored.has(id))).toEqual([]);

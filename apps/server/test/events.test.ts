@@ -22,7 +22,7 @@ describe('POST /v1/events', () => {
       headers: { 'x-svc-api-key': t.demo.apiKey, 'content-type': 'application/json', ...headers },
       payload: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  const stored = () => t.services.storage.events.listEvents(t.demo.seq, { limit: 1000 });
+  const stored = () => t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq }, { limit: 1000 });
 
   it('stores each of the 16 event types exactly once when the batch is sent three times', async () => {
     const events = allEventTypes(new Date(NOW - 1000));

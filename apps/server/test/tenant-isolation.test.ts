@@ -19,8 +19,8 @@ describe('tenant isolation', () => {
       expect(response.json()).toMatchObject({ accepted: 1 });
     }
     await t.app.inject({ method: 'POST', url: '/v1/events', headers: as(t.other.adminToken), payload: validEvent('poll.viewed', new Date()) });
-    expect(await t.services.storage.events.countEvents(t.demo.seq)).toBe(1);
-    expect(await t.services.storage.events.countEvents(t.other.seq)).toBe(2);
+    expect(await t.services.storage.events.countEvents({ tenantSeq: t.demo.seq })).toBe(1);
+    expect(await t.services.storage.events.countEvents({ tenantSeq: t.other.seq })).toBe(2);
   });
 
   it('shows each tenant its own settings, keys and rejects', async () => {

@@ -6,3 +6,4 @@ export * from './error-catalogue';
 export * from './pii-guard';
 export * from './clock-skew';
 export * from './clock';
+export * from './export-record';

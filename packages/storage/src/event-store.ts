@@ -11,10 +11,33 @@ export interface CommitOutcome {
   inserted: Set<string>;
 }
 
+export interface EventPosition {
+  timestampMs: number;
+  eventId: string;
+}
+
 export interface EventPageRequest {
   limit: number;
   /** Continue after this (timestamp, eventId) position. */
-  after?: { timestampMs: number; eventId: string };
+  after?: EventPosition;
+}
+
+/** Which events of one tenant a read selects. Every field narrows; all are optional but the tenant. */
+export interface EventFilter {
+  tenantSeq: number;
+  campaignId?: number;
+  /** Event time from (inclusive), epoch ms. */
+  fromMs?: number;
+  /** Event time up to (exclusive), epoch ms. */
+  toMs?: number;
+  broadcastId?: string;
+  userId?: string;
+  /** Matches the commerce `sponsorId` and the `sponsorId` of sponsor-moment data. */
+  sponsorId?: string;
+  country?: string;
+  events?: string[];
+  /** Only events received up to (inclusive) this time: keeps a paged export stable while ingest goes on. */
+  receivedUpToMs?: number;
 }
 
 export interface QuarantinedEvent {
@@ -33,8 +56,15 @@ export interface QuarantinedEvent {
  */
 export interface EventStore {
   commit(batch: CommitBatch): Promise<CommitOutcome>;
-  listEvents(tenantSeq: number, page: EventPageRequest): Promise<StoredEvent[]>;
-  countEvents(tenantSeq: number): Promise<number>;
+  /** One page in (timestamp, eventId) order. */
+  queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]>;
+  /** Every matching event in (timestamp, eventId) order, a chunk at a time, in constant memory. */
+  streamEvents(filter: EventFilter): AsyncIterable<StoredEvent[]>;
+  countEvents(filter: EventFilter): Promise<number>;
+  /** Removes events whose time is before `cutoffMs`; returns how many. */
+  purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number>;
+  /** Removes quarantined rejects (all tenants) received before `cutoffMs`; returns how many. */
+  purgeRejectedBefore(cutoffMs: number): Promise<number>;
   /** Newest first; `after` continues a listing below the last (receivedAt, id) it returned. */
   listRejected(tenantSeq: number, options: { limit: number; after?: { receivedAtMs: number; id: string } }): Promise<QuarantinedEvent[]>;
 }

@@ -1,6 +1,8 @@
 import { DuckDbDatabase } from './duckdb/duckdb-database';
 import { DuckDbEventStore } from './duckdb/duckdb-event-store';
 import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
+import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
+import type { DeletionStore } from './deletion-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
 
@@ -8,6 +10,7 @@ import type { MetaStore } from './meta-store';
 export interface Storage {
   events: EventStore;
   meta: MetaStore;
+  deletions: DeletionStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -19,6 +22,7 @@ export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
+    deletions: new DuckDbDeletionStore(db),
     ping: () => db.ping(),
     close: () => db.close(),
   };

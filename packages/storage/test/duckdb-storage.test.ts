@@ -23,7 +23,7 @@ describe('DuckDB database file', () => {
     });
     await first.close();
     const second = await openEmbeddedStorage(dir);
-    expect(await second.events.countEvents(tenant.seq)).toBe(1);
+    expect(await second.events.countEvents({ tenantSeq: tenant.seq })).toBe(1);
     expect((await second.meta.listTenants()).map((t) => t.id)).toEqual(['x']);
     await second.close();
   });

@@ -43,8 +43,8 @@ export function storeContract(name: string, open: () => Promise<Storage>): void 
       const second = await storage.events.commit({ events: [event], rejects: [] });
       expect(first.inserted.size).toBe(1);
       expect(second.inserted.size).toBe(0);
-      expect(await storage.events.countEvents(tenant.seq)).toBe(1);
-      const [stored] = await storage.events.listEvents(tenant.seq, { limit: 10 });
+      expect(await storage.events.countEvents({ tenantSeq: tenant.seq })).toBe(1);
+      const [stored] = await storage.events.queryEvents({ tenantSeq: tenant.seq }, { limit: 10 });
       expect(stored).toMatchObject({ eventId: event.eventId, userId: 'u1', timestamp: '2026-11-01T12:00:00.000Z', data: { pollId: 'p1' } });
       await storage.close();
     });
@@ -56,8 +56,8 @@ export function storeContract(name: string, open: () => Promise<Storage>): void 
       const eventId = randomUUID();
       const outcome = await storage.events.commit({ events: [row(a.seq, { eventId }), row(b.seq, { eventId })], rejects: [] });
       expect(outcome.inserted.size).toBe(2);
-      expect(await storage.events.countEvents(a.seq)).toBe(1);
-      expect(await storage.events.countEvents(b.seq)).toBe(1);
+      expect(await storage.events.countEvents({ tenantSeq: a.seq })).toBe(1);
+      expect(await storage.events.countEvents({ tenantSeq: b.seq })).toBe(1);
       await storage.close();
     });
 
@@ -69,7 +69,7 @@ export function storeContract(name: string, open: () => Promise<Storage>): void 
       const seen: string[] = [];
       let after: { timestampMs: number; eventId: string } | undefined;
       for (;;) {
-        const page = await storage.events.listEvents(t.seq, { limit: 7, after });
+        const page = await storage.events.queryEvents({ tenantSeq: t.seq }, { limit: 7, after });
         if (!page.length) break;
         seen.push(...page.map((e) => e.eventId));
         const last = page[page.length - 1]!;

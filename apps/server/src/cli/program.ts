@@ -4,6 +4,7 @@ import { openEmbeddedStorage, type ApiKeyRecord, type Tenant } from '@svc/storag
 import { TenantService } from '@svc/tenancy';
 import { loadConfig } from '../config';
 import { serve } from '../serve';
+import { addExportCommand } from './export-command';
 
 /** Runs an operator command against the data folder (the server must not hold it open). */
 async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
@@ -140,6 +141,7 @@ export function buildProgram(): Command {
       out(`${record.id}\t${record.prefix}…\trevoked`);
     });
 
+  addExportCommand(program);
   return program;
 }
 

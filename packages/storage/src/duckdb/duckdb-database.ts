@@ -76,6 +76,23 @@ export class DuckDbDatabase {
     return this.reads.run(async () => (await this.reader.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
   }
 
+  /**
+   * Rows of a long read, a chunk at a time, on a connection of its own so that it holds up
+   * neither writes nor other reads. Memory stays constant whatever the result's size.
+   */
+  async *stream(sql: string, values?: DuckDBValue[]): AsyncIterable<Row[]> {
+    this.assertOpen();
+    const connection = await this.instance.connect();
+    try {
+      const result = await connection.stream(sql, values);
+      for await (const rows of result.yieldRowObjectJs()) {
+        if (rows.length) yield rows as Row[];
+      }
+    } finally {
+      connection.closeSync();
+    }
+  }
+
   /** Rows of a statement on the write connection (for reads that must see the writer's state). */
   async writeQuery(connection: DuckDBConnection, sql: string, values?: DuckDBValue[]): Promise<Row[]> {
     return (await connection.runAndReadAll(sql, values)).getRowObjectsJS() as Row[];

@@ -1,8 +1,17 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { EventName, StoredEvent } from '@svc/protocol';
-import { eventKey, type CommitBatch, type CommitOutcome, type EventPageRequest, type EventStore, type QuarantinedEvent } from '../event-store';
+import {
+  eventKey,
+  type CommitBatch,
+  type CommitOutcome,
+  type EventFilter,
+  type EventPageRequest,
+  type EventStore,
+  type QuarantinedEvent,
+} from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 
 const STAGE_TABLE = 'event_stage';
 
@@ -47,27 +56,44 @@ export class DuckDbEventStore implements EventStore {
     });
   }
 
-  async listEvents(tenantSeq: number, page: EventPageRequest): Promise<StoredEvent[]> {
-    const values: DuckDBValue[] = [tenantSeq, page.limit];
-    let after = '';
-    if (page.after) {
-      after = 'AND (ts > epoch_ms($3::BIGINT) OR (ts = epoch_ms($3::BIGINT) AND event_id > $4::UUID))';
-      values.push(page.after.timestampMs, page.after.eventId);
-    }
+  async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
+    const values: DuckDBValue[] = [];
+    const where = eventWhere(filter, values, page.after);
+    values.push(page.limit);
     const rows = await this.db.query(
-      `SELECT event_id::VARCHAR AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
-              epoch_ms(ts) AS ts_ms, epoch_ms(received_at) AS received_at_ms, country, order_id, sponsor_id,
-              total, items, data
-       FROM events WHERE tenant_seq = $1 ${after}
-       ORDER BY ts, event_id LIMIT $2`,
+      `SELECT ${EVENT_SELECT} FROM events WHERE ${where} ORDER BY ts, event_id LIMIT $${values.length}`,
       values,
     );
     return rows.map(toStoredEvent);
   }
 
-  async countEvents(tenantSeq: number): Promise<number> {
-    const rows = await this.db.query('SELECT count(*) AS n FROM events WHERE tenant_seq = $1', [tenantSeq]);
+  async *streamEvents(filter: EventFilter): AsyncIterable<StoredEvent[]> {
+    const values: DuckDBValue[] = [];
+    const where = eventWhere(filter, values);
+    for await (const rows of this.db.stream(`SELECT ${EVENT_SELECT} FROM events WHERE ${where} ORDER BY ts, event_id`, values)) {
+      yield rows.map(toStoredEvent);
+    }
+  }
+
+  async countEvents(filter: EventFilter): Promise<number> {
+    const values: DuckDBValue[] = [];
+    const rows = await this.db.query(`SELECT count(*) AS n FROM events WHERE ${eventWhere(filter, values)}`, values);
     return Number(rows[0]?.n ?? 0);
+  }
+
+  async purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
+    return this.deleteCounting('DELETE FROM events WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)', [tenantSeq, cutoffMs]);
+  }
+
+  async purgeRejectedBefore(cutoffMs: number): Promise<number> {
+    return this.deleteCounting('DELETE FROM rejected_events WHERE received_at < epoch_ms($1::BIGINT)', [cutoffMs]);
+  }
+
+  private deleteCounting(sql: string, values: DuckDBValue[]): Promise<number> {
+    return this.db.write(async (connection) => {
+      const result = await connection.run(sql, values);
+      return Number(result.rowsChanged);
+    });
   }
 
   async listRejected(

@@ -80,4 +80,22 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'deletion jobs',
+    sql: `
+      -- A job keeps only a SHA-256 of the userId it erases.
+      CREATE TABLE deletion_jobs (
+        id VARCHAR PRIMARY KEY,
+        tenant_seq INTEGER NOT NULL,
+        user_hash VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        requested_at TIMESTAMP NOT NULL,
+        completed_at TIMESTAMP,
+        deleted_events BIGINT,
+        deleted_rejects BIGINT,
+        error VARCHAR
+      );
+    `,
+  },
 ];

@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import type { DeletionJob } from '@svc/storage';
+import type { AuthGuards } from '../plugins/auth';
+import { ADMIN_SECURITY, problems } from '../schemas';
+import type { Services } from '../services';
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+function view(job: DeletionJob) {
+  return {
+    id: job.id,
+    status: job.status,
+    requestedAt: iso(job.requestedAt),
+    completedAt: iso(job.completedAt),
+    deletedEvents: job.deletedEvents,
+    deletedRejectedEvents: job.deletedRejects,
+    ...(job.error ? { error: job.error } : {}),
+  };
+}
+
+const jobSchema = {
+  type: 'object',
+  required: ['id', 'status', 'requestedAt'],
+  properties: {
+    id: { type: 'string' },
+    status: { type: 'string', enum: ['pending', 'running', 'completed', 'failed'] },
+    requestedAt: { type: 'string', format: 'date-time' },
+    completedAt: { type: ['string', 'null'], format: 'date-time' },
+    deletedEvents: { type: ['integer', 'null'] },
+    deletedRejectedEvents: { type: ['integer', 'null'] },
+    error: { type: 'string' },
+  },
+} as const;
+
+export async function deletionRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
+  app.delete(
+    '/v1/users/:userId/events',
+    {
+      preHandler: guards.admin,
+      schema: {
+        summary: "Delete every event of one user (asynchronous job)",
+        description:
+          "Removes the user's events, quarantined rejects and pending webhook deliveries. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
+        tags: ['Privacy'],
+        security: ADMIN_SECURITY,
+        params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: 128 } } },
+        response: { 202: jobSchema, ...problems(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const job = await services.deletions.request(request.tenant, (request.params as { userId: string }).userId);
+      return reply.code(202).header('location', `/v1/deletions/${job.id}`).send(view(job));
+    },
+  );
+
+  app.get(
+    '/v1/deletions/:id',
+    {
+      preHandler: guards.admin,
+      schema: {
+        summary: 'Status of a deletion job',
+        tags: ['Privacy'],
+        security: ADMIN_SECURITY,
+        params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },
+        response: { 200: jobSchema, ...problems(401, 404, 429) },
+      },
+    },
+    async (request) => view(await services.deletions.get(request.tenant, (request.params as { id: string }).id)),
+  );
+}

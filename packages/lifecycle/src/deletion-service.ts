@@ -1,0 +1,96 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { randomBase62, SvcError, systemClock, type Clock } from '@svc/protocol';
+import type { DeletionJob, DeletionStore, Tenant } from '@svc/storage';
+
+export type RandomBytes = (size: number) => Uint8Array;
+
+export function hashUserId(userId: string): string {
+  return createHash('sha256').update(userId).digest('hex');
+}
+
+/**
+ * Per-user deletion as asynchronous jobs: a request is recorded (with only a hash of the
+ * userId) and answered at once; a worker in this process erases the user's data, one job at
+ * a time, and resumes unfinished jobs after a restart. A repeated request while a job for the
+ * same user is unfinished returns that job.
+ */
+export class DeletionService {
+  private working: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly store: DeletionStore,
+    private readonly clock: Clock = systemClock,
+    private readonly random: RandomBytes = randomBytes,
+    private readonly onError: (error: unknown, job: DeletionJob) => void = () => {},
+  ) {}
+
+  async request(tenant: Tenant, userId: string): Promise<DeletionJob> {
+    const userHash = hashUserId(userId);
+    const existing = await this.store.findUnfinished(tenant.seq, userHash);
+    if (existing) return existing;
+    const job: DeletionJob = {
+      id: `del_${randomBase62(20, this.random)}`,
+      tenantSeq: tenant.seq,
+      userHash,
+      status: 'pending',
+      requestedAt: this.clock.now(),
+      completedAt: null,
+      deletedEvents: null,
+      deletedRejects: null,
+      error: null,
+    };
+    await this.store.create(job);
+    this.kick();
+    return job;
+  }
+
+  async get(tenant: Tenant, id: string): Promise<DeletionJob> {
+    const job = await this.store.get(tenant.seq, id);
+    if (!job) throw new SvcError('not_found', `No deletion job "${id}".`);
+    return job;
+  }
+
+  /** Picks up jobs left unfinished by an earlier process. */
+  start(): void {
+    this.kick();
+  }
+
+  /** Resolves when no job is waiting (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.working) await this.working;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.idle();
+  }
+
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.working) {
+      this.again = true;
+      return;
+    }
+    this.working = this.work().finally(() => {
+      this.working = null;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
+    });
+  }
+
+  private async work(): Promise<void> {
+    for (const job of await this.store.listUnfinished()) {
+      if (this.stopped) return;
+      try {
+        await this.store.execute(job, this.clock.now());
+      } catch (error) {
+        this.onError(error, job);
+        await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
+      }
+    }
+  }
+}

@@ -1,0 +1,3 @@
+export * from './calendar';
+export * from './retention-purger';
+export * from './deletion-service';

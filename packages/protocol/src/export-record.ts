@@ -1,0 +1,31 @@
+import { isCommerceEvent } from './event-names';
+import type { StoredEvent } from './event-types';
+
+/**
+ * An event as exported and forwarded: spec 2.1 plus eventId, receivedAt and country; the
+ * commerce fields (orderId, sponsorId, items, total) only on commerce events.
+ */
+export type ExportRecord = Omit<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'> &
+  Partial<Pick<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'>>;
+
+export function toExportRecord(event: StoredEvent): ExportRecord {
+  const record: ExportRecord = {
+    eventId: event.eventId,
+    event: event.event,
+    userId: event.userId,
+    sessionId: event.sessionId,
+    broadcastId: event.broadcastId,
+    campaignId: event.campaignId,
+    timestamp: event.timestamp,
+    receivedAt: event.receivedAt,
+    country: event.country,
+    data: event.data,
+  };
+  if (isCommerceEvent(event.event)) {
+    record.orderId = event.orderId;
+    record.sponsorId = event.sponsorId;
+    record.items = event.items ?? [];
+    record.total = event.total ?? 0;
+  }
+  return record;
+}

@@ -1,0 +1,76 @@
+import type { DeletionJob, DeletionStatus, DeletionStore } from '../deletion-store';
+import type { DuckDbDatabase, Row } from './duckdb-database';
+
+const JOB_COLUMNS = `id, tenant_seq, user_hash, status, epoch_ms(requested_at) AS requested_at_ms,
+  epoch_ms(completed_at) AS completed_at_ms, deleted_events, deleted_rejects, error`;
+
+/** Deletion jobs in the embedded database; erasure matches rows by the hash of their userId. */
+export class DuckDbDeletionStore implements DeletionStore {
+  constructor(private readonly db: DuckDbDatabase) {}
+
+  async create(job: DeletionJob): Promise<void> {
+    await this.db.write((c) =>
+      c.run(
+        `INSERT INTO deletion_jobs VALUES ($1, $2, $3, $4, epoch_ms($5::BIGINT), NULL, NULL, NULL, NULL)`,
+        [job.id, job.tenantSeq, job.userHash, job.status, job.requestedAt],
+      ),
+    );
+  }
+
+  async get(tenantSeq: number, id: string): Promise<DeletionJob | null> {
+    const rows = await this.db.query(`SELECT ${JOB_COLUMNS} FROM deletion_jobs WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toJob(rows[0]) : null;
+  }
+
+  async findUnfinished(tenantSeq: number, userHash: string): Promise<DeletionJob | null> {
+    const rows = await this.db.query(
+      `SELECT ${JOB_COLUMNS} FROM deletion_jobs
+       WHERE tenant_seq = $1 AND user_hash = $2 AND status IN ('pending', 'running') ORDER BY requested_at LIMIT 1`,
+      [tenantSeq, userHash],
+    );
+    return rows[0] ? toJob(rows[0]) : null;
+  }
+
+  async listUnfinished(): Promise<DeletionJob[]> {
+    const rows = await this.db.query(
+      `SELECT ${JOB_COLUMNS} FROM deletion_jobs WHERE status IN ('pending', 'running') ORDER BY requested_at, id`,
+    );
+    return rows.map(toJob);
+  }
+
+  execute(job: DeletionJob, completedAt: number): Promise<DeletionJob> {
+    return this.db.transaction(async (c) => {
+      // sha256() over the user column: the job never needs the userId in clear.
+      const match = 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
+      const events = await c.run(`DELETE FROM events WHERE ${match}`, [job.tenantSeq, job.userHash]);
+      const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, [job.tenantSeq, job.userHash]);
+      const rows = await this.db.writeQuery(
+        c,
+        `UPDATE deletion_jobs SET status = 'completed', completed_at = epoch_ms($2::BIGINT), deleted_events = $3,
+           deleted_rejects = $4, error = NULL
+         WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
+        [job.id, completedAt, Number(events.rowsChanged), Number(rejects.rowsChanged)],
+      );
+      return toJob(rows[0]!);
+    });
+  }
+
+  async markFailed(id: string, error: string): Promise<void> {
+    await this.db.write((c) => c.run(`UPDATE deletion_jobs SET status = 'failed', error = $2 WHERE id = $1`, [id, error.slice(0, 500)]));
+  }
+}
+
+function toJob(row: Row): DeletionJob {
+  const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  return {
+    id: String(row.id),
+    tenantSeq: Number(row.tenant_seq),
+    userHash: String(row.user_hash),
+    status: String(row.status) as DeletionStatus,
+    requestedAt: Number(row.requested_at_ms),
+    completedAt: nullableNumber(row.completed_at_ms),
+    deletedEvents: nullableNumber(row.deleted_events),
+    deletedRejects: nullableNumber(row.deleted_rejects),
+    error: row.error === null ? null : String(row.error),
+  };
+}
