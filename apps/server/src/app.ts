@@ -3,13 +3,16 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { registerProblemErrors } from './plugins/problem-errors';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { analyticsEventRoutes } from './routes/analytics-events';
 import { apiKeyRoutes } from './routes/api-keys';
+import { contentRoutes } from './routes/content';
 import { deletionRoutes } from './routes/deletions';
+import { attachGateway } from './realtime';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { homeRoutes } from './routes/home';
@@ -18,6 +21,13 @@ import { sdkConfigRoutes } from './routes/sdk-config';
 import { settingsRoutes } from './routes/settings';
 import { problemSchema } from './schemas';
 import { closeServices, type Services } from './services';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The WebSocket gateway on this app's server. */
+    gateway: Gateway;
+  }
+}
 
 export interface AppOptions {
   /** Where log lines go (default stdout); tests pass a stream to read them. */
@@ -102,6 +112,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(apiKeyRoutes, deps);
   await app.register(analyticsEventRoutes, deps);
   await app.register(deletionRoutes, deps);
+  await app.register(contentRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.decorate('gateway', attachGateway(app, services));
   return app;
 }

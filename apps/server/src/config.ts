@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { GatewayOptions } from '@svc/realtime';
 
 /** Everything the server reads from its environment, with the defaults of DESIGN section 3. */
 export interface ServerConfig {
@@ -16,6 +17,8 @@ export interface ServerConfig {
   trustProxy: boolean | string;
   rateLimit: RateLimitConfig;
   processingRegion: string;
+  /** Realtime gateway settings (defaults in @svc/realtime's DEFAULT_GATEWAY_OPTIONS). */
+  realtime: Partial<GatewayOptions>;
 }
 
 export interface RateLimitConfig {
@@ -59,6 +62,11 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       burstSeconds: DEFAULT_RATE_LIMIT_BURST_SECONDS,
     },
     processingRegion: env.SVC_PROCESSING_REGION || 'EU',
+    realtime: {
+      ...optionalInteger(env, 'SVC_WS_HEARTBEAT_MS', 'heartbeatIntervalMs', 1_000, 600_000),
+      ...optionalInteger(env, 'SVC_WS_RESUME_GRACE_MS', 'resumeGraceMs', 0, 3_600_000),
+      ...optionalInteger(env, 'SVC_WS_MAX_CONNECTIONS_PER_TENANT', 'maxConnectionsPerTenant', 1, 10_000_000),
+    },
   };
 }
 
@@ -70,6 +78,10 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new Error(`${name} must be a whole number from ${min} to ${max}; got "${raw}".`);
   }
   return value;
+}
+
+function optionalInteger<K extends keyof GatewayOptions>(env: Env, name: string, key: K, min: number, max: number): Partial<GatewayOptions> {
+  return env[name] ? { [key]: integer(env, name, 0, min, max) } : {};
 }
 
 function boolean(env: Env, name: string): boolean {

@@ -1,7 +1,9 @@
+import { ContentService } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, RetentionPurger } from '@svc/lifecycle';
 import { systemClock, type Clock } from '@svc/protocol';
+import { LocalBus, type Bus } from '@svc/realtime';
 import { openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import type { ServerConfig } from './config';
@@ -18,6 +20,8 @@ export interface Services {
   countries: CountryResolver;
   metrics: ServerMetrics;
   exports: ExportService;
+  bus: Bus;
+  content: ContentService;
   deletions: DeletionService;
   retention: RetentionPurger;
   /** Starts the deletion worker (resuming unfinished jobs) and the hourly retention purge. */
@@ -38,16 +42,20 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics);
+  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics);
+  const bus = new LocalBus();
   return {
     config,
     clock,
     storage,
     tenants: new TenantService(storage.meta, clock),
     committer,
-    ingest: new IngestService(storage.meta, storage.events, committer, clock, metrics),
+    ingest,
     countries: CountryResolver.embedded(),
     metrics,
     exports: new ExportService(storage.events, clock),
+    bus,
+    content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId)),
     deletions,
     retention,
     startBackgroundWork: () => {

@@ -35,7 +35,27 @@ describe('HTTP basics', () => {
     const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/v1/api-keys', '/v1/api-keys/{id}', '/v1/events', '/v1/rejected-events', '/v1/sdk/config', '/v1/settings'].sort(),
+      [
+        '/v1/analytics/events',
+        '/v1/api-keys',
+        '/v1/api-keys/{id}',
+        '/v1/broadcasts',
+        '/v1/broadcasts/{id}',
+        '/v1/broadcasts/{id}/overlays',
+        '/v1/broadcasts/{id}/overlays/{overlayId}',
+        '/v1/broadcasts/{id}/overlays/{overlayId}/hide',
+        '/v1/broadcasts/{id}/overlays/{overlayId}/show',
+        '/v1/campaigns',
+        '/v1/campaigns/{id}',
+        '/v1/deletions/{id}',
+        '/v1/events',
+        '/v1/rejected-events',
+        '/v1/sdk/config',
+        '/v1/settings',
+        '/v1/sponsors',
+        '/v1/sponsors/{id}',
+        '/v1/users/{userId}/events',
+      ].sort(),
     );
     expect(doc.paths['/v1/sdk/config'].get.responses['401']).toBeDefined();
     expect(doc.components.schemas.Problem).toBeDefined();

@@ -18,6 +18,8 @@ export interface TestApp {
   other: { apiKey: string; adminToken: string; seq: number };
   /** Every log line the app wrote. */
   logs: string[];
+  /** Base URL when started with `listen: true`. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -26,7 +28,7 @@ export function tempDataDir(): string {
 }
 
 /** A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process. */
-export async function startTestApp(options: { config?: Partial<ServerConfig>; clock?: Clock } = {}): Promise<TestApp> {
+export async function startTestApp(options: { config?: Partial<ServerConfig>; clock?: Clock; listen?: boolean } = {}): Promise<TestApp> {
   const config: ServerConfig = {
     ...loadConfig({}),
     dataDir: tempDataDir(),
@@ -46,7 +48,14 @@ export async function startTestApp(options: { config?: Partial<ServerConfig>; cl
   });
   const app = await buildApp(services, { logStream });
   await app.ready();
+  let url = '';
+  if (options.listen) {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.server.address();
+    url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
   return {
+    url,
     app,
     services,
     demo: { apiKey: API_KEY, adminToken: ADMIN_TOKEN, seq: demo!.tenant.seq },

@@ -173,6 +173,16 @@ export class IngestService {
     return { data, nextCursor };
   }
 
+  /** Campaign of a broadcast; an unknown one is registered under the tenant's default campaign. */
+  async campaignOf(tenant: Tenant, broadcastId: string): Promise<number> {
+    const cached = this.broadcastCampaigns.get(`${tenant.seq}:${broadcastId}`);
+    if (cached !== undefined) return cached;
+    const resolved = await this.meta.resolveBroadcasts(tenant.seq, [{ broadcastId, campaignId: tenant.settings.defaultCampaignId }], this.clock.now());
+    const campaignId = resolved.get(broadcastId) ?? tenant.settings.defaultCampaignId;
+    this.broadcastCampaigns.set(`${tenant.seq}:${broadcastId}`, campaignId);
+    return campaignId;
+  }
+
   /** Forgets cached broadcast → campaign links (after the registry changed). */
   forgetBroadcast(tenantSeq: number, broadcastId: string): void {
     this.broadcastCampaigns.delete(`${tenantSeq}:${broadcastId}`);

@@ -29,6 +29,12 @@ export const ERROR_CATALOGUE = {
   timestamp_in_future: { status: 422, title: 'Timestamp too far in the future' },
   timestamp_too_old: { status: 422, title: 'Timestamp too old' },
   event_too_large: { status: 413, title: 'Event too large' },
+  // Realtime gateway answers (sent in `error` frames).
+  invalid_message: { status: 400, title: 'Invalid message' },
+  unknown_message_type: { status: 400, title: 'Unknown message type' },
+  overlay_not_active: { status: 409, title: 'Overlay not active' },
+  already_voted: { status: 409, title: 'Already voted' },
+  already_entered: { status: 409, title: 'Already entered' },
   // Server side.
   database_locked: { status: 503, title: 'Database in use by another process' },
   not_ready: { status: 503, title: 'Service not ready' },

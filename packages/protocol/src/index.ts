@@ -7,3 +7,5 @@ export * from './pii-guard';
 export * from './clock-skew';
 export * from './clock';
 export * from './export-record';
+export * from './overlays';
+export * from './realtime-protocol';

@@ -3,6 +3,8 @@ import { DuckDbEventStore } from './duckdb/duckdb-event-store';
 import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
 import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
 import type { DeletionStore } from './deletion-store';
+import { DuckDbContentStore } from './duckdb/duckdb-content-store';
+import type { ContentStore } from './content-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
 
@@ -11,6 +13,7 @@ export interface Storage {
   events: EventStore;
   meta: MetaStore;
   deletions: DeletionStore;
+  content: ContentStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -23,6 +26,7 @@ export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
     deletions: new DuckDbDeletionStore(db),
+    content: new DuckDbContentStore(db),
     ping: () => db.ping(),
     close: () => db.close(),
   };

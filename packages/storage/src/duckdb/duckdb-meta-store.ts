@@ -14,14 +14,21 @@ export class DuckDbMetaStore implements MetaStore {
   constructor(private readonly db: DuckDbDatabase) {}
 
   async createTenant(tenant: NewTenant): Promise<Tenant> {
-    const rows = await this.db.write((c) =>
-      this.db.writeQuery(
+    // A tenant starts with its default campaign, where discovered broadcasts go.
+    const rows = await this.db.transaction(async (c) => {
+      const created = await this.db.writeQuery(
         c,
         `INSERT INTO tenants (id, name, created_at, retention_months, settings)
          VALUES ($1, $2, epoch_ms($3::BIGINT), $4, $5) RETURNING ${TENANT_COLUMNS}`,
         [tenant.id, tenant.name, tenant.createdAt, tenant.retentionMonths, JSON.stringify(tenant.settings)],
-      ),
-    );
+      );
+      await c.run(`INSERT INTO campaigns VALUES ($1, $2, 'Default campaign', epoch_ms($3::BIGINT)) ON CONFLICT DO NOTHING`, [
+        Number(created[0]!.seq),
+        tenant.settings.defaultCampaignId,
+        tenant.createdAt,
+      ]);
+      return created;
+    });
     return toTenant(rows[0]!);
   }
 
@@ -144,9 +151,16 @@ export class DuckDbMetaStore implements MetaStore {
       const insert = await c.prepare(
         `INSERT INTO broadcasts VALUES ($1, $2, $3, NULL, epoch_ms($4::BIGINT)) ON CONFLICT DO NOTHING`,
       );
+      // A discovered broadcast's campaign exists from then on, so every broadcast has one.
+      const campaign = await c.prepare(
+        `INSERT INTO campaigns VALUES ($1, $2, 'Campaign ' || $2, epoch_ms($3::BIGINT)) ON CONFLICT DO NOTHING`,
+      );
       for (const { broadcastId, campaignId } of wanted) {
         insert.bind([tenantSeq, broadcastId, campaignId, now]);
-        await insert.run();
+        if (Number((await insert.run()).rowsChanged) > 0) {
+          campaign.bind([tenantSeq, campaignId, now]);
+          await campaign.run();
+        }
       }
       const rows = await this.db.writeQuery(
         c,

@@ -98,4 +98,37 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'content: campaigns, sponsors, overlays',
+    sql: `
+      CREATE TABLE campaigns (
+        tenant_seq INTEGER NOT NULL,
+        id BIGINT NOT NULL,
+        name VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      INSERT INTO campaigns
+        SELECT DISTINCT tenant_seq, campaign_id, 'Campaign ' || campaign_id, now()::TIMESTAMP FROM broadcasts;
+      CREATE TABLE sponsors (
+        tenant_seq INTEGER NOT NULL,
+        id VARCHAR NOT NULL,
+        name VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      CREATE TABLE overlays (
+        tenant_seq INTEGER NOT NULL,
+        broadcast_id VARCHAR NOT NULL,
+        id VARCHAR NOT NULL,
+        type VARCHAR NOT NULL,
+        content VARCHAR NOT NULL,
+        active BOOLEAN NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+    `,
+  },
 ];

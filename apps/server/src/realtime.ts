@@ -1,0 +1,40 @@
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import proxyAddr from 'proxy-addr';
+import { Gateway } from '@svc/realtime';
+import type { Services } from './services';
+
+/** The client address of an upgrade request, honouring trusted proxies as Fastify does. */
+function addressOf(request: IncomingMessage, trustProxy: boolean | string): string {
+  if (!trustProxy) return request.socket.remoteAddress ?? '';
+  const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy.split(',').map((s) => s.trim()));
+  return proxyAddr(request, trust);
+}
+
+/** Mounts the WebSocket gateway on the app's HTTP server (`GET /v1/ws` upgrades). */
+export function attachGateway(app: FastifyInstance, services: Services): Gateway {
+  const { config } = services;
+  const gateway = new Gateway(
+    {
+      authenticate: (apiKey) => services.tenants.authenticateApiKey(apiKey),
+      country: (request, tenant) => {
+        const header = config.countryHeader ? request.headers[config.countryHeader] : undefined;
+        return services.countries.resolve({
+          header: typeof header === 'string' ? header : null,
+          ip: addressOf(request, config.trustProxy),
+          fallback: tenant.settings.fallbackCountry,
+        });
+      },
+      events: services.ingest,
+      content: services.storage.content,
+      bus: services.bus,
+      clock: services.clock,
+      log: app.log,
+    },
+    config.realtime,
+  );
+  app.server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  // Before the HTTP server stops: viewers get 1001 and pending events are written.
+  app.addHook('preClose', async () => gateway.close());
+  return gateway;
+}

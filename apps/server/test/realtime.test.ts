@@ -1,0 +1,259 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './test-app';
+import { TestViewer, type Message } from './ws-client';
+
+const REALTIME = { heartbeatIntervalMs: 150, resumeGraceMs: 300, throttleMs: 50 };
+
+describe('realtime gateway', () => {
+  let t: TestApp;
+  const viewers: TestViewer[] = [];
+  beforeEach(async () => {
+    t = await startTestApp({ listen: true, config: { realtime: REALTIME } });
+  });
+  afterEach(async () => {
+    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+    await t.close();
+  });
+
+  const admin = (token = t.demo.adminToken) => ({ authorization: `Bearer ${token}` });
+  let sessionCounter = 0;
+  const join = async (contentId: string, extra: Record<string, string> = {}, apiKey = t.demo.apiKey, headers: Record<string, string> = {}) => {
+    const viewer = await TestViewer.connect(t.url, { apiKey, sessionId: `svc_test${++sessionCounter}`, contentId, ...extra }, headers);
+    viewers.push(viewer);
+    return viewer;
+  };
+  const welcomed = async (contentId: string, extra: Record<string, string> = {}) => {
+    const viewer = await join(contentId, extra);
+    await viewer.next((m) => m.type === 'welcome');
+    return viewer;
+  };
+  const createPoll = async (broadcastId: string, options = ['Team A', 'Team B', 'Draw']) => {
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(), payload: { id: broadcastId, campaignId: 1 } });
+    const poll = await t.app.inject({ method: 'POST', url: `/v1/broadcasts/${broadcastId}/overlays`, headers: admin(), payload: { type: 'poll', question: 'Who wins?', options } });
+    expect(poll.statusCode).toBe(201);
+    return poll.json().id as string;
+  };
+  const show = (broadcastId: string, overlayId: string, action: 'show' | 'hide' = 'show') =>
+    t.app.inject({ method: 'POST', url: `/v1/broadcasts/${broadcastId}/overlays/${overlayId}/${action}`, headers: admin() });
+  const storedEvents = async (name: string) =>
+    (await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: [name] }, { limit: 10_000 }));
+
+  it('welcomes a viewer with the broadcast, its campaign, active overlays and the viewer count', async () => {
+    await createPoll('match-1');
+    const viewer = await join('match-1');
+    const welcome = await viewer.next((m) => m.type === 'welcome');
+    expect(viewer.ws.protocol).toBe('svc.v1');
+    expect(welcome).toMatchObject({ protocol: 'svc.v1', broadcast: { id: 'match-1', campaignId: 1 }, overlays: [], viewers: 1, session: { resumed: false } });
+    expect(Date.parse(String(welcome.serverTime))).not.toBeNaN();
+  });
+
+  it('pushes a shown poll to every viewer of that broadcast and to nobody else', async () => {
+    const pollId = await createPoll('match-1');
+    const audience = await Promise.all(Array.from({ length: 5 }, () => welcomed('match-1')));
+    const elsewhere = await welcomed('match-2');
+    const otherTenant = await join('match-1', {}, t.other.apiKey);
+    await otherTenant.next((m) => m.type === 'welcome');
+    expect((await show('match-1', pollId)).json()).toEqual({ id: pollId, active: true });
+    for (const viewer of audience) {
+      const shown = await viewer.next((m) => m.type === 'overlay.show');
+      expect(shown.overlay).toMatchObject({ id: pollId, type: 'poll', question: 'Who wins?', options: ['Team A', 'Team B', 'Draw'], active: true });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(elsewhere.ofType('overlay.show')).toEqual([]);
+    expect(otherTenant.ofType('overlay.show')).toEqual([]);
+  });
+
+  it('counts 100 viewers\' votes exactly, refuses a second vote, and stops voting when hidden', async () => {
+    const pollId = await createPoll('final');
+    await show('final', pollId);
+    const voters = await Promise.all(Array.from({ length: 100 }, () => welcomed('final')));
+    const answers = await Promise.all(voters.map((viewer, i) => viewer.request({ type: 'poll.vote', pollId, optionIndex: i % 3 })));
+    expect(answers.every((a) => a.type === 'ack')).toBe(true);
+    const expected = [34, 33, 33];
+    const watcher = voters[0]!;
+    const results = await watcher.next((m) => m.type === 'poll.results' && m.total === 100);
+    expect(results).toMatchObject({ pollId, counts: expected, total: 100 });
+
+    const again = await voters[5]!.request({ type: 'poll.vote', pollId, optionIndex: 0 });
+    expect(again).toMatchObject({ type: 'error', code: 'already_voted' });
+    const votes = await storedEvents('poll.voted');
+    expect(votes).toHaveLength(100);
+    expect(votes[0]!.data).toMatchObject({ pollId, questionText: 'Who wins?' });
+
+    // A viewer who joins later sees the poll and its results in the welcome.
+    const late = await join('final');
+    const welcome = await late.next((m) => m.type === 'welcome');
+    expect((welcome.overlays as Message[]).map((o) => o.id)).toEqual([pollId]);
+    expect(welcome.pollResults).toEqual([{ pollId, counts: expected, total: 100 }]);
+
+    await show('final', pollId, 'hide');
+    expect(await watcher.next((m) => m.type === 'overlay.hide')).toMatchObject({ overlayId: pollId });
+    expect(await late.request({ type: 'poll.vote', pollId, optionIndex: 1 })).toMatchObject({ type: 'error', code: 'overlay_not_active' });
+  }, 30_000);
+
+  it('sends poll results at most once per throttle interval and only when they changed', async () => {
+    const pollId = await createPoll('throttled');
+    await show('throttled', pollId);
+    const voters = await Promise.all(Array.from({ length: 20 }, () => welcomed('throttled')));
+    const start = voters[0]!.ofType('poll.results').length;
+    await Promise.all(voters.map((v) => v.request({ type: 'poll.vote', pollId, optionIndex: 0 })));
+    await voters[0]!.next((m) => m.type === 'poll.results' && m.total === 20);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const sent = voters[0]!.ofType('poll.results').slice(start);
+    // 20 votes within a few throttle intervals make far fewer than 20 updates, none repeated.
+    expect(sent.length).toBeLessThan(10);
+    const totals = sent.map((m) => m.total);
+    expect(new Set(totals).size).toBe(totals.length);
+  });
+
+  it('lets a viewer enter a contest once', async () => {
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(), payload: { id: 'show', campaignId: 1 } });
+    const contest = (await t.app.inject({ method: 'POST', url: '/v1/broadcasts/show/overlays', headers: admin(), payload: { type: 'contest', title: 'Win a jersey' } })).json();
+    await show('show', contest.id);
+    const viewer = await welcomed('show', { userId: 'fan-1' });
+    expect(await viewer.request({ type: 'contest.enter', contestId: contest.id })).toMatchObject({ type: 'ack' });
+    expect(await viewer.request({ type: 'contest.enter', contestId: contest.id })).toMatchObject({ type: 'error', code: 'already_entered' });
+    // The same user on another session is the same viewer.
+    const secondDevice = await welcomed('show', { userId: 'fan-1' });
+    expect(await secondDevice.request({ type: 'contest.enter', contestId: contest.id })).toMatchObject({ type: 'error', code: 'already_entered' });
+    expect(await storedEvents('contest.entered')).toHaveLength(1);
+  });
+
+  it('stores tracked events through the ingest pipeline and acknowledges them by id', async () => {
+    const viewer = await welcomed('tracked', { userId: 'user-7' });
+    const answer = await viewer.request({
+      type: 'track',
+      events: [
+        { event: 'broadcast.joined', eventId: '0190a6a0-0000-7000-8000-00000000000a', timestamp: new Date().toISOString(), data: {} },
+        { event: 'poll.viewed', timestamp: new Date().toISOString(), data: {} },
+      ],
+    });
+    expect(answer).toMatchObject({ type: 'ack', ids: ['0190a6a0-0000-7000-8000-00000000000a'], rejected: [{ index: 1, code: 'missing_field' }] });
+    const [joined] = await storedEvents('broadcast.joined');
+    expect(joined).toMatchObject({ userId: 'user-7', broadcastId: 'tracked', sessionId: expect.stringMatching(/^svc_test/) });
+  });
+
+  it('counts viewers as they come and go, and writes one broadcast.left per vanished session', async () => {
+    const audience = await Promise.all(Array.from({ length: 10 }, () => welcomed('live')));
+    expect(await t.app.gateway.viewerCount(t.demo.seq, 'live')).toBe(10);
+    expect(await audience[9]!.next((m) => m.type === 'viewers' && m.count === 10)).toBeTruthy();
+
+    // Two leave properly (their own broadcast.left, then close), two close without it, three vanish.
+    for (const viewer of audience.slice(0, 2)) {
+      await viewer.request({ type: 'track', events: [{ event: 'broadcast.left', timestamp: new Date().toISOString(), data: { reason: 'closed', watchedMs: 10 } }] });
+      viewer.close();
+    }
+    for (const viewer of audience.slice(2, 4)) viewer.close();
+    for (const viewer of audience.slice(4, 7)) viewer.vanish();
+    await audience[9]!.next((m) => m.type === 'viewers' && m.count === 3);
+    expect(await t.app.gateway.viewerCount(t.demo.seq, 'live')).toBe(3);
+
+    // After the reconnect grace, the server writes the missing broadcast.left events.
+    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 300));
+    const lefts = await storedEvents('broadcast.left');
+    const bySession = new Map<string, string[]>();
+    for (const e of lefts) bySession.set(e.sessionId, [...(bySession.get(e.sessionId) ?? []), String(e.data.reason)]);
+    expect(lefts).toHaveLength(7);
+    expect([...bySession.values()].every((reasons) => reasons.length === 1)).toBe(true);
+    const reasons = lefts.map((e) => e.data.reason).sort();
+    expect(reasons).toEqual(['closed', 'closed', 'closed', 'closed', 'disconnect', 'disconnect', 'disconnect']);
+    for (const e of lefts) expect(e.data.watchedMs).toEqual(expect.any(Number));
+  });
+
+  it('drops a viewer who stops answering heartbeats and records a timeout', async () => {
+    const silent = await welcomed('quiet');
+    const watcher = await welcomed('quiet');
+    // Stop reading: pings go unanswered.
+    (silent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    await watcher.next((m) => m.type === 'viewers' && m.count === 1, 3_000);
+    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 300));
+    const lefts = await storedEvents('broadcast.left');
+    expect(lefts.map((e) => e.data.reason)).toEqual(['timeout']);
+  });
+
+  it('resumes a session that reconnects within the grace period, and keeps one connection per session', async () => {
+    const params = { apiKey: t.demo.apiKey, sessionId: 'svc_resume1', contentId: 'resume' };
+    const first = await TestViewer.connect(t.url, params);
+    viewers.push(first);
+    await first.next((m) => m.type === 'welcome');
+    const second = await TestViewer.connect(t.url, params);
+    viewers.push(second);
+    expect(await second.next((m) => m.type === 'welcome')).toMatchObject({ session: { id: 'svc_resume1', resumed: true }, viewers: 1 });
+    expect(await first.closed).toEqual({ code: 4409, reason: 'replaced' });
+    second.vanish();
+    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs / 3));
+    const third = await TestViewer.connect(t.url, params);
+    viewers.push(third);
+    expect(await third.next((m) => m.type === 'welcome')).toMatchObject({ session: { resumed: true } });
+    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 200));
+    expect(await storedEvents('broadcast.left')).toEqual([]);
+    expect(await t.app.gateway.viewerCount(t.demo.seq, 'resume')).toBe(1);
+  });
+
+  it('answers bad messages clearly and keeps serving the others', async () => {
+    const pollId = await createPoll('rough');
+    const rough = await welcomed('rough');
+    const calm = await welcomed('rough');
+    rough.send('{not json');
+    expect(await rough.next((m) => m.type === 'error')).toMatchObject({ code: 'invalid_message' });
+    expect(await rough.request({ type: 'dance' })).toMatchObject({ type: 'error', code: 'unknown_message_type' });
+    expect(await rough.request({ type: 'poll.vote', pollId: 'nope', optionIndex: 0 })).toMatchObject({ code: 'overlay_not_active' });
+    await show('rough', pollId);
+    expect(await rough.request({ type: 'poll.vote', pollId, optionIndex: 7 })).toMatchObject({ code: 'invalid_message' });
+    expect(await rough.request({ type: 'track', events: 'many' })).toMatchObject({ code: 'invalid_message' });
+    expect(await rough.request({ type: 'ping' })).toMatchObject({ type: 'pong' });
+
+    rough.send(JSON.stringify({ type: 'ping', pad: 'x'.repeat(70 * 1024) }));
+    expect((await rough.closed).code).toBe(1009);
+    expect(await calm.request({ type: 'ping' })).toMatchObject({ type: 'pong' });
+  });
+
+  it('drops, then disconnects, a client that floods messages', async () => {
+    const flooder = await welcomed('flood');
+    const calm = await welcomed('flood');
+    for (let i = 0; i < 400; i++) flooder.send({ type: 'ping' });
+    expect(await flooder.next((m) => m.type === 'error' && m.code === 'rate_limited')).toBeTruthy();
+    expect(await flooder.closed).toEqual({ code: 4429, reason: 'rate_limited' });
+    expect(await calm.request({ type: 'ping' })).toMatchObject({ type: 'pong' });
+  });
+
+  it('closes with documented codes before any data for bad credentials and parameters', async () => {
+    const cases: Array<[Record<string, string>, number, string]> = [
+      [{ sessionId: 'svc_x', contentId: 'b' }, 4401, 'api_key_missing'],
+      [{ apiKey: `svc_pk_${'N'.repeat(32)}`, sessionId: 'svc_x', contentId: 'b' }, 4401, 'invalid_api_key'],
+      [{ apiKey: t.demo.apiKey, sessionId: 'no-prefix', contentId: 'b' }, 4400, 'invalid_session_id'],
+      [{ apiKey: t.demo.apiKey, sessionId: 'svc_x' }, 4400, 'invalid_content_id'],
+      [{ apiKey: t.demo.apiKey, sessionId: 'svc_x', contentId: 'b', userId: 'someone@example.com' }, 4400, 'invalid_user_id'],
+    ];
+    for (const [params, code, reason] of cases) {
+      const viewer = await TestViewer.connect(t.url, params);
+      viewers.push(viewer);
+      expect(await viewer.closed).toEqual({ code, reason });
+      expect(viewer.messages).toEqual([]);
+    }
+  });
+
+  it("refuses origins outside the tenant's allowed list", async () => {
+    await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin(), payload: { allowedOrigins: ['https://shop.example'] } });
+    const stranger = await join('b', {}, t.demo.apiKey, { origin: 'https://evil.example' });
+    expect(await stranger.closed).toEqual({ code: 4403, reason: 'origin_not_allowed' });
+    const friend = await join('b', {}, t.demo.apiKey, { origin: 'https://shop.example' });
+    expect(await friend.next((m) => m.type === 'welcome')).toBeTruthy();
+  });
+
+  it("discovers an unknown content id under the tenant's default campaign, never another tenant's broadcast", async () => {
+    await t.app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin(t.other.adminToken), payload: { id: 77, name: 'Other' } });
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(t.other.adminToken), payload: { id: 'shared-name', campaignId: 77 } });
+    const viewer = await join('shared-name');
+    expect(await viewer.next((m) => m.type === 'welcome')).toMatchObject({ broadcast: { id: 'shared-name', campaignId: 1 } });
+    const registered = await t.app.inject({ url: '/v1/broadcasts/shared-name', headers: admin() });
+    expect(registered.json()).toMatchObject({ id: 'shared-name', campaignId: 1 });
+  });
+
+  it('sends viewers 1001 when the server shuts down', async () => {
+    const viewer = await welcomed('bye');
+    await t.close();
+    expect((await viewer.closed).code).toBe(1001);
+    t = await startTestApp();
+  });
+});

@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type OverlayContent } from '@svc/protocol';
+import { contentChannel, overlayView, type Bus, type ContentChange } from '@svc/realtime';
+import type { BroadcastRecord, CampaignRecord, ContentStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
+import { OverlayValidator } from './overlay-validator';
+
+export type RandomBytes = (size: number) => Uint8Array;
+
+/**
+ * The content the gateway shows: campaigns, sponsors, broadcasts and their overlays. Every
+ * change to an overlay that viewers can see is published on the broadcast's bus channel.
+ */
+export class ContentService {
+  private readonly validator = new OverlayValidator();
+
+  constructor(
+    private readonly store: ContentStore,
+    private readonly bus: Bus,
+    private readonly clock: Clock = systemClock,
+    private readonly random: RandomBytes = randomBytes,
+    /** Told when a broadcast moves to another campaign, so caches can forget it. */
+    private readonly onBroadcastChanged: (tenantSeq: number, broadcastId: string) => void = () => {},
+  ) {}
+
+  async createCampaign(tenant: Tenant, input: { id?: number; name: string }): Promise<CampaignRecord> {
+    const record: CampaignRecord = {
+      tenantSeq: tenant.seq,
+      id: input.id ?? (await this.store.nextCampaignId(tenant.seq)),
+      name: input.name,
+      createdAt: this.clock.now(),
+    };
+    if (!(await this.store.createCampaign(record))) throw new SvcError('conflict', `Campaign ${record.id} already exists.`);
+    return record;
+  }
+
+  listCampaigns(tenant: Tenant): Promise<CampaignRecord[]> {
+    return this.store.listCampaigns(tenant.seq);
+  }
+
+  async getCampaign(tenant: Tenant, id: number): Promise<CampaignRecord> {
+    return found(await this.store.getCampaign(tenant.seq, id), `No campaign ${id}.`);
+  }
+
+  async renameCampaign(tenant: Tenant, id: number, name: string): Promise<CampaignRecord> {
+    return found(await this.store.renameCampaign(tenant.seq, id, name), `No campaign ${id}.`);
+  }
+
+  async createSponsor(tenant: Tenant, input: { id?: string; name: string }): Promise<SponsorRecord> {
+    const record: SponsorRecord = {
+      tenantSeq: tenant.seq,
+      id: input.id ?? `sp_${randomBase62(12, this.random)}`,
+      name: input.name,
+      createdAt: this.clock.now(),
+    };
+    if (!(await this.store.createSponsor(record))) throw new SvcError('conflict', `Sponsor "${record.id}" already exists.`);
+    return record;
+  }
+
+  listSponsors(tenant: Tenant): Promise<SponsorRecord[]> {
+    return this.store.listSponsors(tenant.seq);
+  }
+
+  async getSponsor(tenant: Tenant, id: string): Promise<SponsorRecord> {
+    return found(await this.store.getSponsor(tenant.seq, id), `No sponsor "${id}".`);
+  }
+
+  async renameSponsor(tenant: Tenant, id: string, name: string): Promise<SponsorRecord> {
+    return found(await this.store.renameSponsor(tenant.seq, id, name), `No sponsor "${id}".`);
+  }
+
+  async createBroadcast(tenant: Tenant, input: { id: string; campaignId: number; title?: string }): Promise<BroadcastRecord> {
+    await this.requireCampaign(tenant, input.campaignId);
+    const record: BroadcastRecord = { tenantSeq: tenant.seq, id: input.id, campaignId: input.campaignId, title: input.title ?? null, createdAt: this.clock.now() };
+    if (!(await this.store.createBroadcast(record))) {
+      throw new SvcError('conflict', `Broadcast "${input.id}" already exists (perhaps discovered from its first events); change it with PATCH.`);
+    }
+    this.onBroadcastChanged(tenant.seq, input.id);
+    return record;
+  }
+
+  listBroadcasts(tenant: Tenant): Promise<BroadcastRecord[]> {
+    return this.store.listBroadcasts(tenant.seq);
+  }
+
+  async getBroadcast(tenant: Tenant, id: string): Promise<BroadcastRecord> {
+    return found(await this.store.getBroadcast(tenant.seq, id), `No broadcast "${id}".`);
+  }
+
+  async updateBroadcast(tenant: Tenant, id: string, patch: { campaignId?: number; title?: string | null }): Promise<BroadcastRecord> {
+    if (patch.campaignId !== undefined) await this.requireCampaign(tenant, patch.campaignId);
+    const record = found(await this.store.updateBroadcast(tenant.seq, id, patch), `No broadcast "${id}".`);
+    this.onBroadcastChanged(tenant.seq, id);
+    return record;
+  }
+
+  async createOverlay(tenant: Tenant, broadcastId: string, body: unknown): Promise<Overlay> {
+    await this.getBroadcast(tenant, broadcastId);
+    const content = await this.checkOverlay(tenant, body);
+    const now = this.clock.now();
+    const record: OverlayRecord = {
+      tenantSeq: tenant.seq,
+      broadcastId,
+      id: `${content.type === 'sponsor_moment' ? 'sm' : content.type.slice(0, 4)}_${randomBase62(12, this.random)}`,
+      type: content.type,
+      content,
+      active: false,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.createOverlay(record);
+    return overlayView(record);
+  }
+
+  async listOverlays(tenant: Tenant, broadcastId: string): Promise<Overlay[]> {
+    await this.getBroadcast(tenant, broadcastId);
+    return (await this.store.listOverlays(tenant.seq, broadcastId)).map(overlayView);
+  }
+
+  async getOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<Overlay> {
+    return overlayView(await this.overlayRecord(tenant, broadcastId, id));
+  }
+
+  /** Replaces an overlay's content (same type). A poll that viewers are voting on cannot change. */
+  async updateOverlay(tenant: Tenant, broadcastId: string, id: string, body: unknown): Promise<Overlay> {
+    const current = await this.overlayRecord(tenant, broadcastId, id);
+    const content = await this.checkOverlay(tenant, { ...(body as object), type: current.type });
+    if (current.type === 'poll' && current.active) {
+      throw new SvcError('conflict', 'A poll cannot change while it is shown; hide it first or create a new poll.');
+    }
+    const record = found(await this.store.updateOverlay(tenant.seq, id, { content }, this.clock.now()), `No overlay "${id}".`);
+    const overlay = overlayView(record);
+    if (record.active) this.publish(tenant, broadcastId, { kind: 'update', overlay });
+    return overlay;
+  }
+
+  async deleteOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
+    const current = await this.overlayRecord(tenant, broadcastId, id);
+    await this.store.deleteOverlay(tenant.seq, id);
+    if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id });
+  }
+
+  async setActive(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
+    await this.overlayRecord(tenant, broadcastId, id);
+    const record = found(await this.store.updateOverlay(tenant.seq, id, { active }, this.clock.now()), `No overlay "${id}".`);
+    const overlay = overlayView(record);
+    this.publish(tenant, broadcastId, active ? { kind: 'show', overlay } : { kind: 'hide', overlayId: id });
+    return overlay;
+  }
+
+  private publish(tenant: Tenant, broadcastId: string, change: ContentChange): void {
+    this.bus.publish(contentChannel(tenant.seq, broadcastId), change);
+  }
+
+  private async overlayRecord(tenant: Tenant, broadcastId: string, id: string): Promise<OverlayRecord> {
+    const record = await this.store.getOverlay(tenant.seq, id);
+    if (!record || record.broadcastId !== broadcastId) throw new SvcError('not_found', `No overlay "${id}" in broadcast "${broadcastId}".`);
+    return record;
+  }
+
+  private async checkOverlay(tenant: Tenant, body: unknown): Promise<OverlayContent> {
+    const content = this.validator.validate(body);
+    if ((content.type === 'sponsor_moment' || content.type === 'product') && content.sponsorId !== undefined) {
+      if (!(await this.store.getSponsor(tenant.seq, content.sponsorId))) {
+        throw new SvcError('validation_failed', `No sponsor "${content.sponsorId}"; create it first (POST /v1/sponsors).`, {
+          errors: [{ path: '/sponsorId', code: 'invalid_value', message: 'is not a known sponsor' }],
+        });
+      }
+    }
+    return content;
+  }
+
+  private async requireCampaign(tenant: Tenant, campaignId: number): Promise<void> {
+    if (!(await this.store.getCampaign(tenant.seq, campaignId))) {
+      throw new SvcError('validation_failed', `No campaign ${campaignId}; create it first (POST /v1/campaigns).`, {
+        errors: [{ path: '/campaignId', code: 'invalid_value', message: 'is not a known campaign' }],
+      });
+    }
+  }
+}
+
+function found<T>(value: T | null, message: string): T {
+  if (value === null) throw new SvcError('not_found', message);
+  return value;
+}

@@ -1,0 +1,2 @@
+export * from './overlay-validator';
+export * from './content-service';

@@ -1,0 +1,573 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { uuidv7 } from 'uuidv7';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import {
+  CLOSE_CODES,
+  detectPii,
+  REALTIME_SUBPROTOCOL,
+  SESSION_ID_PATTERN,
+  USER_ID_MAX_LENGTH,
+  type Clock,
+  type ErrorCode,
+  type IngestResult,
+  type Overlay,
+  type ServerMessage,
+} from '@svc/protocol';
+import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import { contentChannel, type Bus, type ContentChange } from './bus';
+import { Connection, type Session } from './connection';
+import { frame, Room } from './room';
+import { KeyedThrottle, realTimers, type Timers } from './throttle';
+
+export const WS_PATH = '/v1/ws';
+
+export interface GatewayOptions {
+  /** Largest client message; bigger ones close the socket with 1009. */
+  maxPayloadBytes: number;
+  heartbeatIntervalMs: number;
+  /** A session that reconnects within this time is the same session. */
+  resumeGraceMs: number;
+  /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast. */
+  throttleMs: number;
+  maxConnectionsPerTenant: number;
+  messagesPerSecond: number;
+  messageBurst: number;
+  /** Messages dropped for rate before the socket is closed. */
+  maxDroppedMessages: number;
+  softBufferBytes: number;
+  hardBufferBytes: number;
+}
+
+export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
+  maxPayloadBytes: 64 * 1024,
+  heartbeatIntervalMs: 15_000,
+  resumeGraceMs: 30_000,
+  throttleMs: 1_000,
+  maxConnectionsPerTenant: 100_000,
+  messagesPerSecond: 20,
+  messageBurst: 60,
+  maxDroppedMessages: 200,
+  softBufferBytes: 64 * 1024,
+  hardBufferBytes: 1024 * 1024,
+};
+
+export interface GatewayEventSink {
+  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
+  /** Campaign of a broadcast, registering it under the tenant's default campaign when new. */
+  campaignOf(tenant: Tenant, broadcastId: string): Promise<number>;
+}
+
+export interface GatewayDeps {
+  authenticate(apiKey: string): Promise<Tenant | null>;
+  /** Viewer country for an upgrade request (header, address, tenant fallback). */
+  country(request: IncomingMessage, tenant: Tenant): string | null;
+  events: GatewayEventSink;
+  content: ContentStore;
+  bus: Bus;
+  clock: Clock;
+  log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  timers?: Timers;
+}
+
+const CONTENT_ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
+const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+
+export function overlayView(record: OverlayRecord): Overlay {
+  return {
+    ...record.content,
+    id: record.id,
+    broadcastId: record.broadcastId,
+    active: record.active,
+    createdAt: new Date(record.createdAt).toISOString(),
+    updatedAt: new Date(record.updatedAt).toISOString(),
+  } as Overlay;
+}
+
+/**
+ * The realtime gateway (protocol `svc.v1`, docs/realtime-protocol.md): authenticates viewers,
+ * keeps one room per watched broadcast, pushes overlays and throttled results and viewer
+ * counts, takes votes, entries and tracked events, and writes `broadcast.left` for sessions
+ * that vanish.
+ */
+export class Gateway {
+  private readonly wss: WebSocketServer;
+  private readonly options: GatewayOptions;
+  private readonly timers: Timers;
+  private readonly rooms = new Map<string, Promise<Room>>();
+  private readonly sessions = new Map<string, Session>();
+  private readonly connectionsPerTenant = new Map<number, number>();
+  private readonly resultsThrottle: KeyedThrottle;
+  private readonly viewersThrottle: KeyedThrottle;
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly pendingWrites = new Set<Promise<unknown>>();
+  private closing = false;
+
+  constructor(
+    private readonly deps: GatewayDeps,
+    options: Partial<GatewayOptions> = {},
+  ) {
+    this.options = { ...DEFAULT_GATEWAY_OPTIONS, ...options };
+    this.timers = deps.timers ?? realTimers;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: this.options.maxPayloadBytes,
+      perMessageDeflate: false,
+      handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : false),
+    });
+    this.resultsThrottle = new KeyedThrottle(this.options.throttleMs, (key) => this.flushResults(key), deps.clock, this.timers);
+    this.viewersThrottle = new KeyedThrottle(this.options.throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), deps.clock, this.timers);
+    this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
+    this.heartbeat.unref();
+  }
+
+  /** Live viewers of a broadcast on this node. */
+  async viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
+    const room = this.rooms.get(roomKey(tenantSeq, broadcastId));
+    return room ? (await room).connections.size : 0;
+  }
+
+  /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (url.pathname !== WS_PATH || this.closing) {
+      socket.end(`HTTP/1.1 ${this.closing ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => void this.accept(ws, request, url.searchParams));
+  }
+
+  /** Closes every connection (1001), stops timers and waits for events still being written. */
+  async close(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.heartbeat);
+    this.resultsThrottle.dropAll();
+    this.viewersThrottle.dropAll();
+    for (const session of this.sessions.values()) {
+      if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
+      session.connection?.close(CLOSE_CODES.goingAway, 'server_shutdown');
+    }
+    for (const ws of this.wss.clients) ws.terminate();
+    await Promise.allSettled([...this.pendingWrites]);
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private async accept(ws: WebSocket, request: IncomingMessage, params: URLSearchParams): Promise<void> {
+    // Messages that arrive while the connection is being set up wait for it.
+    const early: RawData[] = [];
+    const buffer = (data: RawData) => early.push(data);
+    ws.on('message', buffer);
+    ws.on('error', () => undefined);
+
+    const refuse = (code: number, reason: string) => ws.close(code, reason);
+    if (request.headers['sec-websocket-protocol'] && ws.protocol !== REALTIME_SUBPROTOCOL) {
+      return refuse(CLOSE_CODES.unsupportedProtocol, 'unsupported_protocol');
+    }
+    const apiKey = params.get('apiKey');
+    if (!apiKey) return refuse(CLOSE_CODES.invalidApiKey, 'api_key_missing');
+    const tenant = await this.deps.authenticate(apiKey);
+    if (!tenant) return refuse(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
+    const origin = request.headers.origin;
+    if (origin && tenant.settings.allowedOrigins.length && !tenant.settings.allowedOrigins.includes(origin)) {
+      return refuse(CLOSE_CODES.originNotAllowed, 'origin_not_allowed');
+    }
+    const sessionId = params.get('sessionId') ?? '';
+    const contentId = params.get('contentId') ?? '';
+    const userId = params.get('userId');
+    if (!SESSION_ID.test(sessionId)) return refuse(CLOSE_CODES.badRequest, 'invalid_session_id');
+    if (!CONTENT_ID_PATTERN.test(contentId)) return refuse(CLOSE_CODES.badRequest, 'invalid_content_id');
+    if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
+      return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
+    }
+    const open = this.connectionsPerTenant.get(tenant.seq) ?? 0;
+    if (open >= this.options.maxConnectionsPerTenant) return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
+    if (ws.readyState !== ws.OPEN || this.closing) return;
+
+    let room: Room;
+    try {
+      // A room released while this connection waited for it is opened afresh.
+      do room = await this.openRoom(tenant, contentId);
+      while (room.released);
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'could not open room');
+      return refuse(1011, 'internal_error');
+    }
+    if (ws.readyState !== ws.OPEN) return this.releaseRoom(room);
+
+    const { session, resumed } = this.joinSession(tenant, sessionId, userId, room, request);
+    const connection = new Connection(
+      ws,
+      session,
+      { softBufferBytes: this.options.softBufferBytes, hardBufferBytes: this.options.hardBufferBytes },
+      this.options.messageBurst,
+      this.deps.clock.now(),
+    );
+    const previous = session.connection;
+    session.connection = connection;
+    if (previous) {
+      room.connections.delete(previous);
+      previous.close(CLOSE_CODES.replaced, 'replaced');
+    } else {
+      this.connectionsPerTenant.set(tenant.seq, open + 1);
+    }
+    room.connections.add(connection);
+
+    ws.off('message', buffer);
+    ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
+    ws.on('pong', () => (connection.alive = true));
+    ws.on('close', (code) => this.onClose(connection, code));
+
+    connection.send(
+      frame({
+        type: 'welcome',
+        protocol: REALTIME_SUBPROTOCOL,
+        session: { id: sessionId, resumed },
+        broadcast: { id: room.broadcastId, campaignId: room.campaignId },
+        overlays: room.activeOverlays(),
+        pollResults: room.activeResults(),
+        viewer: room.viewerState(session.viewer),
+        viewers: room.connections.size,
+        serverTime: new Date(this.deps.clock.now()).toISOString(),
+        heartbeatIntervalMs: this.options.heartbeatIntervalMs,
+      }),
+    );
+    this.viewersThrottle.trigger(room.key);
+    for (const data of early) this.onMessage(connection, data, false);
+  }
+
+  /** The session of this id: the same one when it reconnects to the same broadcast in time. */
+  private joinSession(
+    tenant: Tenant,
+    sessionId: string,
+    userId: string | null,
+    room: Room,
+    request: IncomingMessage,
+  ): { session: Session; resumed: boolean } {
+    const key = `${tenant.seq}:${sessionId}`;
+    const existing = this.sessions.get(key);
+    if (existing && existing.room === room) {
+      if (existing.graceTimer !== null) this.timers.clearTimeout(existing.graceTimer);
+      existing.graceTimer = null;
+      return { session: existing, resumed: true };
+    }
+    // Same session id on another broadcast: the viewer switched content.
+    if (existing) this.endSession(existing, existing.leftByClient ? null : 'closed');
+    const session: Session = {
+      key,
+      id: sessionId,
+      tenant,
+      userId,
+      viewer: userId ?? sessionId,
+      country: this.deps.country(request, tenant),
+      room,
+      joinedAt: this.deps.clock.now(),
+      connection: null,
+      graceTimer: null,
+      leftByClient: false,
+    };
+    this.sessions.set(key, session);
+    room.sessions++;
+    return { session, resumed: false };
+  }
+
+  private onClose(connection: Connection, code: number): void {
+    const { session } = connection;
+    if (session.connection !== connection) return; // replaced by a newer connection
+    session.connection = null;
+    const room = session.room;
+    room.connections.delete(connection);
+    this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
+    this.viewersThrottle.trigger(room.key);
+    if (this.closing) return;
+    if (session.leftByClient) {
+      this.endSession(session, null);
+      return;
+    }
+    const reason = connection.heartbeatTimedOut ? 'timeout' : code === 1000 || code === 1001 ? 'closed' : 'disconnect';
+    session.graceTimer = this.timers.setTimeout(() => {
+      session.graceTimer = null;
+      this.endSession(session, reason);
+    }, this.options.resumeGraceMs);
+  }
+
+  /** Forgets a session; writes its `broadcast.left` when the client did not. */
+  private endSession(session: Session, reason: 'closed' | 'timeout' | 'disconnect' | null): void {
+    if (this.sessions.get(session.key) !== session) return;
+    this.sessions.delete(session.key);
+    if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
+    session.connection?.close(CLOSE_CODES.replaced, 'replaced');
+    session.room.sessions--;
+    if (reason) {
+      const now = this.deps.clock.now();
+      this.track(this.deps.events.ingest({
+        tenant: session.tenant,
+        source: 'server',
+        country: session.country,
+        bodyBytes: 0,
+        body: {
+          event: 'broadcast.left',
+          eventId: uuidv7(),
+          userId: session.userId,
+          sessionId: session.id,
+          broadcastId: session.room.broadcastId,
+          timestamp: new Date(now).toISOString(),
+          data: { reason, watchedMs: Math.max(0, now - session.joinedAt) },
+        },
+      }));
+    }
+    this.releaseRoom(session.room);
+  }
+
+  private onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
+    connection.alive = true;
+    if (!this.takeToken(connection)) return;
+    let message: Record<string, unknown>;
+    const text = isBinary ? '' : String(data);
+    try {
+      if (isBinary) throw new Error('binary');
+      const parsed: unknown = JSON.parse(text);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof (parsed as { type?: unknown }).type !== 'string') {
+        throw new Error('shape');
+      }
+      message = parsed as Record<string, unknown>;
+    } catch {
+      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: 'Each message is one JSON text frame: an object with a "type".' });
+    }
+    const requestId = typeof message.requestId === 'string' && REQUEST_ID.test(message.requestId) ? message.requestId : undefined;
+    switch (message.type) {
+      case 'ping':
+        return this.reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
+      case 'track':
+        return void this.track(this.onTrack(connection, message.events, requestId, Buffer.byteLength(text)));
+      case 'poll.vote':
+        return void this.track(this.onVote(connection, message.pollId, message.optionIndex, requestId));
+      case 'contest.enter':
+        return void this.track(this.onEnter(connection, message.contestId, requestId));
+      default:
+        return this.reply(connection, {
+          type: 'error',
+          code: 'unknown_message_type',
+          detail: `"${String(message.type).slice(0, 40)}" is not a message type of ${REALTIME_SUBPROTOCOL}.`,
+          requestId,
+        });
+    }
+  }
+
+  private async onTrack(connection: Connection, events: unknown, requestId: string | undefined, bytes: number): Promise<void> {
+    const { session } = connection;
+    if (!Array.isArray(events) || !events.length) {
+      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: '"events" must be a non-empty array.', requestId });
+    }
+    // The connection knows the session, broadcast and user: events may leave them out.
+    const filled = events.map((event) => {
+      if (event === null || typeof event !== 'object' || Array.isArray(event)) return event;
+      const e = event as Record<string, unknown>;
+      return {
+        ...e,
+        eventId: e.eventId ?? uuidv7(),
+        sessionId: e.sessionId ?? session.id,
+        broadcastId: e.broadcastId ?? session.room.broadcastId,
+        ...(session.userId !== null && e.userId === undefined ? { userId: session.userId } : {}),
+      };
+    });
+    try {
+      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body: { events: filled }, bodyBytes: bytes });
+      const rejected = new Set(result.rejected.map((r) => r.index));
+      const ids = filled.flatMap((e, i) => (rejected.has(i) ? [] : [String((e as { eventId: unknown }).eventId)]));
+      filled.forEach((e, i) => {
+        const event = e as { event?: unknown; sessionId?: unknown };
+        if (!rejected.has(i) && event.event === 'broadcast.left' && event.sessionId === session.id) session.leftByClient = true;
+      });
+      this.reply(connection, { type: 'ack', ids, requestId, ...(result.rejected.length ? { rejected: result.rejected.map(({ index, code, detail }) => ({ index, code, detail })) } : {}) });
+    } catch (error) {
+      this.fail(connection, error, requestId);
+    }
+  }
+
+  private async onVote(connection: Connection, pollId: unknown, optionIndex: unknown, requestId: string | undefined): Promise<void> {
+    const { session } = connection;
+    const room = session.room;
+    const poll = typeof pollId === 'string' ? room.activeOverlay(pollId) : undefined;
+    if (!poll || poll.type !== 'poll') {
+      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
+    }
+    if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
+      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
+    }
+    if (!room.recordVote(poll.id, session.viewer, optionIndex)) {
+      return this.reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
+    }
+    const eventId = uuidv7();
+    const stored = await this.storeInteraction(connection, requestId, eventId, 'poll.voted', {
+      pollId: poll.id,
+      questionText: poll.question,
+      optionSelected: poll.options[optionIndex],
+      optionIndex,
+    });
+    if (!stored) {
+      room.retractVote(poll.id, session.viewer);
+      return;
+    }
+    this.resultsThrottle.trigger(`${room.key}\u0000${poll.id}`);
+  }
+
+  private async onEnter(connection: Connection, contestId: unknown, requestId: string | undefined): Promise<void> {
+    const { session } = connection;
+    const room = session.room;
+    const contest = typeof contestId === 'string' ? room.activeOverlay(contestId) : undefined;
+    if (!contest || contest.type !== 'contest') {
+      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
+    }
+    if (!room.recordEntry(contest.id, session.viewer)) {
+      return this.reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
+    }
+    const stored = await this.storeInteraction(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title });
+    if (!stored) room.retractEntry(contest.id, session.viewer);
+  }
+
+  /** Stores a vote or entry as an event; acknowledges it, or reports why not. */
+  private async storeInteraction(
+    connection: Connection,
+    requestId: string | undefined,
+    eventId: string,
+    event: 'poll.voted' | 'contest.entered',
+    data: Record<string, unknown>,
+  ): Promise<boolean> {
+    const { session } = connection;
+    try {
+      const result = await this.deps.events.ingest({
+        tenant: session.tenant,
+        source: 'client',
+        country: session.country,
+        bodyBytes: 0,
+        body: {
+          event,
+          eventId,
+          userId: session.userId,
+          sessionId: session.id,
+          broadcastId: session.room.broadcastId,
+          timestamp: new Date(this.deps.clock.now()).toISOString(),
+          data,
+        },
+      });
+      const rejection = result.rejected[0];
+      if (rejection) {
+        this.reply(connection, { type: 'error', code: rejection.code, detail: rejection.detail, requestId });
+        return false;
+      }
+      this.reply(connection, { type: 'ack', ids: [eventId], requestId });
+      return true;
+    } catch (error) {
+      this.fail(connection, error, requestId);
+      return false;
+    }
+  }
+
+  private fail(connection: Connection, error: unknown, requestId: string | undefined): void {
+    const code = (error as { code?: ErrorCode }).code;
+    if (!code) this.deps.log.error({ err: error }, 'realtime message failed');
+    this.reply(connection, { type: 'error', code: code ?? 'internal_error', detail: code ? (error as Error).message : 'Something went wrong on our side.', requestId });
+  }
+
+  private reply(connection: Connection, message: ServerMessage): void {
+    connection.send(frame(message));
+  }
+
+  /** Per-connection token bucket; a client that keeps flooding is closed. */
+  private takeToken(connection: Connection): boolean {
+    const now = this.deps.clock.now();
+    connection.tokens = Math.min(this.options.messageBurst, connection.tokens + ((now - connection.tokensAt) / 1000) * this.options.messagesPerSecond);
+    connection.tokensAt = now;
+    if (connection.tokens >= 1) {
+      connection.tokens -= 1;
+      connection.dropped = 0;
+      return true;
+    }
+    connection.dropped++;
+    if (connection.dropped > this.options.maxDroppedMessages) {
+      connection.close(CLOSE_CODES.policyViolation, 'rate_limited');
+    } else if (now - connection.lastRateLimitNotice >= 1000) {
+      connection.lastRateLimitNotice = now;
+      this.reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
+    }
+    return false;
+  }
+
+  private beat(): void {
+    for (const session of this.sessions.values()) {
+      const connection = session.connection;
+      if (!connection) continue;
+      if (!connection.alive) {
+        connection.heartbeatTimedOut = true;
+        connection.ws.terminate();
+        continue;
+      }
+      connection.alive = false;
+      if (connection.ws.readyState === connection.ws.OPEN) connection.ws.ping();
+    }
+  }
+
+  private async openRoom(tenant: Tenant, broadcastId: string): Promise<Room> {
+    const key = roomKey(tenant.seq, broadcastId);
+    let room = this.rooms.get(key);
+    if (!room) {
+      room = this.loadRoom(tenant, broadcastId, key);
+      this.rooms.set(key, room);
+      room.catch(() => this.rooms.delete(key));
+    }
+    return room;
+  }
+
+  private async loadRoom(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
+    const campaignId = await this.deps.events.campaignOf(tenant, broadcastId);
+    const [overlays, interactions] = await Promise.all([
+      this.deps.content.listOverlays(tenant.seq, broadcastId),
+      this.deps.content.listInteractions(tenant.seq, broadcastId),
+    ]);
+    const room = new Room(key, tenant.seq, broadcastId, campaignId, overlays.map(overlayView), interactions);
+    room.unsubscribe = this.deps.bus.subscribe(contentChannel(tenant.seq, broadcastId), (change) => this.onContentChange(room, change as ContentChange));
+    return room;
+  }
+
+  /** Closes a room nobody watches any more; it is rebuilt from storage when needed again. */
+  private releaseRoom(room: Room): void {
+    if (room.sessions > 0 || room.connections.size > 0) return;
+    room.released = true;
+    room.unsubscribe();
+    if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
+    this.viewersThrottle.drop(room.key);
+  }
+
+  private onContentChange(room: Room, change: ContentChange): void {
+    if (change.kind === 'hide') {
+      room.removeOverlay(change.overlayId);
+      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId });
+      return;
+    }
+    room.setOverlay(change.overlay);
+    if (!change.overlay.active) return;
+    room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
+    if (change.kind === 'show' && change.overlay.type === 'poll') room.broadcast({ type: 'poll.results', ...room.results(change.overlay.id) }, true);
+  }
+
+  private flushResults(key: string): void {
+    const [room, pollId] = key.split('\u0000') as [string, string];
+    void this.withRoom(room, (r) => r.flushResults(pollId));
+  }
+
+  private async withRoom(key: string, job: (room: Room) => void): Promise<void> {
+    const room = this.rooms.get(key);
+    if (room) job(await room);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pendingWrites.add(promise);
+    void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => undefined);
+    return promise;
+  }
+}
+
+function roomKey(tenantSeq: number, broadcastId: string): string {
+  return `${tenantSeq}:${broadcastId}`;
+}

@@ -1,0 +1,5 @@
+export * from './bus';
+export * from './throttle';
+export * from './room';
+export * from './connection';
+export * from './gateway';

@@ -1,0 +1,73 @@
+import type { OverlayContent, OverlayType } from '@svc/protocol';
+
+export interface CampaignRecord {
+  tenantSeq: number;
+  id: number;
+  name: string;
+  createdAt: number;
+}
+
+export interface SponsorRecord {
+  tenantSeq: number;
+  id: string;
+  name: string;
+  createdAt: number;
+}
+
+export interface BroadcastRecord {
+  tenantSeq: number;
+  id: string;
+  campaignId: number;
+  title: string | null;
+  createdAt: number;
+}
+
+export interface OverlayRecord {
+  tenantSeq: number;
+  broadcastId: string;
+  id: string;
+  type: OverlayType;
+  content: OverlayContent;
+  active: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One viewer's poll vote or contest entry, as recorded in the event log. */
+export interface Interaction {
+  kind: 'vote' | 'entry';
+  overlayId: string;
+  viewer: string;
+  optionIndex: number | null;
+}
+
+/**
+ * What the realtime gateway shows: campaigns, sponsors, broadcasts and their overlays.
+ * Every call is scoped to one tenant; `create*` returns false when the id is taken.
+ */
+export interface ContentStore {
+  createCampaign(record: CampaignRecord): Promise<boolean>;
+  nextCampaignId(tenantSeq: number): Promise<number>;
+  getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null>;
+  listCampaigns(tenantSeq: number): Promise<CampaignRecord[]>;
+  renameCampaign(tenantSeq: number, id: number, name: string): Promise<CampaignRecord | null>;
+
+  createSponsor(record: SponsorRecord): Promise<boolean>;
+  getSponsor(tenantSeq: number, id: string): Promise<SponsorRecord | null>;
+  listSponsors(tenantSeq: number): Promise<SponsorRecord[]>;
+  renameSponsor(tenantSeq: number, id: string, name: string): Promise<SponsorRecord | null>;
+
+  createBroadcast(record: BroadcastRecord): Promise<boolean>;
+  getBroadcast(tenantSeq: number, id: string): Promise<BroadcastRecord | null>;
+  listBroadcasts(tenantSeq: number): Promise<BroadcastRecord[]>;
+  updateBroadcast(tenantSeq: number, id: string, patch: { campaignId?: number; title?: string | null }): Promise<BroadcastRecord | null>;
+
+  createOverlay(record: OverlayRecord): Promise<void>;
+  getOverlay(tenantSeq: number, id: string): Promise<OverlayRecord | null>;
+  listOverlays(tenantSeq: number, broadcastId: string): Promise<OverlayRecord[]>;
+  updateOverlay(tenantSeq: number, id: string, patch: { content?: OverlayContent; active?: boolean }, updatedAt: number): Promise<OverlayRecord | null>;
+  deleteOverlay(tenantSeq: number, id: string): Promise<boolean>;
+
+  /** Votes and contest entries of a broadcast, oldest first (rebuilds live state after a restart). */
+  listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]>;
+}

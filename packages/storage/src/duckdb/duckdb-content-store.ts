@@ -1,0 +1,193 @@
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { OverlayContent, OverlayType } from '@svc/protocol';
+import type { BroadcastRecord, CampaignRecord, ContentStore, Interaction, OverlayRecord, SponsorRecord } from '../content-store';
+import type { DuckDbDatabase, Row } from './duckdb-database';
+
+const OVERLAY_COLUMNS = 'tenant_seq, broadcast_id, id, type, content, active, epoch_ms(created_at) AS created_at_ms, epoch_ms(updated_at) AS updated_at_ms';
+const BROADCAST_COLUMNS = 'tenant_seq, id, campaign_id, title, epoch_ms(created_at) AS created_at_ms';
+const NAMED_COLUMNS = 'tenant_seq, id, name, epoch_ms(created_at) AS created_at_ms';
+
+/** Campaigns, sponsors, broadcasts and overlays in the embedded database. */
+export class DuckDbContentStore implements ContentStore {
+  constructor(private readonly db: DuckDbDatabase) {}
+
+  createCampaign(record: CampaignRecord): Promise<boolean> {
+    return this.insertIfNew(
+      'INSERT INTO campaigns VALUES ($1, $2, $3, epoch_ms($4::BIGINT)) ON CONFLICT DO NOTHING',
+      [record.tenantSeq, record.id, record.name, record.createdAt],
+    );
+  }
+
+  async nextCampaignId(tenantSeq: number): Promise<number> {
+    const rows = await this.db.query('SELECT coalesce(max(id), 0) + 1 AS next FROM campaigns WHERE tenant_seq = $1', [tenantSeq]);
+    return Number(rows[0]!.next);
+  }
+
+  async getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null> {
+    const rows = await this.db.query(`SELECT ${NAMED_COLUMNS} FROM campaigns WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toCampaign(rows[0]) : null;
+  }
+
+  async listCampaigns(tenantSeq: number): Promise<CampaignRecord[]> {
+    return (await this.db.query(`SELECT ${NAMED_COLUMNS} FROM campaigns WHERE tenant_seq = $1 ORDER BY id`, [tenantSeq])).map(toCampaign);
+  }
+
+  async renameCampaign(tenantSeq: number, id: number, name: string): Promise<CampaignRecord | null> {
+    const rows = await this.writeRows(`UPDATE campaigns SET name = $3 WHERE tenant_seq = $1 AND id = $2 RETURNING ${NAMED_COLUMNS}`, [tenantSeq, id, name]);
+    return rows[0] ? toCampaign(rows[0]) : null;
+  }
+
+  createSponsor(record: SponsorRecord): Promise<boolean> {
+    return this.insertIfNew(
+      'INSERT INTO sponsors VALUES ($1, $2, $3, epoch_ms($4::BIGINT)) ON CONFLICT DO NOTHING',
+      [record.tenantSeq, record.id, record.name, record.createdAt],
+    );
+  }
+
+  async getSponsor(tenantSeq: number, id: string): Promise<SponsorRecord | null> {
+    const rows = await this.db.query(`SELECT ${NAMED_COLUMNS} FROM sponsors WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toSponsor(rows[0]) : null;
+  }
+
+  async listSponsors(tenantSeq: number): Promise<SponsorRecord[]> {
+    return (await this.db.query(`SELECT ${NAMED_COLUMNS} FROM sponsors WHERE tenant_seq = $1 ORDER BY id`, [tenantSeq])).map(toSponsor);
+  }
+
+  async renameSponsor(tenantSeq: number, id: string, name: string): Promise<SponsorRecord | null> {
+    const rows = await this.writeRows(`UPDATE sponsors SET name = $3 WHERE tenant_seq = $1 AND id = $2 RETURNING ${NAMED_COLUMNS}`, [tenantSeq, id, name]);
+    return rows[0] ? toSponsor(rows[0]) : null;
+  }
+
+  createBroadcast(record: BroadcastRecord): Promise<boolean> {
+    return this.insertIfNew(
+      'INSERT INTO broadcasts VALUES ($1, $2, $3, $4, epoch_ms($5::BIGINT)) ON CONFLICT DO NOTHING',
+      [record.tenantSeq, record.id, record.campaignId, record.title, record.createdAt],
+    );
+  }
+
+  async getBroadcast(tenantSeq: number, id: string): Promise<BroadcastRecord | null> {
+    const rows = await this.db.query(`SELECT ${BROADCAST_COLUMNS} FROM broadcasts WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toBroadcast(rows[0]) : null;
+  }
+
+  async listBroadcasts(tenantSeq: number): Promise<BroadcastRecord[]> {
+    const rows = await this.db.query(`SELECT ${BROADCAST_COLUMNS} FROM broadcasts WHERE tenant_seq = $1 ORDER BY created_at DESC, id`, [tenantSeq]);
+    return rows.map(toBroadcast);
+  }
+
+  async updateBroadcast(
+    tenantSeq: number,
+    id: string,
+    patch: { campaignId?: number; title?: string | null },
+  ): Promise<BroadcastRecord | null> {
+    const rows = await this.writeRows(
+      `UPDATE broadcasts SET campaign_id = coalesce($3, campaign_id), title = CASE WHEN $4 THEN $5 ELSE title END
+       WHERE tenant_seq = $1 AND id = $2 RETURNING ${BROADCAST_COLUMNS}`,
+      [tenantSeq, id, patch.campaignId ?? null, patch.title !== undefined, patch.title ?? null],
+    );
+    return rows[0] ? toBroadcast(rows[0]) : null;
+  }
+
+  async createOverlay(record: OverlayRecord): Promise<void> {
+    await this.db.write((c) =>
+      c.run('INSERT INTO overlays VALUES ($1, $2, $3, $4, $5, $6, epoch_ms($7::BIGINT), epoch_ms($8::BIGINT))', [
+        record.tenantSeq,
+        record.broadcastId,
+        record.id,
+        record.type,
+        JSON.stringify(record.content),
+        record.active,
+        record.createdAt,
+        record.updatedAt,
+      ]),
+    );
+  }
+
+  async getOverlay(tenantSeq: number, id: string): Promise<OverlayRecord | null> {
+    const rows = await this.db.query(`SELECT ${OVERLAY_COLUMNS} FROM overlays WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toOverlay(rows[0]) : null;
+  }
+
+  async listOverlays(tenantSeq: number, broadcastId: string): Promise<OverlayRecord[]> {
+    const rows = await this.db.query(
+      `SELECT ${OVERLAY_COLUMNS} FROM overlays WHERE tenant_seq = $1 AND broadcast_id = $2 ORDER BY created_at, id`,
+      [tenantSeq, broadcastId],
+    );
+    return rows.map(toOverlay);
+  }
+
+  async updateOverlay(
+    tenantSeq: number,
+    id: string,
+    patch: { content?: OverlayContent; active?: boolean },
+    updatedAt: number,
+  ): Promise<OverlayRecord | null> {
+    const rows = await this.writeRows(
+      `UPDATE overlays SET content = coalesce($3, content), active = coalesce($4, active), updated_at = epoch_ms($5::BIGINT)
+       WHERE tenant_seq = $1 AND id = $2 RETURNING ${OVERLAY_COLUMNS}`,
+      [tenantSeq, id, patch.content ? JSON.stringify(patch.content) : null, patch.active ?? null, updatedAt],
+    );
+    return rows[0] ? toOverlay(rows[0]) : null;
+  }
+
+  async deleteOverlay(tenantSeq: number, id: string): Promise<boolean> {
+    return this.db.write(async (c) => Number((await c.run('DELETE FROM overlays WHERE tenant_seq = $1 AND id = $2', [tenantSeq, id])).rowsChanged) > 0);
+  }
+
+  async listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]> {
+    const rows = await this.db.query(
+      `SELECT event, coalesce(user_id, session_id) AS viewer,
+              coalesce(json_extract_string(data, '$.pollId'), json_extract_string(data, '$.contestId')) AS overlay_id,
+              TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER) AS option_index
+       FROM events
+       WHERE tenant_seq = $1 AND broadcast_id = $2 AND event IN ('poll.voted', 'contest.entered')
+       ORDER BY ts, event_id`,
+      [tenantSeq, broadcastId],
+    );
+    return rows.map((row) => ({
+      kind: row.event === 'poll.voted' ? 'vote' : 'entry',
+      overlayId: String(row.overlay_id),
+      viewer: String(row.viewer),
+      optionIndex: row.option_index === null ? null : Number(row.option_index),
+    }));
+  }
+
+  private insertIfNew(sql: string, values: DuckDBValue[]): Promise<boolean> {
+    return this.db.write(async (c) => Number((await c.run(sql, values)).rowsChanged) > 0);
+  }
+
+  private writeRows(sql: string, values: DuckDBValue[]): Promise<Row[]> {
+    return this.db.write((c) => this.db.writeQuery(c, sql, values));
+  }
+}
+
+function toCampaign(row: Row): CampaignRecord {
+  return { tenantSeq: Number(row.tenant_seq), id: Number(row.id), name: String(row.name), createdAt: Number(row.created_at_ms) };
+}
+
+function toSponsor(row: Row): SponsorRecord {
+  return { tenantSeq: Number(row.tenant_seq), id: String(row.id), name: String(row.name), createdAt: Number(row.created_at_ms) };
+}
+
+function toBroadcast(row: Row): BroadcastRecord {
+  return {
+    tenantSeq: Number(row.tenant_seq),
+    id: String(row.id),
+    campaignId: Number(row.campaign_id),
+    title: row.title === null ? null : String(row.title),
+    createdAt: Number(row.created_at_ms),
+  };
+}
+
+function toOverlay(row: Row): OverlayRecord {
+  return {
+    tenantSeq: Number(row.tenant_seq),
+    broadcastId: String(row.broadcast_id),
+    id: String(row.id),
+    type: String(row.type) as OverlayType,
+    content: JSON.parse(String(row.content)) as OverlayContent,
+    active: Boolean(row.active),
+    createdAt: Number(row.created_at_ms),
+    updatedAt: Number(row.updated_at_ms),
+  };
+}
