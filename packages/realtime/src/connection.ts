@@ -14,6 +14,8 @@ export interface Session {
   country: string | null;
   room: Room;
   joinedAt: number;
+  /** When the last connection ended; watching time stops there, not when the grace runs out. */
+  disconnectedAt: number | null;
   connection: Connection | null;
   graceTimer: unknown;
   /** The client sent its own broadcast.left. */

@@ -249,6 +249,7 @@ export class Gateway {
     if (existing && existing.room === room) {
       if (existing.graceTimer !== null) this.timers.clearTimeout(existing.graceTimer);
       existing.graceTimer = null;
+      existing.disconnectedAt = null;
       return { session: existing, resumed: true };
     }
     // Same session id on another broadcast: the viewer switched content.
@@ -262,6 +263,7 @@ export class Gateway {
       country: this.deps.country(request, tenant),
       room,
       joinedAt: this.deps.clock.now(),
+      disconnectedAt: null,
       connection: null,
       graceTimer: null,
       leftByClient: false,
@@ -275,6 +277,7 @@ export class Gateway {
     const { session } = connection;
     if (session.connection !== connection) return; // replaced by a newer connection
     session.connection = null;
+    session.disconnectedAt = this.deps.clock.now();
     const room = session.room;
     room.connections.delete(connection);
     this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
@@ -312,7 +315,7 @@ export class Gateway {
           sessionId: session.id,
           broadcastId: session.room.broadcastId,
           timestamp: new Date(now).toISOString(),
-          data: { reason, watchedMs: Math.max(0, now - session.joinedAt) },
+          data: { reason, watchedMs: Math.max(0, (session.disconnectedAt ?? now) - session.joinedAt) },
         },
       }));
     }
