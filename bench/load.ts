@@ -74,7 +74,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const windowEnd = windowStart + options.measureMs;
   let stop = false;
   const fail = (message: string) => {
-    if (failureSamples.length < 5) failureSamples.push(message);
+    if (failureSamples.length < 5 && !failureSamples.includes(message)) failureSamples.push(message);
   };
 
   const loop = async () => {

@@ -1,14 +1,32 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 
 /** Every child still running; killed on exit whatever happens. */
 const running = new Set<ChildProcess>();
+/** Temporary folders not yet removed; removed on exit whatever happens. */
+const folders = new Set<string>();
 
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
+
+/** A new temporary folder, removed by `remove()` or at the latest when the process exits. */
+export function tempFolder(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  folders.add(path);
+  return {
+    path,
+    remove() {
+      rmSync(path, { recursive: true, force: true });
+      folders.delete(path);
+    },
+  };
+}
 
 export interface Child {
   /** http://127.0.0.1:<port> */

@@ -80,7 +80,7 @@ export function renderReport(machine: Machine, tables: BenchTable[]): string {
 
 /** Formatting helpers shared by benchmark modules. */
 export const fmt = {
-  int: (n: number) => Math.round(n).toLocaleString('en-US'),
+  int: (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—'),
   ms: (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 1) : '—'),
   ratio: (a: number, b: number) => (b > 0 && Number.isFinite(a / b) ? (a / b).toFixed(2) : '—'),
 };

@@ -3,7 +3,7 @@
  * (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS.
  *
- *   npm run bench -- [--seconds N] [--warmup N] [--connections N] [--sweep 8,32,64] [--events N]
+ *   npm run bench -- [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  */
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
@@ -15,6 +15,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '2' },
     connections: { type: 'string', default: String(DEFAULT_CONNECTIONS) },
+    repeat: { type: 'string', default: '3' },
     sweep: { type: 'string', default: '' },
     events: { type: 'string', default: '1500000' },
     help: { type: 'boolean', default: false },
@@ -22,7 +23,7 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  process.stdout.write('npm run bench -- [--seconds 10] [--warmup 2] [--connections 32] [--sweep 8,32,64] [--events 1500000]\n');
+  process.stdout.write('npm run bench -- [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]\n');
   process.exit(0);
 }
 
@@ -51,6 +52,7 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         seconds: positive('seconds', values.seconds),
         warmupSeconds: positive('warmup', values.warmup),
         connections: Math.round(positive('connections', values.connections)),
+        repeat: Math.round(positive('repeat', values.repeat)),
         sweep: values.sweep ? values.sweep.split(',').map((c) => Math.round(positive('sweep', c.trim()))) : [],
         poolEvents: Math.round(positive('events', values.events)),
         log,
