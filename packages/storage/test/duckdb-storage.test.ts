@@ -28,6 +28,27 @@ describe('DuckDB database file', () => {
     await second.close();
   });
 
+  it('still recognises an event stored before a restart, inside a batch of new ones', async () => {
+    const dir = freshDir();
+    const settings = { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 };
+    const row = (tenantSeq: number, eventId: string) => ({ tenantSeq, eventId, event: 'broadcast.joined', userId: null, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' });
+    const first = await openEmbeddedStorage(dir);
+    const tenant = await first.meta.createTenant({ id: 'x', name: 'X', retentionMonths: 12, createdAt: 0, settings });
+    const old = '0190a6a0-0000-7000-8000-0000000000aa';
+    await first.events.commit({ events: [row(tenant.seq, old)], rejects: [] });
+    await first.close();
+    const second = await openEmbeddedStorage(dir);
+    const fresh = '0190a6a0-0000-7000-8000-0000000000bb';
+    const outcome = await second.events.commit({
+      events: [row(tenant.seq, old), row(tenant.seq, fresh)],
+      rejects: [{ tenantSeq: tenant.seq, id: '0190a6a0-0000-7000-8000-0000000000cc', receivedAtMs: 3, code: 'unknown_event', detail: 'x', errors: '[]', eventName: null, userId: null, payload: '{}' }],
+    });
+    expect([...outcome.inserted]).toEqual([`${tenant.seq}:${fresh}`]);
+    expect(await second.events.countEvents({ tenantSeq: tenant.seq })).toBe(2);
+    expect(await second.events.listRejected(tenant.seq, { limit: 10 })).toHaveLength(1);
+    await second.close();
+  });
+
   it('refuses a closed database with a catalogue error', async () => {
     const db = await DuckDbDatabase.open(freshDir());
     await db.close();
