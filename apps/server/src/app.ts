@@ -11,6 +11,7 @@ import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { analyticsEventRoutes } from './routes/analytics-events';
 import { apiKeyRoutes } from './routes/api-keys';
 import { contentRoutes } from './routes/content';
+import { webhookRoutes } from './routes/webhooks';
 import { deletionRoutes } from './routes/deletions';
 import { attachGateway } from './realtime';
 import { eventRoutes } from './routes/events';
@@ -113,6 +114,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(analyticsEventRoutes, deps);
   await app.register(deletionRoutes, deps);
   await app.register(contentRoutes, deps);
+  await app.register(webhookRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.decorate('gateway', attachGateway(app, services));
   return app;

@@ -1,9 +1,10 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
 import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
+import type { DispatchObserver } from '@svc/webhooks';
 
 /** Prometheus metrics of one server; a registry per instance so tests can run several. */
-export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver {
+export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver {
   readonly registry = new Registry();
   private readonly acceptedTotal: Counter<'source'>;
   private readonly duplicateTotal: Counter;
@@ -13,6 +14,9 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
   readonly httpSeconds: Histogram<'method' | 'route' | 'status'>;
   private readonly purgedTotal: Counter<'kind'>;
   private readonly purgeFailures: Counter;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookSeconds: Histogram;
+  private readonly webhookQueue: Gauge;
 
   constructor() {
     const registers = [this.registry];
@@ -41,11 +45,34 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
     });
     this.purgedTotal = new Counter({ name: 'svc_retention_purged_total', help: 'Rows removed by retention', labelNames: ['kind'], registers });
     this.purgeFailures = new Counter({ name: 'svc_retention_failures_total', help: 'Retention passes that failed', registers });
+    this.webhookAttempts = new Counter({
+      name: 'svc_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (delivered, retry, failed)',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.webhookSeconds = new Histogram({
+      name: 'svc_webhook_delivery_seconds',
+      help: 'Time for a receiver to answer a delivery',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers,
+    });
+    this.webhookQueue = new Gauge({ name: 'svc_webhook_queue_depth', help: 'Webhook deliveries waiting to be sent', registers });
+  }
+
+  attempted(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookSeconds.observe(latencyMs / 1000);
+  }
+
+  queueDepth(depth: number): void {
+    this.webhookQueue.set(depth);
   }
 
   purged(report: PurgeReport): void {
     this.purgedTotal.inc({ kind: 'event' }, report.events);
     this.purgedTotal.inc({ kind: 'reject' }, report.rejects);
+    this.purgedTotal.inc({ kind: 'delivery' }, report.deliveries);
   }
 
   failed(): void {

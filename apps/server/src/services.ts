@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
 import { openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
+import { HttpWebhookSender, WebhookDispatcher, WebhookService, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
 import { ServerMetrics } from './metrics';
 
@@ -22,10 +23,13 @@ export interface Services {
   exports: ExportService;
   bus: Bus;
   content: ContentService;
+  webhooks: WebhookService;
+  dispatcher: WebhookDispatcher;
   deletions: DeletionService;
   retention: RetentionPurger;
-  /** Starts the deletion worker (resuming unfinished jobs) and the hourly retention purge. */
+  /** Starts the deletion worker (resuming unfinished jobs), the hourly retention purge and webhook dispatch. */
   startBackgroundWork(): void;
+  closeWebhooks(): Promise<void>;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
 }
@@ -33,6 +37,9 @@ export interface Services {
 export interface ServiceOverrides {
   clock?: Clock;
   storage?: Storage;
+  /** Random source of retry jitter. */
+  random?: () => number;
+  webhookSender?: WebhookSender;
 }
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -41,8 +48,12 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const metrics = new ServerMetrics();
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
-  const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics);
-  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics);
+  const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate);
+  const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate }, clock);
+  const dispatcher = new WebhookDispatcher(storage.webhooks, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
+  await webhooks.start(dispatcher);
+  const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
+  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks);
   const bus = new LocalBus();
   return {
     config,
@@ -55,12 +66,19 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     metrics,
     exports: new ExportService(storage.events, clock),
     bus,
+    webhooks,
+    dispatcher,
     content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId)),
     deletions,
     retention,
     startBackgroundWork: () => {
       deletions.start();
       retention.start();
+      void dispatcher.start();
+    },
+    closeWebhooks: async () => {
+      await dispatcher.stop();
+      await sender.close();
     },
     ready: () => storage.ping(),
   };
@@ -70,6 +88,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
 export async function closeServices(services: Services): Promise<void> {
   await services.retention.stop();
   await services.deletions.stop();
+  await services.closeWebhooks();
   await services.committer.close();
   await services.storage.close();
 }

@@ -4,6 +4,8 @@ import { openEmbeddedStorage } from '@svc/storage';
 import { startChildServer, type ChildServer } from './child-server';
 import { validEvent } from './events-fixture';
 import { API_KEY, ADMIN_TOKEN, tempDataDir } from './test-app';
+import { Webhook } from 'standardwebhooks';
+import { WebhookReceiver } from './webhook-receiver';
 
 const ROUNDS = 3;
 const SENDERS = 6;
@@ -108,4 +110,46 @@ describe('durability', () => {
     expect(acknowledged.size).toBeGreaterThan(0);
     expect([...acknowledged].filter((id) => !stored.has(id))).toEqual([]);
   }, 60_000);
+
+  it('delivers every accepted event to the webhook after a SIGKILL with deliveries pending', async () => {
+    const receiver = await new WebhookReceiver().start();
+    receiver.respond = (res) => res.writeHead(503).end(); // keep deliveries pending at first
+    const dataDir = tempDataDir();
+    const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, SVC_WEBHOOK_ALLOW_PRIVATE: 'true' };
+    try {
+      const server = await startChildServer(env);
+      children.push(server);
+      const created = await fetch(`${server.url}/v1/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${ADMIN_TOKEN}` },
+        body: JSON.stringify({ url: receiver.url }),
+      });
+      const { secret } = (await created.json()) as { secret: string };
+      const acknowledged: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const events = Array.from({ length: 20 }, () => validEvent('poll.voted', new Date(), { eventId: uuidv7() }));
+        const response = await fetch(`${server.url}/v1/events`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-svc-api-key': API_KEY },
+          body: JSON.stringify({ events }),
+        });
+        if (response.ok) acknowledged.push(...events.map((e) => String(e.eventId)));
+      }
+      server.process.kill('SIGKILL');
+      await server.exited;
+      receiver.respond = (res) => res.writeHead(200).end();
+
+      const restarted = await startChildServer(env);
+      children.push(restarted);
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && !acknowledged.every((id) => receiver.ids().includes(id))) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(acknowledged.filter((id) => !receiver.ids().includes(id))).toEqual([]);
+      const verifier = new Webhook(secret);
+      for (const request of receiver.received.slice(-5)) verifier.verify(request.body, request.headers as Record<string, string>);
+    } finally {
+      await receiver.stop();
+    }
+  }, 90_000);
 });

@@ -55,6 +55,14 @@ describe('HTTP basics', () => {
         '/v1/sponsors',
         '/v1/sponsors/{id}',
         '/v1/users/{userId}/events',
+        '/v1/webhooks',
+        '/v1/webhooks/{id}',
+        '/v1/webhooks/{id}/deliveries',
+        '/v1/webhooks/{id}/deliveries/{deliveryId}/replay',
+        '/v1/webhooks/{id}/replay',
+        '/v1/webhooks/{id}/rotate-secret',
+        '/v1/webhooks/{id}/secret',
+        '/v1/webhooks/{id}/test',
       ].sort(),
     );
     expect(doc.paths['/v1/sdk/config'].get.responses['401']).toBeDefined();

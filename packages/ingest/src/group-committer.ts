@@ -66,7 +66,7 @@ export class GroupCommitter {
 
   private async commitGroup(group: Pending[]): Promise<void> {
     const owner = new Map<string, Pending>();
-    const combined: CommitBatch = { events: [], rejects: [] };
+    const combined: CommitBatch = { events: [], rejects: [], deliveries: [] };
     for (const pending of group) {
       for (const event of pending.batch.events) {
         const key = eventKey(event.tenantSeq, event.eventId);
@@ -75,6 +75,7 @@ export class GroupCommitter {
         combined.events.push(event);
       }
       combined.rejects.push(...pending.batch.rejects);
+      combined.deliveries!.push(...(pending.batch.deliveries ?? []).filter((d) => owner.get(eventKey(d.tenantSeq, d.eventId)) === pending));
     }
     const started = performance.now();
     try {

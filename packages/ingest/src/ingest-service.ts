@@ -13,7 +13,16 @@ import {
   type LineItem,
   type RejectedEvent,
 } from '@svc/protocol';
-import { eventKey, type EventRow, type EventStore, type MetaStore, type QuarantinedEvent, type QuarantineRow, type Tenant } from '@svc/storage';
+import {
+  eventKey,
+  type EventRow,
+  type EventStore,
+  type MetaStore,
+  type NewDelivery,
+  type QuarantinedEvent,
+  type QuarantineRow,
+  type Tenant,
+} from '@svc/storage';
 import { EventValidator } from './event-validator';
 import type { GroupCommitter } from './group-committer';
 import { quarantinePayload } from './quarantine-payload';
@@ -46,6 +55,13 @@ export interface IngestObserver {
 
 const NO_OBSERVER: IngestObserver = { accepted: () => {}, duplicates: () => {}, rejected: () => {} };
 
+/** Where accepted events are forwarded (webhooks): deliveries are planned before the commit and written with it. */
+export interface DeliveryRouter {
+  plan(tenant: Tenant, rows: EventRow[]): NewDelivery[];
+  /** The deliveries whose events this commit stored. */
+  accepted(deliveries: NewDelivery[]): void;
+}
+
 interface ValidEvent {
   index: number;
   row: EventRow;
@@ -67,6 +83,7 @@ export class IngestService {
     private readonly committer: GroupCommitter,
     private readonly clock: Clock = systemClock,
     private readonly observer: IngestObserver = NO_OBSERVER,
+    private readonly router: DeliveryRouter | null = null,
   ) {}
 
   async ingest(request: IngestRequest): Promise<IngestResult> {
@@ -100,7 +117,10 @@ export class IngestService {
     });
 
     await this.assignCampaigns(request.tenant, valid, receivedAt);
-    const inserted = await this.committer.submit({ events: valid.map((v) => v.row), rejects });
+    const rows = valid.map((v) => v.row);
+    const deliveries = this.router && rows.length ? this.router.plan(request.tenant, rows) : [];
+    const inserted = await this.committer.submit({ events: rows, rejects, deliveries });
+    if (deliveries.length) this.router!.accepted(deliveries.filter((d) => inserted.has(eventKey(d.tenantSeq, d.eventId))));
     let accepted = 0;
     // delete() so that an event repeated inside one request counts once, the repeat as a duplicate.
     for (const { row } of valid) if (inserted.delete(eventKey(row.tenantSeq, row.eventId))) accepted++;

@@ -10,6 +10,7 @@ export const SHORT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export interface PurgeReport {
   events: number;
   rejects: number;
+  deliveries: number;
 }
 
 export interface PurgeObserver {
@@ -31,6 +32,8 @@ export class RetentionPurger {
     private readonly events: EventStore,
     private readonly clock: Clock = systemClock,
     private readonly observer: PurgeObserver = { purged: () => {}, failed: () => {} },
+    /** Removes webhook delivery logs past their 30 days; returns how many. */
+    private readonly purgeDeliveryLogs: () => Promise<number> = async () => 0,
   ) {}
 
   /** One pass over every tenant; concurrent calls share the pass in progress. */
@@ -62,6 +65,7 @@ export class RetentionPurger {
       events += await this.events.purgeEventsBefore(tenant.seq, subtractMonths(now, tenant.retentionMonths));
     }
     const rejects = await this.events.purgeRejectedBefore(now - SHORT_RETENTION_MS);
-    return { events, rejects };
+    const deliveries = await this.purgeDeliveryLogs();
+    return { events, rejects, deliveries };
   }
 }

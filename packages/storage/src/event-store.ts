@@ -4,6 +4,23 @@ import type { EventRow, QuarantineRow } from './records';
 export interface CommitBatch {
   events: EventRow[];
   rejects: QuarantineRow[];
+  /**
+   * Webhook deliveries of these events. Only those whose event is stored by this commit are
+   * written, in the same transaction: an accepted event never lacks its deliveries.
+   */
+  deliveries?: NewDelivery[];
+}
+
+/** A webhook delivery to record with its event. */
+export interface NewDelivery {
+  id: string;
+  tenantSeq: number;
+  endpointId: string;
+  eventId: string;
+  event: string;
+  userId: string | null;
+  payload: string;
+  createdAt: number;
 }
 
 export interface CommitOutcome {

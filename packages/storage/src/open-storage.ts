@@ -5,6 +5,8 @@ import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
 import type { DeletionStore } from './deletion-store';
 import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
+import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
+import type { WebhookStore } from './webhook-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
 
@@ -14,6 +16,7 @@ export interface Storage {
   meta: MetaStore;
   deletions: DeletionStore;
   content: ContentStore;
+  webhooks: WebhookStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -27,6 +30,7 @@ export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
     meta: new DuckDbMetaStore(db),
     deletions: new DuckDbDeletionStore(db),
     content: new DuckDbContentStore(db),
+    webhooks: new DuckDbWebhookStore(db),
     ping: () => db.ping(),
     close: () => db.close(),
   };

@@ -1,4 +1,4 @@
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import type { EventName, StoredEvent } from '@svc/protocol';
 import {
   eventKey,
@@ -7,6 +7,7 @@ import {
   type EventFilter,
   type EventPageRequest,
   type EventStore,
+  type NewDelivery,
   type QuarantinedEvent,
 } from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
@@ -17,6 +18,7 @@ import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 const RECENT_KEYS_PER_GENERATION = 500_000;
 
 const STAGE_TABLE = 'event_stage';
+const DELIVERY_STAGE_TABLE = 'delivery_stage';
 const FROM_STAGE = `SELECT tenant_seq, event_id::UUID, event, user_id, session_id, broadcast_id, campaign_id,
     epoch_ms(ts_ms), epoch_ms(received_at_ms), country, order_id, sponsor_id, total, items, data
   FROM ${STAGE_TABLE}`;
@@ -30,22 +32,28 @@ const FROM_STAGE = `SELECT tenant_seq, event_id::UUID, event, user_id, session_i
 export class DuckDbEventStore implements EventStore {
   private readonly recent = new RecentKeys(RECENT_KEYS_PER_GENERATION);
   private stageReady = false;
+  private deliveryStageReady = false;
 
   constructor(private readonly db: DuckDbDatabase) {}
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
     // Ids stored recently are answered from memory; only the rest go to the database.
     const events = uniqueByKey(batch.events).filter((e) => !this.recent.has(eventKey(e.tenantSeq, e.eventId)));
+    const candidates = new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
+    const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
     const inserted = await this.db.write(async (connection) => {
       if (events.length) await this.stage(connection, events);
+      if (deliveries.length) await this.stageDeliveries(connection, deliveries);
       try {
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
-        const plain = await this.insert(connection, events.length > 0, batch, false);
-        if (plain) return new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
-        return (await this.insert(connection, true, batch, true)) ?? new Set<string>();
+        const work = { hasRows: events.length > 0, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
+        const plain = await this.insert(connection, work, false);
+        if (plain) return candidates;
+        return (await this.insert(connection, work, true)) ?? new Set<string>();
       } finally {
         if (events.length) await connection.run(`DELETE FROM ${STAGE_TABLE}`);
+        if (deliveries.length) await connection.run(`DELETE FROM ${DELIVERY_STAGE_TABLE}`);
       }
     });
     for (const key of inserted) this.recent.add(key);
@@ -53,17 +61,22 @@ export class DuckDbEventStore implements EventStore {
   }
 
   /**
-   * Moves the staged rows (if any) into `events` and stores the rejects, in one transaction.
-   * Without `skipConflicts`, a duplicate id rolls everything back and the answer is null.
+   * Moves the staged rows (if any) into `events`, the deliveries of the rows it inserted into
+   * `webhook_deliveries`, and stores the rejects, in one transaction. Without `skipConflicts`, a
+   * duplicate id rolls everything back and the answer is null.
    */
-  private async insert(connection: DuckDBConnection, hasRows: boolean, batch: CommitBatch, skipConflicts: boolean): Promise<Set<string> | null> {
+  private async insert(
+    connection: DuckDBConnection,
+    work: { hasRows: boolean; hasDeliveries: boolean; rejects: QuarantineRow[] },
+    skipConflicts: boolean,
+  ): Promise<Set<string> | null> {
     const inserted = new Set<string>();
     await connection.run('BEGIN TRANSACTION');
     try {
-      if (hasRows && skipConflicts) {
+      if (work.hasRows && skipConflicts) {
         const result = await connection.runAndReadAll(`INSERT INTO events ${FROM_STAGE} ON CONFLICT DO NOTHING RETURNING tenant_seq, event_id`);
         for (const row of result.getRowObjectsJS()) inserted.add(eventKey(Number(row.tenant_seq), String(row.event_id)));
-      } else if (hasRows) {
+      } else if (work.hasRows) {
         try {
           await connection.run(`INSERT INTO events ${FROM_STAGE}`);
         } catch (error) {
@@ -72,12 +85,51 @@ export class DuckDbEventStore implements EventStore {
           return null;
         }
       }
-      if (batch.rejects.length) await insertRejects(connection, batch.rejects);
+      if (work.hasDeliveries) {
+        // With ON CONFLICT, only the events this commit stored get deliveries.
+        const only = skipConflicts ? 'WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || \':\' || d.event_id)' : '';
+        await connection.run(
+          `INSERT INTO webhook_deliveries
+             SELECT d.id::UUID, d.tenant_seq, d.endpoint_id, d.event_id::UUID, d.event, d.user_id, d.payload, 'pending', 0,
+                    epoch_ms(d.created_at_ms), NULL, NULL, NULL, NULL, epoch_ms(d.created_at_ms), NULL
+             FROM ${DELIVERY_STAGE_TABLE} d ${only}`,
+          skipConflicts ? [listValue([...inserted])] : undefined,
+        );
+      }
+      if (work.rejects.length) await insertRejects(connection, work.rejects);
       await connection.run('COMMIT');
       return inserted;
     } catch (error) {
       await connection.run('ROLLBACK').catch(() => undefined);
       throw error;
+    }
+  }
+
+  private async stageDeliveries(connection: DuckDBConnection, deliveries: NewDelivery[]): Promise<void> {
+    if (!this.deliveryStageReady) {
+      await connection.run(
+        `CREATE TEMP TABLE IF NOT EXISTS ${DELIVERY_STAGE_TABLE} (
+           id VARCHAR, tenant_seq INTEGER, endpoint_id VARCHAR, event_id VARCHAR, event VARCHAR, user_id VARCHAR,
+           payload VARCHAR, created_at_ms BIGINT)`,
+      );
+      this.deliveryStageReady = true;
+    }
+    const appender = await connection.createAppender(DELIVERY_STAGE_TABLE, null, 'temp');
+    try {
+      for (const d of deliveries) {
+        appender.appendVarchar(d.id);
+        appender.appendInteger(d.tenantSeq);
+        appender.appendVarchar(d.endpointId);
+        appender.appendVarchar(d.eventId.toLowerCase());
+        appender.appendVarchar(d.event);
+        appendNullableVarchar(appender, d.userId);
+        appender.appendVarchar(d.payload);
+        appender.appendBigInt(BigInt(d.createdAt));
+        appender.endRow();
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
     }
   }
 

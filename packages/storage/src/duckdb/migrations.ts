@@ -131,4 +131,45 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'webhook endpoints and deliveries',
+    sql: `
+      CREATE TABLE webhook_endpoints (
+        tenant_seq INTEGER NOT NULL,
+        id VARCHAR NOT NULL,
+        url VARCHAR NOT NULL,
+        description VARCHAR,
+        event_types VARCHAR,
+        enabled BOOLEAN NOT NULL,
+        disabled_reason VARCHAR,
+        secret VARCHAR NOT NULL,
+        previous_secret VARCHAR,
+        previous_secret_expires_at TIMESTAMP,
+        failing_since TIMESTAMP,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      -- The outbox and the delivery log in one: pending rows are the outbox.
+      CREATE TABLE webhook_deliveries (
+        id UUID PRIMARY KEY,
+        tenant_seq INTEGER NOT NULL,
+        endpoint_id VARCHAR NOT NULL,
+        event_id UUID NOT NULL,
+        event VARCHAR NOT NULL,
+        user_id VARCHAR,
+        payload VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at TIMESTAMP,
+        last_attempt_at TIMESTAMP,
+        last_status_code INTEGER,
+        last_error VARCHAR,
+        last_latency_ms INTEGER,
+        created_at TIMESTAMP NOT NULL,
+        delivered_at TIMESTAMP
+      );
+    `,
+  },
 ];

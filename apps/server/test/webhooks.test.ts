@@ -1,0 +1,306 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+import { ManualClock } from '@svc/protocol';
+import { HttpWebhookSender, RETRY_DELAYS_MS } from '@svc/webhooks';
+import { validEvent } from './events-fixture';
+import { startTestApp, type TestApp } from './test-app';
+import { WebhookReceiver } from './webhook-receiver';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+describe('webhooks', () => {
+  let t: TestApp;
+  const receivers: WebhookReceiver[] = [];
+  afterEach(async () => {
+    await t.close();
+    for (const receiver of receivers.splice(0)) await receiver.stop();
+  });
+
+  const receiver = async () => {
+    const r = await new WebhookReceiver().start();
+    receivers.push(r);
+    return r;
+  };
+  const start = (clock = new ManualClock(Date.now()), timeoutMs = 15_000) =>
+    startTestApp({ clock, config: { webhookAllowPrivate: true }, webhookSender: new HttpWebhookSender(true, timeoutMs), random: () => 0.5 });
+  const admin = (token?: string) => ({ authorization: `Bearer ${token ?? t.demo.adminToken}` });
+  const addEndpoint = async (url: string, extra: Record<string, unknown> = {}, token?: string) => {
+    const response = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin(token), payload: { url, ...extra } });
+    expect(response.statusCode, response.body).toBe(201);
+    return response.json() as { id: string; secret: string };
+  };
+  const send = (events: Record<string, unknown>[], apiKey?: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/events', headers: { 'x-svc-api-key': apiKey ?? t.demo.apiKey }, payload: { events } });
+  const deliveries = async (endpointId: string) =>
+    (await t.app.inject({ url: `/v1/webhooks/${endpointId}/deliveries`, headers: admin() })).json().data as Array<Record<string, unknown>>;
+
+  it('delivers every accepted event once, signed so that the reference verifier accepts it', async () => {
+    t = await start();
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    const events = [validEvent('poll.voted', new Date()), validEvent('checkout.completed', new Date())];
+    await send(events);
+    await send(events); // duplicates are not delivered again
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(2);
+    const verifier = new Webhook(endpoint.secret);
+    for (const request of r.received) {
+      const payload = verifier.verify(request.body, request.headers as Record<string, string>) as Record<string, unknown>;
+      expect(request.headers['webhook-id']).toBe(payload.eventId);
+      expect(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers['user-agent']).toMatch(/^Svc-Webhooks\//);
+    }
+    const purchase = JSON.parse(r.received.find((x) => x.body.includes('checkout.completed'))!.body);
+    expect(purchase).toMatchObject({ eventId: events[1]!.eventId, event: 'checkout.completed', orderId: 'order-1', total: 99, campaignId: 1 });
+    expect(() => verifier.verify(r.received[0]!.body.replace('poll', 'pole'), r.received[0]!.headers as Record<string, string>)).toThrow();
+    const log = await deliveries(endpoint.id);
+    expect(log.map((d) => d.status)).toEqual(['delivered', 'delivered']);
+    expect(log[0]).toMatchObject({ attempts: 1, lastStatusCode: 200 });
+  });
+
+  it('filters by event type, serves several endpoints, and keeps tenants apart', async () => {
+    t = await start();
+    const [all, polls, other] = [await receiver(), await receiver(), await receiver()];
+    await addEndpoint(all.url);
+    await addEndpoint(polls.url, { eventTypes: ['poll.voted'] });
+    await addEndpoint(other.url, {}, t.other.adminToken);
+    await send([validEvent('poll.voted', new Date()), validEvent('product.viewed', new Date())]);
+    await t.services.dispatcher.runDue();
+    expect(all.received.map((x) => JSON.parse(x.body).event).sort()).toEqual(['poll.voted', 'product.viewed']);
+    expect(polls.received.map((x) => JSON.parse(x.body).event)).toEqual(['poll.voted']);
+    expect(other.received).toEqual([]);
+    await send([validEvent('poll.viewed', new Date())], t.other.apiKey);
+    await t.services.dispatcher.runDue();
+    expect(other.received.map((x) => JSON.parse(x.body).event)).toEqual(['poll.viewed']);
+    expect(all.received).toHaveLength(2);
+  });
+
+  it('retries on the documented schedule while the receiver is down or failing, then delivers', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    await r.stop(); // connection refused
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    let [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
+    expect(String(log!.lastError)).toMatch(/ECONNREFUSED/);
+    // With jitter pinned to the middle, each retry is due exactly on the schedule.
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(RETRY_DELAYS_MS[1]);
+
+    await r.start();
+    r.respond = (res) => res.writeHead(500).end('boom');
+    clock.advance(RETRY_DELAYS_MS[1]! - 1);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(0); // not due yet
+    clock.advance(1);
+    await t.services.dispatcher.runDue();
+    [log] = await deliveries((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data[0].id);
+    expect(log).toMatchObject({ status: 'pending', attempts: 2, lastStatusCode: 500 });
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(RETRY_DELAYS_MS[2]);
+
+    r.respond = (res) => res.writeHead(429, { 'retry-after': '3600' }).end();
+    clock.advance(RETRY_DELAYS_MS[2]!);
+    await t.services.dispatcher.runDue();
+    [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ attempts: 3, lastStatusCode: 429 });
+    // Retry-After (1 h) is longer than the schedule's 30 min: it wins.
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(HOUR);
+
+    r.respond = (res) => res.writeHead(204).end();
+    clock.advance(HOUR);
+    await t.services.dispatcher.runDue();
+    [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'delivered', attempts: 4, lastStatusCode: 204, nextAttemptAt: null });
+    expect(r.received.map((x) => x.headers['webhook-id'])).toEqual(Array(3).fill(r.received[0]!.headers['webhook-id']));
+  });
+
+  it('gives up after the last retry and records the failure', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    r.respond = (res) => res.writeHead(503).end();
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    for (const delay of RETRY_DELAYS_MS) {
+      clock.advance(delay);
+      await t.services.dispatcher.runDue();
+    }
+    const [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'failed', attempts: RETRY_DELAYS_MS.length, nextAttemptAt: null });
+    // The endpoint had failed for 3.4 days: still enabled.
+    expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json().enabled).toBe(true);
+  });
+
+  it('disables an endpoint that answers 410 Gone', async () => {
+    t = await start();
+    const r = await receiver();
+    r.respond = (res) => res.writeHead(410).end();
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())]);
+    await t.services.dispatcher.runDue();
+    const state = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json();
+    expect(state).toMatchObject({ enabled: false, disabledReason: 'The receiver answered 410 Gone.' });
+    expect((await deliveries(endpoint.id)).every((d) => d.status === 'failed')).toBe(true);
+    await send([validEvent('poll.voted', new Date())]);
+    await t.services.dispatcher.runDue();
+    expect(r.received.length).toBeLessThanOrEqual(2);
+  });
+
+  it('disables an endpoint after 5 days of failures, with the reason', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    r.respond = (res) => res.writeHead(500).end();
+    const endpoint = await addEndpoint(r.url);
+    for (let day = 0; day <= 5; day++) {
+      await send([validEvent('poll.voted', new Date(clock.now()))]);
+      await t.services.dispatcher.runDue();
+      clock.advance(DAY);
+    }
+    const state = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json();
+    expect(state).toMatchObject({ enabled: false, disabledReason: 'Every delivery failed for 5 days.' });
+  });
+
+  it('counts a receiver slower than the timeout as a failure', async () => {
+    t = await start(new ManualClock(Date.now()), 300);
+    const r = await receiver();
+    r.respond = (res) => setTimeout(() => res.writeHead(200).end(), 1_000);
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date())]);
+    await t.services.dispatcher.runDue();
+    const [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
+    expect(String(log!.lastError)).toMatch(/timeout|Timeout/);
+  });
+
+  it('does not follow redirects', async () => {
+    t = await start();
+    const r = await receiver();
+    r.respond = (res) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date())]);
+    await t.services.dispatcher.runDue();
+    expect((await deliveries(endpoint.id))[0]).toMatchObject({ status: 'pending', lastStatusCode: 302 });
+  });
+
+  it('signs with both secrets for 24 hours after a rotation', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    const rotated = (await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/rotate-secret`, headers: admin() })).json();
+    expect(rotated.secret).not.toBe(endpoint.secret);
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    const [first] = r.received;
+    expect(String(first!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(first!.body, first!.headers as Record<string, string>);
+    clock.advance(DAY + 1);
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    expect(String(r.received[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    const revealed = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}/secret`, headers: admin() })).json();
+    expect(revealed.secret).toBe(rotated.secret);
+    expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json().secret).toBeUndefined();
+  });
+
+  it('replays one delivery, or every failed one since a time', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date(clock.now())), validEvent('poll.viewed', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    const [one] = await deliveries(endpoint.id);
+    const replay = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/deliveries/${one!.id}/replay`, headers: admin() });
+    expect(replay.json()).toEqual({ queued: 1 });
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(3);
+
+    r.respond = (res) => res.writeHead(500).end();
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    for (const delay of RETRY_DELAYS_MS) {
+      clock.advance(delay);
+      await t.services.dispatcher.runDue();
+    }
+    r.respond = (res) => res.writeHead(200).end();
+    const since = new Date(clock.now() - 7 * DAY).toISOString();
+    const bulk = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/replay`, headers: admin(), payload: { since } });
+    expect(bulk.json()).toEqual({ queued: 1 });
+    await t.services.dispatcher.runDue();
+    expect((await deliveries(endpoint.id)).every((d) => d.status === 'delivered')).toBe(true);
+  });
+
+  it('sends a test message on request and reports the answer', async () => {
+    t = await start();
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    const result = (await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/test`, headers: admin() })).json();
+    expect(result).toMatchObject({ delivered: true, statusCode: 200 });
+    const payload = new Webhook(endpoint.secret).verify(r.received[0]!.body, r.received[0]!.headers as Record<string, string>);
+    expect(payload).toMatchObject({ event: 'webhook.test' });
+  });
+
+  it("removes a deleted user's pending deliveries", async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    r.respond = (res) => res.writeHead(500).end();
+    const endpoint = await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date(clock.now()), { userId: 'leaving-user' }), validEvent('poll.voted', new Date(clock.now()), { userId: 'staying-user' })]);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(2);
+    await t.app.inject({ method: 'DELETE', url: '/v1/users/leaving-user/events', headers: admin() });
+    await t.services.deletions.idle();
+    r.respond = (res) => res.writeHead(200).end();
+    clock.advance(RETRY_DELAYS_MS[1]!);
+    await t.services.dispatcher.runDue();
+    expect(r.received.slice(2).map((x) => JSON.parse(x.body).userId)).toEqual(['staying-user']);
+    const log = await deliveries(endpoint.id);
+    expect(log).toHaveLength(1);
+  });
+
+  it('refuses private, loopback and metadata targets unless allowed, and non-http URLs', async () => {
+    t = await startTestApp();
+    for (const url of ['http://127.0.0.1:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x', 'http://localhost/x', 'ftp://example.com/x', 'not a url']) {
+      const response = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin(), payload: { url } });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.json().errors[0].path).toBe('/url');
+    }
+    const badType = await t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin(), payload: { url: 'https://example.com/x', eventTypes: ['poll.nope'] } });
+    expect(badType.statusCode).toBe(400);
+  });
+
+  it('manages endpoints: list, update, disable, delete; another tenant gets 404', async () => {
+    t = await start();
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url, { description: 'warehouse' });
+    expect((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data).toHaveLength(1);
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/webhooks/${endpoint.id}`, headers: admin(), payload: { enabled: false, eventTypes: ['checkout.completed'] } });
+    expect(patched.json()).toMatchObject({ enabled: false, eventTypes: ['checkout.completed'], disabledReason: 'Disabled by an administrator.' });
+    await send([validEvent('checkout.completed', new Date())]);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toEqual([]);
+    expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin(t.other.adminToken) })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: admin(t.other.adminToken) })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).statusCode).toBe(204);
+    expect((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data).toEqual([]);
+  });
+
+  it('reports deliveries and the queue on /metrics', async () => {
+    t = await start();
+    const r = await receiver();
+    await addEndpoint(r.url);
+    await send([validEvent('poll.voted', new Date())]);
+    await t.services.dispatcher.runDue();
+    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    expect(metrics).toContain('svc_webhook_attempts_total{outcome="delivered"} 1');
+    expect(metrics).toMatch(/svc_webhook_delivery_seconds_count 1/);
+    expect(metrics).toContain('svc_webhook_queue_depth 0');
+  });
+});

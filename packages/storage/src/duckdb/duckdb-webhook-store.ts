@@ -1,0 +1,206 @@
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { AttemptOutcome, DeliveryRecord, DeliveryStatus, WebhookEndpointRecord, WebhookStore } from '../webhook-store';
+import type { DuckDbDatabase, Row } from './duckdb-database';
+
+const ENDPOINT_COLUMNS = `tenant_seq, id, url, description, event_types, enabled, disabled_reason, secret, previous_secret,
+  epoch_ms(previous_secret_expires_at) AS previous_secret_expires_ms, epoch_ms(failing_since) AS failing_since_ms,
+  epoch_ms(created_at) AS created_ms, epoch_ms(updated_at) AS updated_ms`;
+const DELIVERY_COLUMNS = `id::VARCHAR AS id, tenant_seq, endpoint_id, event_id::VARCHAR AS event_id, event, user_id, payload, status,
+  attempts, epoch_ms(next_attempt_at) AS next_ms, epoch_ms(last_attempt_at) AS last_ms, last_status_code, last_error,
+  last_latency_ms, epoch_ms(created_at) AS created_ms, epoch_ms(delivered_at) AS delivered_ms`;
+
+/** Webhook endpoints and deliveries in the embedded database. */
+export class DuckDbWebhookStore implements WebhookStore {
+  constructor(private readonly db: DuckDbDatabase) {}
+
+  async createEndpoint(r: WebhookEndpointRecord): Promise<void> {
+    await this.db.write((c) =>
+      c.run(
+        `INSERT INTO webhook_endpoints VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, epoch_ms($10::BIGINT), epoch_ms($11::BIGINT),
+           epoch_ms($12::BIGINT), epoch_ms($13::BIGINT))`,
+        endpointValues(r),
+      ),
+    );
+  }
+
+  async getEndpoint(tenantSeq: number, id: string): Promise<WebhookEndpointRecord | null> {
+    const rows = await this.db.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    return rows[0] ? toEndpoint(rows[0]) : null;
+  }
+
+  async listEndpoints(tenantSeq: number): Promise<WebhookEndpointRecord[]> {
+    const rows = await this.db.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE tenant_seq = $1 ORDER BY created_at, id`, [tenantSeq]);
+    return rows.map(toEndpoint);
+  }
+
+  async listEnabledEndpoints(): Promise<WebhookEndpointRecord[]> {
+    return (await this.db.query(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE enabled ORDER BY tenant_seq, id`)).map(toEndpoint);
+  }
+
+  async updateEndpoint(r: WebhookEndpointRecord): Promise<void> {
+    const values = endpointValues(r);
+    values.splice(11, 1); // created_at never changes
+    await this.db.write((c) =>
+      c.run(
+        `UPDATE webhook_endpoints SET url = $3, description = $4, event_types = $5, enabled = $6, disabled_reason = $7, secret = $8,
+           previous_secret = $9, previous_secret_expires_at = epoch_ms($10::BIGINT), failing_since = epoch_ms($11::BIGINT),
+           updated_at = epoch_ms($12::BIGINT)
+         WHERE tenant_seq = $1 AND id = $2`,
+        values,
+      ),
+    );
+  }
+
+  deleteEndpoint(tenantSeq: number, id: string): Promise<boolean> {
+    return this.db.transaction(async (c) => {
+      await c.run(`DELETE FROM webhook_deliveries WHERE tenant_seq = $1 AND endpoint_id = $2 AND status = 'pending'`, [tenantSeq, id]);
+      const result = await c.run('DELETE FROM webhook_endpoints WHERE tenant_seq = $1 AND id = $2', [tenantSeq, id]);
+      return Number(result.rowsChanged) > 0;
+    });
+  }
+
+  async listPending(): Promise<DeliveryRecord[]> {
+    return (await this.db.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_attempt_at`)).map(toDelivery);
+  }
+
+  async getDelivery(tenantSeq: number, id: string): Promise<DeliveryRecord | null> {
+    const rows = await this.db.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE tenant_seq = $1 AND id = TRY_CAST($2 AS UUID)`, [tenantSeq, id]);
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  async listDeliveries(
+    tenantSeq: number,
+    endpointId: string,
+    options: { limit: number; status?: DeliveryStatus; before?: { createdAt: number; id: string } },
+  ): Promise<DeliveryRecord[]> {
+    const values: DuckDBValue[] = [tenantSeq, endpointId, options.limit];
+    let where = 'tenant_seq = $1 AND endpoint_id = $2';
+    if (options.status) {
+      values.push(options.status);
+      where += ` AND status = $${values.length}`;
+    }
+    if (options.before) {
+      values.push(options.before.createdAt, options.before.id);
+      const at = `epoch_ms($${values.length - 1}::BIGINT)`;
+      where += ` AND (created_at < ${at} OR (created_at = ${at} AND id < $${values.length}::UUID))`;
+    }
+    const rows = await this.db.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $3`, values);
+    return rows.map(toDelivery);
+  }
+
+  async isPending(id: string): Promise<boolean> {
+    const rows = await this.db.query(`SELECT 1 FROM webhook_deliveries WHERE id = $1::UUID AND status = 'pending'`, [id]);
+    return rows.length > 0;
+  }
+
+  async recordAttempt(id: string, o: AttemptOutcome): Promise<void> {
+    await this.db.write((c) =>
+      c.run(
+        `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = epoch_ms($4::BIGINT), last_attempt_at = epoch_ms($5::BIGINT),
+           last_status_code = $6, last_error = $7, last_latency_ms = $8,
+           delivered_at = CASE WHEN $2 = 'delivered' THEN epoch_ms($5::BIGINT) ELSE delivered_at END
+         WHERE id = $1::UUID`,
+        [id, o.status, o.attempts, o.nextAttemptAt, o.attemptedAt, o.statusCode, o.error, o.latencyMs],
+      ),
+    );
+  }
+
+  async requeue(tenantSeq: number, endpointId: string, filter: { id?: string; failedSince?: number }, at: number): Promise<DeliveryRecord[]> {
+    const values: DuckDBValue[] = [tenantSeq, endpointId, at];
+    let where = `tenant_seq = $1 AND endpoint_id = $2 AND status <> 'pending'`;
+    if (filter.id !== undefined) {
+      values.push(filter.id);
+      where += ` AND id = TRY_CAST($${values.length} AS UUID)`;
+    }
+    if (filter.failedSince !== undefined) {
+      values.push(filter.failedSince);
+      where += ` AND status = 'failed' AND created_at >= epoch_ms($${values.length}::BIGINT)`;
+    }
+    const rows = await this.db.write((c) =>
+      this.db.writeQuery(c, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = epoch_ms($3::BIGINT) WHERE ${where} RETURNING ${DELIVERY_COLUMNS}`, values),
+    );
+    return rows.map(toDelivery);
+  }
+
+  async failPending(tenantSeq: number, endpointId: string, reason: string, at: number): Promise<number> {
+    return this.db.write(async (c) => {
+      const result = await c.run(
+        `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3, last_attempt_at = coalesce(last_attempt_at, epoch_ms($4::BIGINT))
+         WHERE tenant_seq = $1 AND endpoint_id = $2 AND status = 'pending'`,
+        [tenantSeq, endpointId, reason, at],
+      );
+      return Number(result.rowsChanged);
+    });
+  }
+
+  async purgeBefore(cutoffMs: number): Promise<number> {
+    return this.db.write(async (c) =>
+      Number((await c.run(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < epoch_ms($1::BIGINT)`, [cutoffMs])).rowsChanged),
+    );
+  }
+}
+
+function endpointValues(r: WebhookEndpointRecord): DuckDBValue[] {
+  return [
+    r.tenantSeq,
+    r.id,
+    r.url,
+    r.description,
+    r.eventTypes ? JSON.stringify(r.eventTypes) : null,
+    r.enabled,
+    r.disabledReason,
+    r.secret,
+    r.previousSecret,
+    r.previousSecretExpiresAt,
+    r.failingSince,
+    r.createdAt,
+    r.updatedAt,
+  ];
+}
+
+function num(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
+function str(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
+function toEndpoint(row: Row): WebhookEndpointRecord {
+  return {
+    tenantSeq: Number(row.tenant_seq),
+    id: String(row.id),
+    url: String(row.url),
+    description: str(row.description),
+    eventTypes: row.event_types === null ? null : (JSON.parse(String(row.event_types)) as string[]),
+    enabled: Boolean(row.enabled),
+    disabledReason: str(row.disabled_reason),
+    secret: String(row.secret),
+    previousSecret: str(row.previous_secret),
+    previousSecretExpiresAt: num(row.previous_secret_expires_ms),
+    failingSince: num(row.failing_since_ms),
+    createdAt: Number(row.created_ms),
+    updatedAt: Number(row.updated_ms),
+  };
+}
+
+function toDelivery(row: Row): DeliveryRecord {
+  return {
+    id: String(row.id),
+    tenantSeq: Number(row.tenant_seq),
+    endpointId: String(row.endpoint_id),
+    eventId: String(row.event_id),
+    event: String(row.event),
+    userId: str(row.user_id),
+    payload: String(row.payload),
+    status: String(row.status) as DeliveryStatus,
+    attempts: Number(row.attempts),
+    nextAttemptAt: num(row.next_ms),
+    lastAttemptAt: num(row.last_ms),
+    lastStatusCode: num(row.last_status_code),
+    lastError: str(row.last_error),
+    lastLatencyMs: num(row.last_latency_ms),
+    createdAt: Number(row.created_ms),
+    deliveredAt: num(row.delivered_ms),
+  };
+}

@@ -1,0 +1,96 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+import { SvcError } from '@svc/protocol';
+
+/** Loopback, private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges. */
+const BLOCKED = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  BLOCKED.addSubnet(network, prefix, 'ipv6');
+}
+
+export function isPrivateAddress(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
+  const family = isIP(address);
+  if (family === 0) return true;
+  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/** Checks the form of a webhook URL: http(s), a host, no credentials. */
+export function parseWebhookUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidUrl('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidUrl('must use http or https');
+  if (url.username || url.password) throw invalidUrl('must not carry credentials');
+  if (!url.hostname) throw invalidUrl('must have a host');
+  return url;
+}
+
+/** Refuses a URL whose host resolves to a private or loopback address (unless allowed). */
+export async function assertPublicTarget(url: URL, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : await resolveAll(host);
+  if (addresses.some(isPrivateAddress)) {
+    throw invalidUrl(`resolves to a private or loopback address (${addresses.join(', ')}); set SVC_WEBHOOK_ALLOW_PRIVATE for local receivers`);
+  }
+}
+
+/**
+ * A `lookup` for outgoing connections that refuses private addresses at connect time, so a
+ * DNS answer that changes after the URL was checked cannot reach inside the network.
+ */
+export function guardedLookup(allowPrivate: boolean) {
+  return (
+    hostname: string,
+    options: { all?: boolean; family?: number | string },
+    callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    dnsLookup(hostname, { ...options, all: true } as { all: true }, (error, addresses) => {
+      if (error) return callback(error, options.all ? [] : '', 0);
+      const blocked = !allowPrivate && addresses.some((a) => isPrivateAddress(a.address));
+      if (blocked) {
+        const refusal = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' });
+        return callback(refusal, options.all ? [] : '', 0);
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+function resolveAll(host: string): Promise<string[]> {
+  return new Promise((resolve, reject) =>
+    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(invalidUrl(`host ${host} cannot be resolved`)) : resolve(addresses.map((a) => a.address)))),
+  );
+}
+
+function invalidUrl(message: string): SvcError {
+  return new SvcError('validation_failed', `The webhook URL ${message}.`, { errors: [{ path: '/url', code: 'invalid_value', message }] });
+}

@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import { uuidv7 } from 'uuidv7';
+import { EVENT_NAMES, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
+import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, WebhookEndpointRecord, WebhookStore } from '@svc/storage';
+import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
+import type { SendResult, WebhookSender } from './http-sender';
+import { signatureHeader, newWebhookSecret } from './signature';
+import { assertPublicTarget, parseWebhookUrl } from './url-guard';
+
+/** After a rotation, the old secret keeps signing this long, so receivers can switch over. */
+export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** Delivery logs are kept this long. */
+export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+export const MAX_ENDPOINTS_PER_TENANT = 20;
+
+export interface EndpointInput {
+  url?: string;
+  description?: string | null;
+  eventTypes?: string[] | null;
+  enabled?: boolean;
+}
+
+/**
+ * Webhook endpoints of each tenant, the routing of accepted events to them, and the
+ * delivery log. Keeps every tenant's enabled endpoints in memory: routing runs on the
+ * ingest path.
+ */
+export class WebhookService implements EndpointDirectory {
+  private readonly endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
+  private dispatcher: WebhookDispatcher | null = null;
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly sender: WebhookSender,
+    private readonly options: { allowPrivate: boolean },
+    private readonly clock: Clock = systemClock,
+    private readonly random: (size: number) => Uint8Array = randomBytes,
+  ) {}
+
+  /** Loads the endpoints; deliveries go through `dispatcher` from then on. */
+  async start(dispatcher: WebhookDispatcher): Promise<void> {
+    this.dispatcher = dispatcher;
+    for (const endpoint of await this.store.listEnabledEndpoints()) this.remember(endpoint);
+  }
+
+  // --- routing (ingest path) ---
+
+  /** Deliveries for the given rows, one per matching enabled endpoint of the tenant. */
+  plan(tenant: Tenant, rows: EventRow[]): NewDelivery[] {
+    const endpoints = [...(this.endpoints.get(tenant.seq)?.values() ?? [])].filter((e) => e.enabled);
+    if (!endpoints.length) return [];
+    const now = this.clock.now();
+    const deliveries: NewDelivery[] = [];
+    for (const row of rows) {
+      let payload: string | null = null;
+      for (const endpoint of endpoints) {
+        if (endpoint.eventTypes && !endpoint.eventTypes.includes(row.event)) continue;
+        payload ??= JSON.stringify(toExportRecord(rowToEvent(row)));
+        deliveries.push({ id: uuidv7(), tenantSeq: tenant.seq, endpointId: endpoint.id, eventId: row.eventId, event: row.event, userId: row.userId, payload, createdAt: now });
+      }
+    }
+    return deliveries;
+  }
+
+  /** Hands committed deliveries to the dispatcher. */
+  accepted(deliveries: NewDelivery[]): void {
+    this.dispatcher?.enqueue(deliveries.map((d) => ({ ...d, attempts: 0 })));
+  }
+
+  // --- endpoint directory (dispatcher) ---
+
+  endpoint(tenantSeq: number, id: string): WebhookEndpointRecord | undefined {
+    return this.endpoints.get(tenantSeq)?.get(id);
+  }
+
+  async reportHealth(endpoint: WebhookEndpointRecord, outcome: { ok: boolean; at: number; disableReason?: string }): Promise<void> {
+    const current = this.endpoint(endpoint.tenantSeq, endpoint.id);
+    if (!current) return;
+    if (outcome.ok && current.failingSince === null) return;
+    if (!outcome.ok && current.failingSince !== null && !outcome.disableReason) return;
+    const updated: WebhookEndpointRecord = {
+      ...current,
+      failingSince: outcome.ok ? null : (current.failingSince ?? outcome.at),
+      updatedAt: this.clock.now(),
+    };
+    if (outcome.disableReason) {
+      updated.enabled = false;
+      updated.disabledReason = outcome.disableReason;
+      await this.store.failPending(endpoint.tenantSeq, endpoint.id, `Endpoint disabled: ${outcome.disableReason}`, outcome.at);
+      this.dispatcher?.drop(endpoint.tenantSeq, endpoint.id);
+    }
+    await this.store.updateEndpoint(updated);
+    this.remember(updated);
+  }
+
+  // --- admin API ---
+
+  async create(tenant: Tenant, input: EndpointInput & { url: string }): Promise<WebhookEndpointRecord> {
+    const url = await this.checkUrl(input.url);
+    const existing = await this.store.listEndpoints(tenant.seq);
+    if (existing.length >= MAX_ENDPOINTS_PER_TENANT) throw new SvcError('conflict', `A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
+    const now = this.clock.now();
+    const record: WebhookEndpointRecord = {
+      tenantSeq: tenant.seq,
+      id: `wh_${randomBase62(16, this.random)}`,
+      url,
+      description: input.description ?? null,
+      eventTypes: checkEventTypes(input.eventTypes),
+      enabled: input.enabled ?? true,
+      disabledReason: null,
+      secret: newWebhookSecret(this.random),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
+      failingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await this.store.createEndpoint(record);
+    this.remember(record);
+    return record;
+  }
+
+  list(tenant: Tenant): Promise<WebhookEndpointRecord[]> {
+    return this.store.listEndpoints(tenant.seq);
+  }
+
+  async get(tenant: Tenant, id: string): Promise<WebhookEndpointRecord> {
+    const record = await this.store.getEndpoint(tenant.seq, id);
+    if (!record) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
+    return record;
+  }
+
+  async update(tenant: Tenant, id: string, input: EndpointInput): Promise<WebhookEndpointRecord> {
+    const current = await this.get(tenant, id);
+    const enabling = input.enabled === true && !current.enabled;
+    const updated: WebhookEndpointRecord = {
+      ...current,
+      url: input.url !== undefined ? await this.checkUrl(input.url) : current.url,
+      description: input.description !== undefined ? input.description : current.description,
+      eventTypes: input.eventTypes !== undefined ? checkEventTypes(input.eventTypes) : current.eventTypes,
+      enabled: input.enabled ?? current.enabled,
+      // Enabling again starts afresh; disabling by hand says so.
+      disabledReason: input.enabled === false ? 'Disabled by an administrator.' : enabling ? null : current.disabledReason,
+      failingSince: enabling ? null : current.failingSince,
+      updatedAt: this.clock.now(),
+    };
+    await this.store.updateEndpoint(updated);
+    this.remember(updated);
+    if (!updated.enabled) this.dispatcher?.drop(tenant.seq, id);
+    return updated;
+  }
+
+  async remove(tenant: Tenant, id: string): Promise<void> {
+    if (!(await this.store.deleteEndpoint(tenant.seq, id))) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
+    this.endpoints.get(tenant.seq)?.delete(id);
+    this.dispatcher?.drop(tenant.seq, id);
+  }
+
+  /** A new secret; the old one keeps signing (a second signature) for 24 hours. */
+  async rotateSecret(tenant: Tenant, id: string): Promise<WebhookEndpointRecord> {
+    const current = await this.get(tenant, id);
+    const now = this.clock.now();
+    const updated: WebhookEndpointRecord = {
+      ...current,
+      secret: newWebhookSecret(this.random),
+      previousSecret: current.secret,
+      previousSecretExpiresAt: now + SECRET_ROTATION_OVERLAP_MS,
+      updatedAt: now,
+    };
+    await this.store.updateEndpoint(updated);
+    this.remember(updated);
+    return updated;
+  }
+
+  /** Sends a signed test message at once (not through the outbox) and reports the answer. */
+  async sendTest(tenant: Tenant, id: string): Promise<SendResult & { id: string }> {
+    const endpoint = await this.get(tenant, id);
+    const now = this.clock.now();
+    const messageId = `msg_test_${randomBase62(16, this.random)}`;
+    const body = JSON.stringify({ event: 'webhook.test', eventId: messageId, timestamp: new Date(now).toISOString(), data: { endpointId: endpoint.id } });
+    const timestamp = Math.floor(now / 1000);
+    const result = await this.sender.send(
+      endpoint.url,
+      {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'webhook-id': messageId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader([endpoint.secret], messageId, timestamp, body),
+      },
+      body,
+    );
+    return { ...result, id: messageId };
+  }
+
+  async deliveries(
+    tenant: Tenant,
+    id: string,
+    options: { limit: number; status?: DeliveryStatus; cursor?: string },
+  ): Promise<{ data: DeliveryRecord[]; nextCursor: string | null }> {
+    await this.get(tenant, id);
+    const before = options.cursor ? decodeCursor(options.cursor) : undefined;
+    const data = await this.store.listDeliveries(tenant.seq, id, { limit: options.limit, status: options.status, before });
+    const last = data[data.length - 1];
+    return { data, nextCursor: data.length === options.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null };
+  }
+
+  /** Sends one delivery again (whatever its state), or every failed one created since a time. */
+  async replay(tenant: Tenant, id: string, what: { deliveryId?: string; failedSince?: number }): Promise<number> {
+    const endpoint = await this.get(tenant, id);
+    if (!endpoint.enabled) throw new SvcError('conflict', 'The endpoint is disabled; enable it before replaying.');
+    if (what.deliveryId && !(await this.store.getDelivery(tenant.seq, what.deliveryId))) {
+      throw new SvcError('not_found', `No delivery "${what.deliveryId}".`);
+    }
+    const requeued = await this.store.requeue(tenant.seq, id, { id: what.deliveryId, failedSince: what.failedSince }, this.clock.now());
+    this.dispatcher?.enqueue(requeued);
+    return requeued.length;
+  }
+
+  /** Removes finished deliveries older than 30 days. */
+  purgeLogs(): Promise<number> {
+    return this.store.purgeBefore(this.clock.now() - DELIVERY_LOG_RETENTION_MS);
+  }
+
+  private remember(endpoint: WebhookEndpointRecord): void {
+    let forTenant = this.endpoints.get(endpoint.tenantSeq);
+    if (!forTenant) this.endpoints.set(endpoint.tenantSeq, (forTenant = new Map()));
+    forTenant.set(endpoint.id, endpoint);
+  }
+
+  private async checkUrl(raw: string): Promise<string> {
+    const url = parseWebhookUrl(raw);
+    await assertPublicTarget(url, this.options.allowPrivate);
+    return url.toString();
+  }
+}
+
+function checkEventTypes(types: string[] | null | undefined): string[] | null {
+  if (types === undefined || types === null || types.length === 0) return null;
+  const unknown = types.filter((t) => !(EVENT_NAMES as readonly string[]).includes(t));
+  if (unknown.length) {
+    throw new SvcError('validation_failed', `Unknown event types: ${unknown.join(', ')}.`, {
+      errors: [{ path: '/eventTypes', code: 'invalid_value', message: `unknown: ${unknown.join(', ')}` }],
+    });
+  }
+  return [...new Set(types)];
+}
+
+function decodeCursor(cursor: string): { createdAt: number; id: string } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
+  if (!at || !/^\d+$/.test(at) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
+    throw new SvcError('validation_failed', 'The cursor is not one this endpoint gave out.', {
+      errors: [{ path: '/query/cursor', code: 'invalid_value', message: 'is not a valid cursor' }],
+    });
+  }
+  return { createdAt: Number(at), id };
+}
+
+/** The stored form of a row, for its export record. */
+function rowToEvent(row: EventRow): StoredEvent {
+  return {
+    eventId: row.eventId,
+    event: row.event as EventName,
+    userId: row.userId,
+    sessionId: row.sessionId,
+    broadcastId: row.broadcastId,
+    campaignId: row.campaignId,
+    timestamp: new Date(row.timestampMs).toISOString(),
+    receivedAt: new Date(row.receivedAtMs).toISOString(),
+    country: row.country,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    orderId: row.orderId,
+    sponsorId: row.sponsorId,
+    items: row.items === null ? null : (JSON.parse(row.items) as StoredEvent['items']),
+    total: row.total,
+  };
+}
