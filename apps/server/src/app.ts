@@ -12,6 +12,8 @@ import { analyticsEventRoutes } from './routes/analytics-events';
 import { apiKeyRoutes } from './routes/api-keys';
 import { contentRoutes } from './routes/content';
 import { webhookRoutes } from './routes/webhooks';
+import { sdkAssetRoutes } from './routes/sdk-assets';
+import { demoRoutes } from './routes/demo';
 import { deletionRoutes } from './routes/deletions';
 import { attachGateway } from './realtime';
 import { eventRoutes } from './routes/events';
@@ -115,6 +117,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(deletionRoutes, deps);
   await app.register(contentRoutes, deps);
   await app.register(webhookRoutes, deps);
+  await app.register(sdkAssetRoutes);
+  await app.register(demoRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.decorate('gateway', attachGateway(app, services));
   return app;

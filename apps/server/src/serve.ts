@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOptions } from './app';
 import type { ServerConfig } from './config';
+import { DemoBroadcast } from './demo-broadcast';
 import { createServices, type ServiceOverrides } from './services';
 
 export interface RunningServer {
@@ -16,7 +17,7 @@ export interface RunningServer {
  */
 export async function serve(
   config: ServerConfig,
-  options: AppOptions & ServiceOverrides & { handleSignals?: boolean; print?: (line: string) => void } = {},
+  options: AppOptions & ServiceOverrides & { handleSignals?: boolean; print?: (line: string) => void; demo?: boolean } = {},
 ): Promise<RunningServer> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
   const services = await createServices(config, options);
@@ -28,8 +29,11 @@ export async function serve(
     print(`  Admin token: ${created.adminToken}   (shown once; keep it safe)`);
   }
   const app = await buildApp(services, options);
+  const demo = new DemoBroadcast(services.content, services.tenants);
+  app.addHook('preClose', async () => demo.stop());
   services.startBackgroundWork();
   await app.listen({ port: config.port, host: config.host });
+  if (options.demo !== false) await demo.start().catch((error: unknown) => app.log.warn({ err: error }, 'demo broadcast did not start'));
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

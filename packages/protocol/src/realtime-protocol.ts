@@ -59,7 +59,7 @@ export type ServerMessage =
 
 /** What a client may send. `requestId` (optional, ≤ 64 chars) is echoed in the answer. */
 export type ClientMessage =
-  | { type: 'track'; events: unknown[]; requestId?: string }
+  | { type: 'track'; events: unknown[]; sentAt?: string; requestId?: string }
   | { type: 'poll.vote'; pollId: string; optionIndex: number; requestId?: string }
   | { type: 'contest.enter'; contestId: string; requestId?: string }
   | { type: 'ping'; requestId?: string };

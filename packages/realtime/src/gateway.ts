@@ -342,7 +342,7 @@ export class Gateway {
       case 'ping':
         return this.reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
       case 'track':
-        return void this.track(this.onTrack(connection, message.events, requestId, Buffer.byteLength(text)));
+        return void this.track(this.onTrack(connection, message.events, message.sentAt, requestId, Buffer.byteLength(text)));
       case 'poll.vote':
         return void this.track(this.onVote(connection, message.pollId, message.optionIndex, requestId));
       case 'contest.enter':
@@ -357,7 +357,7 @@ export class Gateway {
     }
   }
 
-  private async onTrack(connection: Connection, events: unknown, requestId: string | undefined, bytes: number): Promise<void> {
+  private async onTrack(connection: Connection, events: unknown, sentAt: unknown, requestId: string | undefined, bytes: number): Promise<void> {
     const { session } = connection;
     if (!Array.isArray(events) || !events.length) {
       return this.reply(connection, { type: 'error', code: 'invalid_message', detail: '"events" must be a non-empty array.', requestId });
@@ -375,7 +375,9 @@ export class Gateway {
       };
     });
     try {
-      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body: { events: filled }, bodyBytes: bytes });
+      // sentAt lets the server correct the device clock, as for HTTP batches.
+      const body = typeof sentAt === 'string' ? { sentAt, events: filled } : { events: filled };
+      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body, bodyBytes: bytes });
       const rejected = new Set(result.rejected.map((r) => r.index));
       const ids = filled.flatMap((e, i) => (rejected.has(i) ? [] : [String((e as { eventId: unknown }).eventId)]));
       filled.forEach((e, i) => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 
 const HOME = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Svc</title>
+<title>Svc</title><link rel="icon" href="data:,">
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1d1b29}code{background:#f1eefe;padding:.1em .3em;border-radius:4px}</style>
 </head><body>
 <h1>Svc is running</h1>

@@ -1,0 +1,54 @@
+export type Language = 'en' | 'de' | 'fr' | 'es' | 'it';
+
+export interface Strings {
+  vote: string;
+  votes: (n: number) => string;
+  voted: string;
+  enter: string;
+  entered: string;
+  lineup: string;
+  learnMore: string;
+  addToCart: string;
+  remove: string;
+  cart: (n: number) => string;
+  checkout: string;
+  placeOrder: string;
+  cancel: string;
+  thanks: string;
+  close: string;
+  sponsoredBy: string;
+}
+
+const STRINGS: Record<Language, Strings> = {
+  en: {
+    vote: 'Vote', votes: (n) => `${n} ${n === 1 ? 'vote' : 'votes'}`, voted: 'Thanks for voting', enter: 'Enter', entered: "You're in!",
+    lineup: 'Coming up', learnMore: 'Learn more', addToCart: 'Add to cart', remove: 'Remove', cart: (n) => `Cart (${n})`,
+    checkout: 'Checkout', placeOrder: 'Place order', cancel: 'Cancel', thanks: 'Thank you for your order', close: 'Close', sponsoredBy: 'Sponsored',
+  },
+  de: {
+    vote: 'Abstimmen', votes: (n) => `${n} ${n === 1 ? 'Stimme' : 'Stimmen'}`, voted: 'Danke für deine Stimme', enter: 'Teilnehmen', entered: 'Du bist dabei!',
+    lineup: 'Als Nächstes', learnMore: 'Mehr erfahren', addToCart: 'In den Warenkorb', remove: 'Entfernen', cart: (n) => `Warenkorb (${n})`,
+    checkout: 'Zur Kasse', placeOrder: 'Bestellen', cancel: 'Abbrechen', thanks: 'Danke für deine Bestellung', close: 'Schließen', sponsoredBy: 'Gesponsert',
+  },
+  fr: {
+    vote: 'Voter', votes: (n) => `${n} vote${n === 1 ? '' : 's'}`, voted: 'Merci pour votre vote', enter: 'Participer', entered: 'Vous participez !',
+    lineup: 'À suivre', learnMore: 'En savoir plus', addToCart: 'Ajouter au panier', remove: 'Retirer', cart: (n) => `Panier (${n})`,
+    checkout: 'Commander', placeOrder: 'Valider la commande', cancel: 'Annuler', thanks: 'Merci pour votre commande', close: 'Fermer', sponsoredBy: 'Sponsorisé',
+  },
+  es: {
+    vote: 'Votar', votes: (n) => `${n} voto${n === 1 ? '' : 's'}`, voted: 'Gracias por votar', enter: 'Participar', entered: '¡Ya participas!',
+    lineup: 'A continuación', learnMore: 'Más información', addToCart: 'Añadir al carrito', remove: 'Quitar', cart: (n) => `Carrito (${n})`,
+    checkout: 'Pagar', placeOrder: 'Realizar pedido', cancel: 'Cancelar', thanks: 'Gracias por tu pedido', close: 'Cerrar', sponsoredBy: 'Patrocinado',
+  },
+  it: {
+    vote: 'Vota', votes: (n) => `${n} vot${n === 1 ? 'o' : 'i'}`, voted: 'Grazie per il voto', enter: 'Partecipa', entered: 'Sei dentro!',
+    lineup: 'Prossimamente', learnMore: 'Scopri di più', addToCart: 'Aggiungi al carrello', remove: 'Rimuovi', cart: (n) => `Carrello (${n})`,
+    checkout: 'Cassa', placeOrder: 'Conferma ordine', cancel: 'Annulla', thanks: "Grazie per l'ordine", close: 'Chiudi', sponsoredBy: 'Sponsorizzato',
+  },
+};
+
+/** Strings for a language code such as `de` or `de-AT`; English when unknown. */
+export function stringsFor(language: string | undefined): Strings {
+  const base = (language ?? 'en').slice(0, 2).toLowerCase() as Language;
+  return STRINGS[base] ?? STRINGS.en;
+}
