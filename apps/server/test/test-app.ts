@@ -56,6 +56,8 @@ export async function startTestApp(
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.server.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    // The SDK learns the service's addresses from the config: point them at this server.
+    services.config.publicUrl = url;
   }
   return {
     url,

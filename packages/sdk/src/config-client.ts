@@ -71,7 +71,9 @@ export class ConfigClient {
     const url = `${this.baseURL.replace(/\/+$/, '')}/v1/sdk/config?apiKey=${encodeURIComponent(this.apiKey)}`;
     let response: Response;
     try {
-      response = await fetch(url, { headers: this.etag ? { 'if-none-match': this.etag } : {}, credentials: 'omit' });
+      // no-cache: always ask the server (conditionally), so that a change made in the dashboard
+      // reaches the next start even while the browser's HTTP cache entry is fresh.
+      response = await fetch(url, { headers: this.etag ? { 'if-none-match': this.etag } : {}, credentials: 'omit', cache: 'no-cache' });
     } catch (error) {
       if (this.current) return this.current;
       throw new SdkError('config_unavailable', `Could not reach ${url}: ${(error as Error).message}`);

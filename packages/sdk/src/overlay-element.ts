@@ -177,12 +177,14 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
             const options = el('div', { class: 'options', role: 'group' });
             overlay.options.forEach((option, index) => {
               const button = el('button', { type: 'button', 'data-key': `opt-${index}` }, option);
-              button.addEventListener('click', () => void this.client?.vote(overlay.id, index).then(() => this.announce(overlay.id)));
+              button.addEventListener('click', () => void this.client?.vote(overlay.id, index).catch(() => undefined));
               options.append(button);
             });
             card.append(options);
           } else {
             card.append(this.results(overlay.options, state.results.get(overlay.id), mine), el('p', { class: 'muted' }, s.voted));
+            // Redrawn only when the results change: tell screen readers, politely.
+            this.announce(overlay.id);
           }
           break;
         }
