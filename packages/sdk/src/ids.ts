@@ -8,17 +8,24 @@ let lastMs = 0;
 let sequence = 0;
 
 /**
- * RFC 9562 UUIDv7: 48-bit Unix milliseconds, then random bits; within one millisecond a
- * counter in the 12-bit field keeps ids in order.
+ * RFC 9562 UUIDv7: 48-bit Unix milliseconds, then random bits. Monotonic: within one
+ * millisecond a 12-bit counter (started in its lower half) orders the ids, and when it runs
+ * out the timestamp moves on by one.
  */
 export function uuidv7(now: number = Date.now()): string {
   const bytes = randomBytes(16);
-  if (now === lastMs) sequence = (sequence + 1) & 0xfff;
-  else {
+  if (now <= lastMs) {
+    sequence++;
+    if (sequence > 0xfff) {
+      lastMs++;
+      sequence = 0;
+    }
+  } else {
     lastMs = now;
-    sequence = ((bytes[6]! & 0x0f) << 8) | bytes[7]!;
+    sequence = ((bytes[6]! & 0x07) << 8) | bytes[7]!;
   }
-  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(now / 2 ** (8 * (5 - i))) & 0xff;
+  const time = lastMs;
+  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(time / 2 ** (8 * (5 - i))) & 0xff;
   bytes[6] = 0x70 | (sequence >> 8);
   bytes[7] = sequence & 0xff;
   bytes[8] = 0x80 | (bytes[8]! & 0x3f);

@@ -17,7 +17,8 @@ describe('SvcCore outside the browser', () => {
 
   it('makes UUIDv7 event ids in time order and svc_ ULID session ids', async () => {
     const { uuidv7, ulid } = await import('../src/index');
-    const ids = Array.from({ length: 1000 }, () => uuidv7());
+    // Many ids in the same millisecond, enough to exhaust the per-millisecond counter.
+    const ids = Array.from({ length: 20_000 }, () => uuidv7(1_800_000_000_000));
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
