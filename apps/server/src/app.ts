@@ -9,6 +9,7 @@ import { createAuthGuards } from './plugins/auth';
 import { registerProblemErrors } from './plugins/problem-errors';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { analyticsEventRoutes } from './routes/analytics-events';
+import { analyticsOverviewRoutes } from './routes/analytics-overview';
 import { apiKeyRoutes } from './routes/api-keys';
 import { contentRoutes } from './routes/content';
 import { webhookRoutes } from './routes/webhooks';
@@ -114,6 +115,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(settingsRoutes, deps);
   await app.register(apiKeyRoutes, deps);
   await app.register(analyticsEventRoutes, deps);
+  await app.register(analyticsOverviewRoutes, deps);
   await app.register(deletionRoutes, deps);
   await app.register(contentRoutes, deps);
   await app.register(webhookRoutes, deps);

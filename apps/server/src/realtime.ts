@@ -34,6 +34,14 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
     config.realtime,
   );
   app.server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  services.analytics.useLiveViewers((tenant, filter) =>
+    gateway.liveViewers(
+      tenant.seq,
+      (broadcastId, campaignId) =>
+        (filter.broadcastId === undefined || filter.broadcastId === broadcastId) && (filter.campaignId === undefined || filter.campaignId === campaignId),
+      filter.country,
+    ),
+  );
   // Before the HTTP server stops: viewers get 1001 and pending events are written.
   app.addHook('preClose', async () => gateway.close());
   return gateway;

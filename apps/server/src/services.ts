@@ -1,3 +1,4 @@
+import { AnalyticsService } from '@svc/analytics';
 import { ContentService } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
@@ -25,6 +26,7 @@ export interface Services {
   content: ContentService;
   webhooks: WebhookService;
   dispatcher: WebhookDispatcher;
+  analytics: AnalyticsService;
   deletions: DeletionService;
   retention: RetentionPurger;
   /** Starts the deletion worker (resuming unfinished jobs), the hourly retention purge and webhook dispatch. */
@@ -68,6 +70,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     bus,
     webhooks,
     dispatcher,
+    analytics: new AnalyticsService(storage.analytics, clock),
     content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId)),
     deletions,
     retention,

@@ -37,6 +37,7 @@ describe('HTTP basics', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/v1/analytics/events',
+        '/v1/analytics/overview',
         '/v1/api-keys',
         '/v1/api-keys/{id}',
         '/v1/broadcasts',

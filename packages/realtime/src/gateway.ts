@@ -128,6 +128,21 @@ export class Gateway {
     return room ? (await room).connections.size : 0;
   }
 
+  /**
+   * Viewers connected now to this tenant's broadcasts that match (campaign, broadcast) and,
+   * when given, whose country is `country`.
+   */
+  async liveViewers(tenantSeq: number, match: (broadcastId: string, campaignId: number) => boolean, country?: string): Promise<number> {
+    let count = 0;
+    for (const pending of this.rooms.values()) {
+      const room = await pending.catch(() => null);
+      if (!room || room.tenantSeq !== tenantSeq || !match(room.broadcastId, room.campaignId)) continue;
+      if (country === undefined) count += room.connections.size;
+      else for (const connection of room.connections) if (connection.session.country === country) count++;
+    }
+    return count;
+  }
+
   /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(request.url ?? '/', 'http://localhost');

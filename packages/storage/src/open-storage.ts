@@ -7,6 +7,8 @@ import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
 import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
 import type { WebhookStore } from './webhook-store';
+import { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
+import type { AnalyticsStore } from './analytics-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
 
@@ -17,6 +19,7 @@ export interface Storage {
   deletions: DeletionStore;
   content: ContentStore;
   webhooks: WebhookStore;
+  analytics: AnalyticsStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -31,6 +34,7 @@ export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
     deletions: new DuckDbDeletionStore(db),
     content: new DuckDbContentStore(db),
     webhooks: new DuckDbWebhookStore(db),
+    analytics: new DuckDbAnalyticsStore(db),
     ping: () => db.ping(),
     close: () => db.close(),
   };

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uuidv7 } from 'uuidv7';
+import { ManualClock } from '@svc/protocol';
+import { startTestApp, type TestApp } from './test-app';
+import { TestViewer } from './ws-client';
+
+/**
+ * A hand-built dataset whose answers were worked out by hand (see each expectation):
+ * S1 (u1, b1, DE) votes twice and buys o1, which is reported twice; S2 (u2, b1, FR) taps a
+ * sponsor moment and skips the cart on its way to o2; S3 (anonymous, b2, DE) straddles
+ * midnight and buys o3 in USD; S4 (u1 again, b2, DE) enters a contest and never leaves.
+ */
+const D10 = '2026-11-10T';
+const D11 = '2026-11-11T';
+const item = (productId: string, quantity: number, unitPrice: number, currency = 'EUR') => ({ productId, quantity, unitPrice, currency });
+
+function ev(event: string, at: string, session: string, broadcastId: string, country: string, userId: string | null, extra: Record<string, unknown> = {}) {
+  return { event, eventId: uuidv7(), timestamp: at, sessionId: session, broadcastId, country, userId, data: {}, ...extra };
+}
+const commerce = (sponsorId: string, items: unknown[], total: number, orderId: string | null = null) => ({ sponsorId, items, total, orderId });
+
+const S1 = ['svc_s1', 'b1', 'DE', 'u1'] as const;
+const S2 = ['svc_s2', 'b1', 'FR', 'u2'] as const;
+const S3 = ['svc_s3', 'b2', 'DE', null] as const;
+const S4 = ['svc_s4', 'b2', 'DE', 'u1'] as const;
+
+const EVENTS = [
+  ev('broadcast.joined', `${D10}10:00:00Z`, ...S1),
+  ev('poll.voted', `${D10}10:01:00Z`, ...S1, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'A', optionIndex: 0 } }),
+  ev('poll.voted', `${D10}10:02:00Z`, ...S1, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'B', optionIndex: 1 } }),
+  ev('product.viewed', `${D10}10:03:00Z`, ...S1, { data: { productId: 'x', placement: 'carousel' }, ...commerce('acme', [], 0) }),
+  ev('cart.item_added', `${D10}10:04:00Z`, ...S1, { data: { productId: 'x', quantity: 2 }, ...commerce('acme', [item('x', 2, 10)], 20) }),
+  ev('checkout.started', `${D10}10:05:00Z`, ...S1, { ...commerce('acme', [item('x', 2, 10)], 20) }),
+  ev('checkout.completed', `${D10}10:06:00Z`, ...S1, { data: { currency: 'EUR' }, ...commerce('acme', [item('x', 2, 10)], 20, 'o1') }),
+  ev('checkout.completed', `${D10}10:07:00Z`, ...S1, { data: { currency: 'EUR' }, ...commerce('acme', [item('x', 2, 10)], 20, 'o1') }),
+  ev('broadcast.left', `${D10}10:10:00Z`, ...S1, { data: { reason: 'closed', watchedMs: 600_000 } }),
+
+  ev('broadcast.joined', `${D10}10:00:30Z`, ...S2),
+  ev('poll.voted', `${D10}10:02:30Z`, ...S2, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'B', optionIndex: 1 } }),
+  ev('sponsor_moment.viewed', `${D10}10:03:00Z`, ...S2, { data: { momentId: 'm1', sponsorId: 'acme' } }),
+  ev('sponsor_moment.tapped', `${D10}10:03:30Z`, ...S2, { data: { momentId: 'm1', sponsorId: 'acme' } }),
+  ev('product.viewed', `${D10}10:04:00Z`, ...S2, { data: { productId: 'y', placement: 'banner' }, ...commerce('acme', [], 0) }),
+  ev('checkout.started', `${D10}10:05:00Z`, ...S2, { ...commerce('acme', [item('y', 1, 5)], 5) }),
+  ev('checkout.completed', `${D10}10:06:00Z`, ...S2, { data: { currency: 'EUR' }, ...commerce('acme', [item('y', 1, 5)], 5, 'o2') }),
+  ev('broadcast.left', `${D10}10:08:00Z`, ...S2, { data: { reason: 'closed', watchedMs: 450_000 } }),
+
+  ev('broadcast.joined', `${D10}23:59:30Z`, ...S3),
+  ev('sponsor_moment.viewed', `${D11}00:00:30Z`, ...S3, { data: { momentId: 'm2', sponsorId: 'bolt' } }),
+  ev('checkout.completed', `${D11}00:01:00Z`, ...S3, { data: { currency: 'USD' }, ...commerce('bolt', [item('z', 3, 33.33, 'USD')], 100, 'o3') }),
+  ev('broadcast.left', `${D11}00:02:00Z`, ...S3, { data: { reason: 'closed', watchedMs: 150_000 } }),
+
+  ev('broadcast.joined', `${D11}10:00:00Z`, ...S4),
+  ev('contest.entered', `${D11}10:00:10Z`, ...S4, { data: { contestId: 'c1', title: 'Win' } }),
+];
+
+describe('GET /v1/analytics/overview', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    await t.app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin, payload: { id: 2, name: 'Finals' } });
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b2', campaignId: 2 } });
+    const response = await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: EVENTS } });
+    expect(response.json()).toMatchObject({ accepted: EVENTS.length, rejected: [] });
+  });
+  afterAll(() => t.close());
+
+  const overview = async (query: string) => {
+    const response = await t.app.inject({ url: `/v1/analytics/overview?${query}`, headers: { authorization: `Bearer ${t.demo.adminToken}` } });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json();
+  };
+  const BOTH_DAYS = 'from=2026-11-10&to=2026-11-11';
+
+  it('computes every panel over the whole dataset', async () => {
+    const o = await overview(BOTH_DAYS);
+    // Sessions: S1 10:00–10:10, S2 10:00:30–10:08 share the 10:00 bucket (15 min for a 2-day range).
+    expect(o.viewers).toMatchObject({ peak: 2, sessions: 4, uniqueViewers: 3, bucketMs: 15 * 60_000, live: 0 });
+    expect(o.viewers.series.find((p: { at: string }) => p.at === `${D10}10:00:00.000Z`).concurrent).toBe(2);
+    expect(o.viewers.series.find((p: { at: string }) => p.at === `${D10}23:45:00.000Z`).concurrent).toBe(1);
+    // Joined: u1, u2, S3; engaged: u1 (vote, contest) and u2 (vote, tap); S3 only viewed.
+    expect(o.engagement).toEqual({ rate: 0.6667, engagedViewers: 2, joinedViewers: 3 });
+    // u1's second vote does not count.
+    expect(o.polls).toEqual([
+      {
+        pollId: 'p1', broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
+        options: [{ optionIndex: 0, option: 'A', votes: 1, share: 0.5 }, { optionIndex: 1, option: 'B', votes: 1, share: 0.5 }],
+      },
+    ]);
+    expect(o.sponsors).toEqual([
+      { sponsorId: 'acme', broadcastId: 'b1', impressions: 1, taps: 1, tapRate: 1, conversion: 1, revenue: [{ currency: 'EUR', amount: 25 }] },
+      { sponsorId: 'bolt', broadcastId: 'b2', impressions: 1, taps: 0, tapRate: 0, conversion: 1, revenue: [{ currency: 'USD', amount: 100 }] },
+    ]);
+    // o1 reported twice counts once: EUR 20 + 5 over 2 orders of 2 and 1 items.
+    expect(o.revenue).toEqual([
+      { currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 },
+      { currency: 'USD', gross: 100, orders: 1, averageOrderValue: 100, itemsPerOrder: 3 },
+    ]);
+    // S2 skips the cart: it stops after the first step. S3 bought without viewing a product.
+    expect(o.funnel).toEqual([
+      { step: 'product.viewed', sessions: 2, conversion: 1 },
+      { step: 'cart.item_added', sessions: 1, conversion: 0.5 },
+      { step: 'checkout.started', sessions: 1, conversion: 1 },
+      { step: 'checkout.completed', sessions: 1, conversion: 1 },
+    ]);
+    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls']);
+  });
+
+  it('narrows by country', async () => {
+    const o = await overview(`${BOTH_DAYS}&country=de`);
+    expect(o.viewers).toMatchObject({ sessions: 3, uniqueViewers: 2 });
+    expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+    expect(o.polls[0].options).toEqual([{ optionIndex: 0, option: 'A', votes: 1, share: 1 }]);
+    expect(o.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 20], ['USD', 100]]);
+    expect(o.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([1, 1, 1, 1]);
+    expect(o.sponsors[0]).toMatchObject({ sponsorId: 'acme', impressions: 0, conversion: 0, revenue: [{ currency: 'EUR', amount: 20 }] });
+  });
+
+  it('narrows by broadcast and by campaign alike', async () => {
+    for (const query of ['broadcastId=b2', 'campaignId=2']) {
+      const o = await overview(`${BOTH_DAYS}&${query}`);
+      expect(o.viewers, query).toMatchObject({ sessions: 2, uniqueViewers: 2 });
+      expect(o.engagement, query).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+      expect(o.polls, query).toEqual([]);
+      expect(o.revenue, query).toEqual([{ currency: 'USD', gross: 100, orders: 1, averageOrderValue: 100, itemsPerOrder: 3 }]);
+      expect(o.sponsors.map((s: { sponsorId: string }) => s.sponsorId), query).toEqual(['bolt']);
+      expect(o.funnel.map((s: { sessions: number }) => s.sessions), query).toEqual([0, 0, 0, 0]);
+    }
+  });
+
+  it('cuts at UTC day boundaries', async () => {
+    const nov11 = await overview('from=2026-11-11&to=2026-11-11');
+    // S3 joined before midnight: on Nov 11 only u1 (S4) joined.
+    expect(nov11.viewers).toMatchObject({ sessions: 2, uniqueViewers: 1 });
+    expect(nov11.engagement).toEqual({ rate: 1, engagedViewers: 1, joinedViewers: 1 });
+    expect(nov11.revenue.map((r: { currency: string }) => r.currency)).toEqual(['USD']);
+    const nov10 = await overview('from=2026-11-10&to=2026-11-10');
+    expect(nov10.viewers).toMatchObject({ sessions: 3, uniqueViewers: 3 });
+    expect(nov10.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 25]]);
+    expect(nov10.viewers.bucketMs).toBe(15 * 60_000);
+  });
+
+  it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {
+    const all = await overview(BOTH_DAYS);
+    const acme = await overview(`${BOTH_DAYS}&sponsorId=acme`);
+    expect(acme.sponsors.map((s: { sponsorId: string }) => s.sponsorId)).toEqual(['acme']);
+    expect(acme.revenue).toEqual([{ currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 }]);
+    expect(acme.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([2, 1, 1, 1]);
+    expect(acme.viewers).toEqual(all.viewers);
+    expect(acme.engagement).toEqual(all.engagement);
+    expect(acme.polls).toEqual(all.polls);
+    const bolt = await overview(`${BOTH_DAYS}&sponsorId=bolt`);
+    expect(bolt.revenue.map((r: { currency: string }) => r.currency)).toEqual(['USD']);
+    expect(bolt.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('counts live viewers of the matching broadcasts', async () => {
+    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_live1', contentId: 'b1' });
+    await viewer.next((m) => m.type === 'welcome');
+    expect((await overview('broadcastId=b1')).viewers.live).toBe(1);
+    expect((await overview('broadcastId=b2')).viewers.live).toBe(0);
+    expect((await overview('')).viewers.live).toBe(1);
+    viewer.ws.terminate();
+  });
+
+  it('names a bad filter and refuses unknown ones', async () => {
+    const headers = { authorization: `Bearer ${t.demo.adminToken}` };
+    const bad = await t.app.inject({ url: '/v1/analytics/overview?from=2026-13-01', headers });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors[0].path).toBe('/query/from');
+    const unknown = await t.app.inject({ url: '/v1/analytics/overview?colour=red', headers });
+    expect(unknown.statusCode).toBe(400);
+    expect((await t.app.inject({ url: '/v1/analytics/overview', headers: { authorization: `Bearer ${t.other.adminToken}` } })).json().viewers.sessions).toBe(0);
+  });
+});

@@ -1,0 +1,98 @@
+import { systemClock, type Clock } from '@svc/protocol';
+import type { AnalyticsFilter, AnalyticsStore, Tenant } from '@svc/storage';
+import { bucketSizeFor } from './bucket-size';
+
+/** The filters of the dashboard (DESIGN 7). Dates are already resolved to [fromMs, toMs). */
+export type OverviewFilter = Omit<AnalyticsFilter, 'tenantSeq'>;
+
+const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/** Without an explicit start, the overview looks at this much history. */
+export const DEFAULT_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The six panels of the dashboard, computed from the event store for a set of filters. */
+export class AnalyticsService {
+  /** Viewers connected now to the broadcasts that match the filter (the realtime gateway tells). */
+  private liveViewers: (tenant: Tenant, filter: OverviewFilter) => Promise<number> = async () => 0;
+
+  constructor(
+    private readonly store: AnalyticsStore,
+    private readonly clock: Clock = systemClock,
+  ) {}
+
+  useLiveViewers(source: (tenant: Tenant, filter: OverviewFilter) => Promise<number>): void {
+    this.liveViewers = source;
+  }
+
+  async overview(tenant: Tenant, input: OverviewFilter) {
+    const now = this.clock.now();
+    const filter: AnalyticsFilter = { ...input, tenantSeq: tenant.seq };
+    const toMs = filter.toMs ?? now;
+    const fromMs = filter.fromMs ?? toMs - DEFAULT_RANGE_MS;
+    const ranged: AnalyticsFilter = { ...filter, fromMs, toMs };
+    const bucketMs = bucketSizeFor(toMs - fromMs);
+    const [series, engagement, polls, sponsors, revenue, funnel, live] = await Promise.all([
+      this.store.viewerSeries(ranged, bucketMs),
+      this.store.engagement(ranged),
+      this.store.pollResults(ranged),
+      this.store.sponsorPerformance(ranged),
+      this.store.revenue(ranged),
+      this.store.funnel(ranged),
+      this.liveViewers(tenant, input),
+    ]);
+    const steps = [
+      ['product.viewed', funnel.productViewed],
+      ['cart.item_added', funnel.cartItemAdded],
+      ['checkout.started', funnel.checkoutStarted],
+      ['checkout.completed', funnel.checkoutCompleted],
+    ] as const;
+    return {
+      range: { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() },
+      filters: input,
+      generatedAt: new Date(now).toISOString(),
+      /** Panels that do not narrow by sponsor (DESIGN 7). */
+      ignoresSponsor: ['viewers', 'engagement', 'polls'],
+      viewers: {
+        live,
+        peak: series.peak,
+        uniqueViewers: series.uniqueViewers,
+        sessions: series.sessions,
+        bucketMs: series.bucketMs,
+        series: series.points.map((p) => ({ at: new Date(p.at).toISOString(), concurrent: p.concurrent })),
+      },
+      engagement: {
+        rate: ratio(engagement.engagedViewers, engagement.joinedViewers),
+        engagedViewers: engagement.engagedViewers,
+        joinedViewers: engagement.joinedViewers,
+      },
+      polls: polls.map((poll) => ({
+        ...poll,
+        options: poll.options.map((o) => ({ ...o, share: ratio(o.votes, poll.totalVotes) })),
+      })),
+      sponsors: sponsors.map((s) => ({
+        sponsorId: s.sponsorId,
+        broadcastId: s.broadcastId,
+        impressions: s.impressions,
+        taps: s.taps,
+        tapRate: ratio(s.taps, s.impressions),
+        conversion: ratio(s.convertedSessions, s.sessionsWithImpression),
+        revenue: s.revenue,
+      })),
+      revenue: revenue.map((r) => ({
+        currency: r.currency,
+        gross: r.gross,
+        orders: r.orders,
+        averageOrderValue: r.orders ? round2(r.gross / r.orders) : 0,
+        itemsPerOrder: r.orders ? round2(r.items / r.orders) : 0,
+      })),
+      funnel: steps.map(([step, sessions], i) => ({
+        step,
+        sessions,
+        conversion: i === 0 ? 1 : ratio(sessions, steps[i - 1]![1]),
+      })),
+    };
+  }
+}
+
+export type Overview = Awaited<ReturnType<AnalyticsService['overview']>>;

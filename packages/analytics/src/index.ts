@@ -1,0 +1,2 @@
+export * from './bucket-size';
+export * from './analytics-service';

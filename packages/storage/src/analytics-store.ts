@@ -1,0 +1,74 @@
+/** Which events the dashboard panels look at (one tenant). */
+export interface AnalyticsFilter {
+  tenantSeq: number;
+  campaignId?: number;
+  broadcastId?: string;
+  /** Event time from (inclusive), epoch ms. */
+  fromMs?: number;
+  /** Event time up to (exclusive), epoch ms. */
+  toMs?: number;
+  country?: string;
+  /** Narrows sponsor performance, revenue and funnel; the other panels ignore it. */
+  sponsorId?: string;
+}
+
+export interface ViewerSeries {
+  bucketMs: number;
+  points: Array<{ at: number; concurrent: number }>;
+  peak: number;
+  uniqueViewers: number;
+  sessions: number;
+}
+
+export interface Engagement {
+  joinedViewers: number;
+  engagedViewers: number;
+}
+
+export interface PollOptionResult {
+  optionIndex: number;
+  option: string;
+  votes: number;
+}
+
+export interface PollResult {
+  pollId: string;
+  broadcastId: string;
+  question: string;
+  totalVotes: number;
+  options: PollOptionResult[];
+}
+
+export interface SponsorRow {
+  sponsorId: string;
+  broadcastId: string;
+  impressions: number;
+  taps: number;
+  sessionsWithImpression: number;
+  convertedSessions: number;
+  revenue: Array<{ currency: string; amount: number }>;
+}
+
+export interface RevenueRow {
+  currency: string;
+  orders: number;
+  gross: number;
+  items: number;
+}
+
+export interface FunnelCounts {
+  productViewed: number;
+  cartItemAdded: number;
+  checkoutStarted: number;
+  checkoutCompleted: number;
+}
+
+/** The dashboard's queries; every one reads the raw events of one tenant. */
+export interface AnalyticsStore {
+  viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries>;
+  engagement(filter: AnalyticsFilter): Promise<Engagement>;
+  pollResults(filter: AnalyticsFilter): Promise<PollResult[]>;
+  sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]>;
+  revenue(filter: AnalyticsFilter): Promise<RevenueRow[]>;
+  funnel(filter: AnalyticsFilter): Promise<FunnelCounts>;
+}
