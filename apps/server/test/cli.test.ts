@@ -102,4 +102,20 @@ describe('svc CLI', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('401');
   }, 60_000);
+
+  it('simulates viewers against the demo broadcast of a running server', async () => {
+    const dataDir = tempDataDir();
+    const server = await startChildServer({ SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN });
+    children.push(server);
+    const run = await svc(dataDir, 'simulate', '--url', server.url, '--api-key', API_KEY, '--viewers', '12', '--seconds', '3', '--activity', '1');
+    expect(run.code, run.stderr).toBe(0);
+    const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
+    expect(result).toMatchObject({ viewers: 12, errors: 0 });
+    // The demo's first overlay is a poll: every viewer saw it and voted.
+    expect(result.votes).toBe(12);
+    const exported = await fetch(`${server.url}/v1/analytics/events?format=ndjson&broadcastId=demo-live`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const events = (await exported.text()).trim().split('\n').map((line) => JSON.parse(line) as { event: string });
+    expect(events.filter((e) => e.event === 'broadcast.joined')).toHaveLength(12);
+    expect(events.filter((e) => e.event === 'poll.voted')).toHaveLength(12);
+  }, 60_000);
 });

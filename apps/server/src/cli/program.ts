@@ -5,6 +5,7 @@ import { TenantService } from '@svc/tenancy';
 import { loadConfig } from '../config';
 import { serve } from '../serve';
 import { addExportCommand } from './export-command';
+import { addSimulateCommand } from './simulate-command';
 
 /** Runs an operator command against the data folder (the server must not hold it open). */
 async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
@@ -142,6 +143,7 @@ export function buildProgram(): Command {
     });
 
   addExportCommand(program);
+  addSimulateCommand(program);
   return program;
 }
 

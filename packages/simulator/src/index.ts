@@ -1,0 +1,2 @@
+export * from './virtual-viewer';
+export * from './simulation';
