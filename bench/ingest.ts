@@ -34,7 +34,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-function base62(length: number): string {
+export function base62(length: number): string {
   let out = '';
   for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
   return out;
@@ -116,7 +116,7 @@ function metric(text: string, name: string): number {
   return sum;
 }
 
-interface CommitSample {
+export interface CommitSample {
   seconds: number;
   count: number;
   events: number;
@@ -124,7 +124,7 @@ interface CommitSample {
   fast: number;
 }
 
-async function scrapeCommits(origin: string): Promise<CommitSample> {
+export async function scrapeCommits(origin: string): Promise<CommitSample> {
   const response = await request(`${origin}/metrics`);
   const text = await response.body.text();
   return {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,6 +125,17 @@ async function waitReady(url: string, timeoutMs: number): Promise<void> {
     if (Date.now() > deadline) throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Starts a helper process that is not a server (e.g. a load client talking over IPC); like the
+ * servers, it is killed when the benchmark exits, whatever the way out.
+ */
+export function spawnTracked(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  const child = spawn(command, args, options);
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
 }
 
 /** Kills every child at once (signal handlers call this before exiting). */

@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: runs the benchmarks and prints their tables as markdown on stdout
  * (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
- * add new ones to BENCHMARKS.
+ * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
+ *   npm run bench -- [--only ingest,fanout]
+ *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
+ *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  */
 import { parseArgs } from 'node:util';
+import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { killAll } from './processes';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -18,12 +21,25 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     sweep: { type: 'string', default: '' },
     events: { type: 'string', default: '1500000' },
+    viewers: { type: 'string', default: String(TARGET_VIEWERS) },
+    'client-processes': { type: 'string', default: '4' },
+    wave: { type: 'string', default: '500' },
+    cycles: { type: 'string', default: '5' },
+    'vote-rounds': { type: 'string', default: '3' },
+    only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
 });
 
 if (values.help) {
-  process.stdout.write('npm run bench -- [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]\n');
+  process.stdout.write(
+    [
+      'npm run bench -- [--only ingest,fanout]   (default: every benchmark)',
+      '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
+      `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
+      '',
+    ].join('\n'),
+  );
   process.exit(0);
 }
 
@@ -58,18 +74,38 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         log,
       }),
   },
+  {
+    name: 'fanout',
+    run: () => {
+      const cycles = Math.round(positive('cycles', values.cycles));
+      return fanoutBenchmark({
+        viewers: Math.round(positive('viewers', values.viewers)),
+        clientProcesses: Math.round(positive('client-processes', values['client-processes'])),
+        wave: Math.round(positive('wave', values.wave)),
+        cycles,
+        voteRounds: Math.min(cycles, Math.round(positive('vote-rounds', values['vote-rounds']))),
+        log,
+      });
+    },
+  },
 ];
+
+const names = BENCHMARKS.map((b) => b.name);
+const only = values.only ? values.only.split(',').map((n) => n.trim()).filter(Boolean) : names;
+for (const name of only) {
+  if (!names.includes(name)) throw new Error(`--only: no benchmark "${name}"; there are ${names.join(', ')}`);
+}
 
 try {
   const machine = machineInfo();
   const tables: BenchTable[] = [];
-  for (const benchmark of BENCHMARKS) {
+  for (const benchmark of BENCHMARKS.filter((b) => only.includes(b.name))) {
     log(`== ${benchmark.name}`);
     tables.push(await benchmark.run());
   }
   process.stdout.write(`\n${renderReport(machine, tables)}\n`);
   if (tables.some((t) => t.runErrors)) {
-    log('\n!!! THE RUN HAD ERRORS (failed requests or rejected events): the figures above are not valid. !!!');
+    log('\n!!! THE RUN HAD ERRORS (failed requests, rejected events, failed or dropped connections, lost frames or votes): the figures above are not valid. !!!');
     process.exitCode = 1;
   }
 } catch (error) {
