@@ -34,6 +34,11 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
     config.realtime,
   );
   app.server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  // A viewer's own broadcast.left that arrives over HTTP (beacon) spares it the server's one.
+  services.ingest.onStored((tenant, source, rows) => {
+    if (source !== 'client') return;
+    for (const row of rows) if (row.event === 'broadcast.left') gateway.noteClientLeft(tenant.seq, row.sessionId);
+  });
   services.analytics.useLiveViewers((tenant, filter) =>
     gateway.liveViewers(
       tenant.seq,

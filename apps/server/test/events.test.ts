@@ -108,17 +108,20 @@ describe('POST /v1/events', () => {
         validEvent('poll.viewed', at, { userId: 'jane.doe@example.com' }),
         validEvent('poll.voted', at, { data: { pollId: 'p', questionText: 'card 4111 1111 1111 1111', optionSelected: 'A' } }),
         { event: 'nope', userId: '10.0.0.1' },
+        validEvent('poll.viewed', at, { data: { pollId: 'p', questionText: 'q', 'key.owner@example.org': 1 } }),
+        { ...validEvent('poll.viewed', at), 'field.owner@example.org': 'x' },
       ],
     });
     const response = await t.app.inject({ url: '/v1/rejected-events', headers: { authorization: `Bearer ${t.demo.adminToken}` } });
     expect(response.statusCode).toBe(200);
     const { data } = response.json();
-    expect(data.map((r: { code: string }) => r.code).sort()).toEqual(['pii_detected', 'pii_detected', 'unknown_event']);
+    expect(data.map((r: { code: string }) => r.code).sort()).toEqual(['pii_detected', 'pii_detected', 'pii_detected', 'unknown_event', 'unknown_field']);
     for (const reject of data) expect(reject.detail).toEqual(expect.any(String));
     const text = JSON.stringify(data);
     expect(text).not.toContain('jane.doe@example.com');
     expect(text).not.toContain('4111 1111 1111 1111');
     expect(text).not.toContain('10.0.0.1');
+    expect(text).not.toContain('owner@example.org');
     expect(text).toContain('[redacted]');
   });
 
@@ -168,14 +171,17 @@ describe('POST /v1/events', () => {
     expect(row!.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
-  it('fills campaignId from the broadcast registry and registers unknown broadcasts', async () => {
+  it('fills campaignId from the broadcast registry and registers unknown broadcasts under the default campaign', async () => {
     const at = new Date(NOW - 1);
-    await post({ events: [validEvent('broadcast.joined', at, { broadcastId: 'new-show', campaignId: 42 })] });
-    // Later events of that broadcast belong to its campaign, whatever they claim.
-    await post({ events: [validEvent('poll.viewed', at, { broadcastId: 'new-show', campaignId: 7 }), validEvent('poll.viewed', at, { broadcastId: 'plain' })] });
+    await t.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { authorization: `Bearer ${t.demo.adminToken}` }, payload: { id: 5, name: 'Cup' } });
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: { authorization: `Bearer ${t.demo.adminToken}` }, payload: { id: 'cup-final', campaignId: 5 } });
+    // Events name campaigns, but the registry decides; a public key creates no campaign.
+    await post({ events: [validEvent('broadcast.joined', at, { broadcastId: 'new-show', campaignId: 42 }), validEvent('poll.viewed', at, { broadcastId: 'cup-final', campaignId: 7 })] });
     const rows = await stored();
-    expect(rows.filter((r) => r.broadcastId === 'new-show').map((r) => r.campaignId)).toEqual([42, 42]);
-    expect(rows.find((r) => r.broadcastId === 'plain')!.campaignId).toBe(1);
+    expect(rows.find((r) => r.broadcastId === 'new-show')!.campaignId).toBe(1);
+    expect(rows.find((r) => r.broadcastId === 'cup-final')!.campaignId).toBe(5);
+    const campaigns = (await t.app.inject({ url: '/v1/campaigns', headers: { authorization: `Bearer ${t.demo.adminToken}` } })).json().data;
+    expect(campaigns.map((c: { id: number }) => c.id)).toEqual([1, 5]);
   });
 
   it('answers whole-body problems with problem+json', async () => {

@@ -130,9 +130,10 @@ describe('GET /v1/analytics/events', () => {
       validEvent('checkout.completed', d('2026-11-02T13:00:00.000Z'), { broadcastId: 'b3', sponsorId: 'acme', country: 'FR' }), // 5
       validEvent('checkout.completed', d('2026-11-02T14:00:00.000Z'), { broadcastId: 'b3', sponsorId: 'other', country: 'DE' }), // 6
     ];
-    await ingest(events.slice(0, 5));
-    // Broadcast b3 belongs to campaign 9.
-    await ingest([{ ...events[5]!, campaignId: 9 }, events[6]!]);
+    // Broadcast b3 belongs to campaign 9; the others are discovered under the default campaign.
+    await t.app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin(), payload: { id: 9, name: 'Nine' } });
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(), payload: { id: 'b3', campaignId: 9 } });
+    await ingest(events);
     const ids = async (query: string) =>
       (await exportAs(`${query}&limit=100`)).json().data.map((e: { eventId: string }) => events.findIndex((s) => s.eventId === e.eventId));
 

@@ -163,6 +163,43 @@ describe('realtime gateway', () => {
     for (const e of lefts) expect(Number(e.data.watchedMs)).toBeLessThanOrEqual(goneAt - connectedAt + 50);
   });
 
+  it("writes no broadcast.left of its own when the viewer's arrives over HTTP (beacon)", async () => {
+    const viewer = await welcomed('beacon');
+    const sessionId = String((viewer.messages[0]!.session as { id: string }).id);
+    viewer.vanish();
+    await t.app.inject({
+      method: 'POST',
+      url: `/v1/events?apiKey=${t.demo.apiKey}`,
+      headers: { 'content-type': 'text/plain' },
+      payload: JSON.stringify({ event: 'broadcast.left', sessionId, broadcastId: 'beacon', timestamp: new Date().toISOString(), data: { reason: 'closed', watchedMs: 5 } }),
+    });
+    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 300));
+    expect((await storedEvents('broadcast.left')).map((e) => e.data.reason)).toEqual(['closed']);
+  });
+
+  it('holds the per-tenant connection limit under concurrent joins', async () => {
+    await t.close();
+    t = await startTestApp({ listen: true, config: { realtime: { ...REALTIME, maxConnectionsPerTenant: 3 } } });
+    const crowd = await Promise.all(Array.from({ length: 6 }, () => join('crowded')));
+    const closed = await Promise.all(crowd.map((v) => Promise.race([v.closed, new Promise((resolve) => setTimeout(() => resolve(null), 1_000))])));
+    expect(closed.filter((c) => c !== null)).toEqual(Array(3).fill({ code: 1013, reason: 'too_many_connections' }));
+    expect(await t.app.gateway.viewerCount(t.demo.seq, 'crowded')).toBe(3);
+  });
+
+  it('closes the old room when a session moves to another broadcast', async () => {
+    const params = { apiKey: t.demo.apiKey, sessionId: 'svc_mover', contentId: 'first' };
+    const first = await TestViewer.connect(t.url, params);
+    viewers.push(first);
+    await first.next((m) => m.type === 'welcome');
+    const second = await TestViewer.connect(t.url, { ...params, contentId: 'second' });
+    viewers.push(second);
+    await second.next((m) => m.type === 'welcome');
+    expect(await first.closed).toEqual({ code: 1000, reason: 'session_ended' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const rooms = (t.app.gateway as unknown as { rooms: Map<string, unknown> }).rooms;
+    expect([...rooms.keys()]).toEqual([`${t.demo.seq}:second`]);
+  });
+
   it('drops a viewer who stops answering heartbeats and records a timeout', async () => {
     const silent = await welcomed('quiet');
     const watcher = await welcomed('quiet');

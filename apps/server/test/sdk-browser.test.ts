@@ -21,7 +21,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   });
   afterAll(async () => browser?.close());
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50 } } });
+    t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50, resumeGraceMs: 300 } } });
     // Viewers are placed in Germany, one of the default markets.
     await patchSettings({ fallbackCountry: 'DE' });
     context = await browser.newContext({ viewport: { width: 960, height: 640 } });
@@ -161,7 +161,10 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await openPlayer();
     await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
     await page.evaluate(() => (window as unknown as { SvcSDK: { disconnect(): void } }).SvcSDK.disconnect());
-    const left = await until(() => stored('broadcast.left'), (rows) => rows.length > 0);
+    await until(() => stored('broadcast.left'), (rows) => rows.length > 0);
+    // After the reconnect grace, still exactly one: the server knows the viewer left on purpose.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const left = await stored('broadcast.left');
     expect(left).toHaveLength(1);
     expect(left[0]!.data).toMatchObject({ reason: 'closed' });
   });

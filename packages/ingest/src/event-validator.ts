@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { EVENT_NAMES, eventSchema, findPii, isEventName, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
+import { EVENT_NAMES, eventSchema, findPii, isEventName, redactPointer, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
 
 export type ValidationOutcome =
   | { ok: true; event: EventName }
@@ -43,15 +43,16 @@ export class EventValidator {
       ...findPii(event.sponsorId, '/sponsorId'),
     ];
     if (findings.length) {
+      // Paths are redacted too: a key can itself be the personal datum.
       return reject(
         'pii_detected',
-        `Personal data is not accepted: ${findings.map((f) => `${f.path} looks like ${f.kind.replace('_', ' ')}`).join('; ')}.`,
-        findings.map((f) => ({ path: f.path, code: 'pii_detected', message: `looks like ${f.kind.replace('_', ' ')}` })),
+        `Personal data is not accepted: ${findings.map((f) => `${redactPointer(f.path)} looks like ${f.kind.replace('_', ' ')}`).join('; ')}.`,
+        findings.map((f) => ({ path: redactPointer(f.path), code: 'pii_detected', message: `looks like ${f.kind.replace('_', ' ')}` })),
       );
     }
     const validate = this.validators.get(name)!;
     if (!validate(raw)) {
-      const errors = (validate.errors ?? []).map(toFieldError);
+      const errors = (validate.errors ?? []).map(toFieldError).map((e) => ({ ...e, path: redactPointer(e.path) }));
       const first = errors[0]!;
       return reject(first.code as ErrorCode, `${first.path || 'event'} ${first.message}`, errors);
     }

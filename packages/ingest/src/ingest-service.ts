@@ -65,8 +65,6 @@ export interface DeliveryRouter {
 interface ValidEvent {
   index: number;
   row: EventRow;
-  /** Campaign the sender named; used only to register an unknown broadcast. */
-  campaignHint: number | undefined;
 }
 
 /**
@@ -76,6 +74,7 @@ interface ValidEvent {
 export class IngestService {
   private readonly validator = new EventValidator();
   private readonly broadcastCampaigns = new Map<string, number>();
+  private readonly storedListeners: Array<(tenant: Tenant, source: EventSource, rows: EventRow[]) => void> = [];
 
   constructor(
     private readonly meta: MetaStore,
@@ -98,7 +97,7 @@ export class IngestService {
       const bytes = measure ? Buffer.byteLength(JSON.stringify(raw) ?? '') : request.bodyBytes;
       const outcome = this.check(raw, request, receivedAt, sentAtMs, bytes);
       if ('row' in outcome) {
-        valid.push({ index, row: outcome.row, campaignHint: outcome.campaignHint });
+        valid.push({ index, row: outcome.row });
         return;
       }
       rejected.push({ index, code: outcome.code, detail: outcome.detail, ...(outcome.errors.length ? { errors: outcome.errors } : {}) });
@@ -118,9 +117,15 @@ export class IngestService {
 
     await this.assignCampaigns(request.tenant, valid, receivedAt);
     const rows = valid.map((v) => v.row);
-    const deliveries = this.router && rows.length ? this.router.plan(request.tenant, rows) : [];
+    // An event repeated inside the request is forwarded once.
+    const distinct = [...new Map(rows.map((row) => [eventKey(row.tenantSeq, row.eventId), row])).values()];
+    const deliveries = this.router && distinct.length ? this.router.plan(request.tenant, distinct) : [];
     const inserted = await this.committer.submit({ events: rows, rejects, deliveries });
     if (deliveries.length) this.router!.accepted(deliveries.filter((d) => inserted.has(eventKey(d.tenantSeq, d.eventId))));
+    if (this.storedListeners.length && inserted.size) {
+      const stored = distinct.filter((row) => inserted.has(eventKey(row.tenantSeq, row.eventId)));
+      for (const listener of this.storedListeners) listener(request.tenant, request.source, stored);
+    }
     let accepted = 0;
     // delete() so that an event repeated inside one request counts once, the repeat as a duplicate.
     for (const { row } of valid) if (inserted.delete(eventKey(row.tenantSeq, row.eventId))) accepted++;
@@ -136,7 +141,7 @@ export class IngestService {
     receivedAt: number,
     sentAtMs: number | undefined,
     bytes: number,
-  ): { row: EventRow; campaignHint: number | undefined } | { code: RejectedEvent['code']; detail: string; errors: NonNullable<RejectedEvent['errors']> } {
+  ): { row: EventRow } | { code: RejectedEvent['code']; detail: string; errors: NonNullable<RejectedEvent['errors']> } {
     if (bytes > MAX_EVENT_BYTES) {
       return { code: 'event_too_large', detail: `The event is ${bytes} bytes; the limit is ${MAX_EVENT_BYTES}.`, errors: [] };
     }
@@ -158,7 +163,7 @@ export class IngestService {
           : 'The timestamp is more than 7 days old; only server-to-server senders may backfill.';
       return { code: timing, detail, errors: [{ path: '/timestamp', code: timing, message: detail }] };
     }
-    return { row: toRow(event, request, timestampMs, receivedAt), campaignHint: event.campaignId };
+    return { row: toRow(event, request, timestampMs, receivedAt) };
   }
 
   /** Fills `campaignId` from the broadcast registry, registering unknown broadcasts. */
@@ -168,7 +173,9 @@ export class IngestService {
       const campaignId = this.broadcastCampaigns.get(`${tenant.seq}:${v.row.broadcastId}`);
       if (campaignId !== undefined) v.row.campaignId = campaignId;
       else if (!missing.has(v.row.broadcastId)) {
-        missing.set(v.row.broadcastId, v.campaignHint ?? tenant.settings.defaultCampaignId);
+        // DESIGN 6: a broadcast seen first is registered under the tenant's default campaign;
+        // a public key must not be able to create campaigns.
+        missing.set(v.row.broadcastId, tenant.settings.defaultCampaignId);
       }
     }
     if (!missing.size) return;
@@ -183,6 +190,11 @@ export class IngestService {
       const campaignId = resolved.get(v.row.broadcastId);
       if (campaignId !== undefined) v.row.campaignId = campaignId;
     }
+  }
+
+  /** Called with the events each request stored (after the commit). */
+  onStored(listener: (tenant: Tenant, source: EventSource, rows: EventRow[]) => void): void {
+    this.storedListeners.push(listener);
   }
 
   /** Quarantined rejects, newest first, continuing after an opaque cursor. */

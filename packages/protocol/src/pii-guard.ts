@@ -90,3 +90,11 @@ function walk(value: unknown, path: string, out: PiiFinding[], depth: number): v
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
+
+/** A JSON Pointer with every segment that looks like personal data replaced by `[redacted]`. */
+export function redactPointer(pointer: string): string {
+  return pointer
+    .split('/')
+    .map((segment) => (detectPii(segment.replace(/~1/g, '/').replace(/~0/g, '~')) ? '[redacted]' : segment))
+    .join('/');
+}

@@ -143,6 +143,12 @@ export class Gateway {
     return count;
   }
 
+  /** A `broadcast.left` of this session was stored (e.g. sent over HTTP by the SDK): the server writes none. */
+  noteClientLeft(tenantSeq: number, sessionId: string): void {
+    const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
+    if (session) session.leftByClient = true;
+  }
+
   /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -195,9 +201,14 @@ export class Gateway {
     if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
       return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
     }
+    // The slot is taken before the first await, so concurrent joins cannot all pass the check.
     const open = this.connectionsPerTenant.get(tenant.seq) ?? 0;
     if (open >= this.options.maxConnectionsPerTenant) return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
-    if (ws.readyState !== ws.OPEN || this.closing) return;
+    this.connectionsPerTenant.set(tenant.seq, open + 1);
+    const releaseSlot = (): void => {
+      this.connectionsPerTenant.set(tenant.seq, (this.connectionsPerTenant.get(tenant.seq) ?? 1) - 1);
+    };
+    if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 
     let room: Room;
     try {
@@ -205,10 +216,14 @@ export class Gateway {
       do room = await this.openRoom(tenant, contentId);
       while (room.released);
     } catch (error) {
+      releaseSlot();
       this.deps.log.error({ err: error }, 'could not open room');
       return refuse(1011, 'internal_error');
     }
-    if (ws.readyState !== ws.OPEN) return this.releaseRoom(room);
+    if (ws.readyState !== ws.OPEN) {
+      releaseSlot();
+      return this.releaseRoom(room);
+    }
 
     const { session, resumed } = this.joinSession(tenant, sessionId, userId, room, request);
     const connection = new Connection(
@@ -221,10 +236,10 @@ export class Gateway {
     const previous = session.connection;
     session.connection = connection;
     if (previous) {
+      // The session keeps the slot of the connection it replaces.
+      releaseSlot();
       room.connections.delete(previous);
       previous.close(CLOSE_CODES.replaced, 'replaced');
-    } else {
-      this.connectionsPerTenant.set(tenant.seq, open + 1);
     }
     room.connections.add(connection);
 
@@ -290,7 +305,12 @@ export class Gateway {
 
   private onClose(connection: Connection, code: number): void {
     const { session } = connection;
-    if (session.connection !== connection) return; // replaced by a newer connection
+    if (session.connection !== connection) {
+      // Replaced by a newer connection, or its session already ended (content switch).
+      session.room.connections.delete(connection);
+      this.releaseRoom(session.room);
+      return;
+    }
     session.connection = null;
     session.disconnectedAt = this.deps.clock.now();
     const room = session.room;
@@ -305,7 +325,8 @@ export class Gateway {
     const reason = connection.heartbeatTimedOut ? 'timeout' : code === 1000 || code === 1001 ? 'closed' : 'disconnect';
     session.graceTimer = this.timers.setTimeout(() => {
       session.graceTimer = null;
-      this.endSession(session, reason);
+      // The client's own broadcast.left may have arrived meanwhile (over HTTP, or late).
+      this.endSession(session, session.leftByClient ? null : reason);
     }, this.options.resumeGraceMs);
   }
 
@@ -314,7 +335,15 @@ export class Gateway {
     if (this.sessions.get(session.key) !== session) return;
     this.sessions.delete(session.key);
     if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
-    session.connection?.close(CLOSE_CODES.replaced, 'replaced');
+    const connection = session.connection;
+    if (connection) {
+      // The viewer moved on (content switch): its old socket closes normally.
+      session.connection = null;
+      session.room.connections.delete(connection);
+      this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
+      connection.close(1000, 'session_ended');
+      this.viewersThrottle.trigger(session.room.key);
+    }
     session.room.sessions--;
     if (reason) {
       const now = this.deps.clock.now();
@@ -557,6 +586,7 @@ export class Gateway {
     room.unsubscribe();
     if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
     this.viewersThrottle.drop(room.key);
+    this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
   }
 
   private onContentChange(room: Room, change: ContentChange): void {

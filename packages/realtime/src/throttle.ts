@@ -53,6 +53,11 @@ export class KeyedThrottle {
     this.lastRun.delete(key);
   }
 
+  /** Forgets every key that starts with `prefix`. */
+  dropPrefix(prefix: string): void {
+    for (const key of new Set([...this.pending.keys(), ...this.lastRun.keys()])) if (key.startsWith(prefix)) this.drop(key);
+  }
+
   dropAll(): void {
     for (const key of [...this.pending.keys()]) this.drop(key);
     this.lastRun.clear();

@@ -1,7 +1,7 @@
 import type { Overlay, PollResults, ServerMessage } from '@svc/protocol';
 import { ConfigClient, type SvcConfig } from './config-client';
 import { SvcError } from './errors';
-import { EventQueue, type QueuedEvent } from './event-queue';
+import { EventQueue, takeBatch, type QueuedEvent } from './event-queue';
 import { newSessionId, uuidv7 } from './ids';
 import { RealtimeConnection, type WelcomeMessage } from './realtime-connection';
 
@@ -27,6 +27,8 @@ export type TrackFields = CommerceFields & { data?: Record<string, unknown> };
 
 type Listener = (payload: unknown) => void;
 const ACK_TIMEOUT_MS = 10_000;
+/** Answers after which the same events are sent again later. */
+const TRANSIENT_CODES = new Set(['internal_error', 'not_ready', 'rate_limited', 'timeout', 'disconnected', 'database_locked']);
 
 /** What the overlay shows; changes are announced with the `state` event. */
 export interface OverlayState {
@@ -47,7 +49,7 @@ export class SvcClient {
   private readonly configClient: ConfigClient;
   private readonly queue: EventQueue;
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly acks = new Map<string, (ids: string[]) => void>();
+  private readonly acks = new Map<string, { resolve: (ids: string[]) => void; reject: (error: SvcError) => void }>();
   private readonly viewed = new Set<string>();
   private connection: RealtimeConnection | null = null;
   private joinedAt = 0;
@@ -239,14 +241,17 @@ export class SvcClient {
         this.state.viewers = message.count;
         break;
       case 'ack':
-      case 'error':
-        if (message.requestId) {
-          const resolve = this.acks.get(message.requestId);
-          this.acks.delete(message.requestId);
-          resolve?.(message.type === 'ack' ? message.ids : []);
-          if (message.type === 'error') this.emit('error', new SvcError(message.code, message.detail));
+      case 'error': {
+        const waiting = message.requestId ? this.acks.get(message.requestId) : undefined;
+        if (message.requestId) this.acks.delete(message.requestId);
+        if (message.type === 'ack') waiting?.resolve(message.ids);
+        else {
+          const error = new SvcError(message.code, message.detail);
+          waiting?.reject(error);
+          this.emit('error', error);
         }
         return;
+      }
       default:
         return;
     }
@@ -258,40 +263,42 @@ export class SvcClient {
   private request(message: Record<string, unknown>): Promise<string[]> {
     return new Promise((resolve, reject) => {
       const requestId = uuidv7().slice(-12);
-      if (!this.connection?.send({ ...message, requestId })) {
-        reject(new SvcError('disconnected', 'Not connected to a broadcast.'));
-        return;
-      }
       const timer = setTimeout(() => {
         this.acks.delete(requestId);
         reject(new SvcError('timeout', 'No answer from the server.'));
       }, ACK_TIMEOUT_MS);
-      this.acks.set(requestId, (ids) => {
-        clearTimeout(timer);
-        if (ids.length) resolve(ids);
-        else reject(new SvcError('refused', 'The server refused the request.'));
+      this.acks.set(requestId, {
+        resolve: (ids) => {
+          clearTimeout(timer);
+          resolve(ids);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       });
+      if (!this.connection?.send({ ...message, requestId })) {
+        clearTimeout(timer);
+        this.acks.delete(requestId);
+        reject(new SvcError('disconnected', 'Not connected to a broadcast.'));
+      }
     });
   }
 
-  /** Over the socket when it is open, else an HTTP batch. Returns the ids that are done with. */
+  /**
+   * Over the socket when it is open, else an HTTP batch. Returns the ids that are done with
+   * (stored, duplicates, or refused for good); throws to have the batch retried later.
+   */
   private async sendBatch(events: QueuedEvent[]): Promise<string[]> {
+    const done = events.map((e) => e.eventId);
     if (this.connection?.isOpen) {
-      const requestId = uuidv7().slice(-12);
-      const done = new Promise<string[]>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          this.acks.delete(requestId);
-          reject(new SvcError('timeout', 'No acknowledgement from the server.'));
-        }, ACK_TIMEOUT_MS);
-        this.acks.set(requestId, (ids) => {
-          clearTimeout(timer);
-          resolve(ids);
-        });
-      });
-      if (this.connection.send({ type: 'track', requestId, sentAt: new Date().toISOString(), events })) {
-        await done;
-        // Acknowledged ids are stored; the others were refused for good (bad data): drop all.
-        return events.map((e) => e.eventId);
+      try {
+        await this.request({ type: 'track', sentAt: new Date().toISOString(), events });
+        return done;
+      } catch (error) {
+        // Refused for good (bad data) is done with; a server or network hiccup is retried.
+        if (error instanceof SvcError && !TRANSIENT_CODES.has(error.code)) return done;
+        throw error;
       }
     }
     const config = await this.ready();
@@ -303,15 +310,22 @@ export class SvcClient {
       credentials: 'omit',
     });
     if (response.status === 429 || response.status >= 500) throw new SvcError('retry', `HTTP ${response.status}`);
-    return events.map((e) => e.eventId);
+    return done;
   }
 
   private leave(): void {
     this.track('broadcast.left', { data: { reason: 'closed', watchedMs: Math.max(0, Date.now() - this.joinedAt) } });
     const connection = this.connection;
     this.connection = null;
-    // Give the socket a moment to carry broadcast.left; the beacon covers the rest.
-    if (connection?.isOpen) void this.queue.flushSoon();
+    // Everything queued (broadcast.left included) goes over the socket before it closes, so the
+    // server knows the viewer left on purpose; the queue keeps the events until they are
+    // acknowledged by HTTP or the beacon (retries are deduplicated by eventId).
+    let queued = this.queue.snapshot();
+    while (connection?.isOpen && queued.length) {
+      const batch = takeBatch(queued);
+      connection.send({ type: 'track', sentAt: new Date().toISOString(), events: batch });
+      queued = queued.slice(batch.length);
+    }
     setTimeout(() => connection?.close(), 50);
     this.state.contentId = null;
     this.state.overlays = [];

@@ -52,9 +52,12 @@ export class ConfigClient {
     return this.current;
   }
 
-  /** Starts the one request of this start; later calls share it. */
+  /** Starts the one request of this start; later calls share it (after a failure, try again). */
   load(): Promise<SvcConfig> {
-    this.fetched ??= this.request();
+    this.fetched ??= this.request().catch((error: unknown) => {
+      this.fetched = null;
+      throw error;
+    });
     // With a cached copy there is no need to wait for the network.
     return this.current ? Promise.resolve(this.current) : this.fetched;
   }

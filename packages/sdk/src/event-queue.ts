@@ -5,8 +5,10 @@ export const MAX_QUEUED_EVENTS = 1_000;
 /** Retry delays grow from 1 s to 30 s (doubling), each drawn at random below that cap (full jitter). */
 export const RETRY_MIN_MS = 1_000;
 export const RETRY_MAX_MS = 30_000;
-/** Events are sent in batches of at most this many. */
+/** Events are sent in batches of at most this many… */
 export const BATCH_SIZE = 100;
+/** …and at most this many bytes of JSON (the gateway takes messages up to 64 KB). */
+export const BATCH_MAX_BYTES = 48 * 1024;
 
 export interface QueuedEvent {
   eventId: string;
@@ -89,7 +91,7 @@ export class EventQueue {
     if (this.sending || !this.events.length) return;
     if (globalThis.navigator?.onLine === false) return; // the `online` event flushes again
     this.sending = true;
-    const batch = this.events.slice(0, BATCH_SIZE);
+    const batch = takeBatch(this.events);
     try {
       this.remove(await this.send(batch));
       this.attempt = 0;
@@ -105,4 +107,17 @@ export class EventQueue {
     if (this.events.length) localStore.set(this.storageKey, JSON.stringify(this.events));
     else localStore.remove(this.storageKey);
   }
+}
+
+/** The first events that fit in one batch (always at least one). */
+export function takeBatch(events: QueuedEvent[]): QueuedEvent[] {
+  const batch: QueuedEvent[] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = JSON.stringify(event).length;
+    if (batch.length && (batch.length >= BATCH_SIZE || bytes + size > BATCH_MAX_BYTES)) break;
+    batch.push(event);
+    bytes += size;
+  }
+  return batch;
 }

@@ -37,7 +37,6 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
 
   constructor(
     private readonly store: WebhookStore,
@@ -74,20 +73,22 @@ export class WebhookDispatcher {
     return this.queue.size;
   }
 
-  /** Starts every due delivery that the concurrency limits allow and waits for them. */
+  /**
+   * Starts every due delivery that the concurrency limits allow and waits for those (not for
+   * others still in flight: a slow endpoint never holds up the rest).
+   */
   runDue(): Promise<void> {
-    this.running ??= this.dispatch().finally(() => (this.running = null));
-    return this.running;
+    return this.dispatch();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running;
     await Promise.allSettled([...this.inFlight.values()]);
   }
 
   private async dispatch(): Promise<void> {
+    const started: Promise<void>[] = [];
     const now = this.clock.now();
     const due = [...this.queue.values()].filter((d) => d.dueAt <= now && !this.inFlight.has(d.id)).sort((a, b) => a.dueAt - b.dueAt);
     for (const delivery of due) {
@@ -101,8 +102,9 @@ export class WebhookDispatcher {
         this.perEndpoint.set(key, (this.perEndpoint.get(key) ?? 1) - 1);
       });
       this.inFlight.set(delivery.id, attempt);
+      started.push(attempt);
     }
-    await Promise.allSettled([...this.inFlight.values()]);
+    await Promise.allSettled(started);
   }
 
   private async attempt(delivery: Queued): Promise<void> {

@@ -146,7 +146,11 @@ export class WebhookService implements EndpointDirectory {
     };
     await this.store.updateEndpoint(updated);
     this.remember(updated);
-    if (!updated.enabled) this.dispatcher?.drop(tenant.seq, id);
+    if (!updated.enabled && current.enabled) {
+      // As after a 410: what was pending is failed, and can be replayed once enabled again.
+      await this.store.failPending(tenant.seq, id, 'Endpoint disabled by an administrator.', this.clock.now());
+      this.dispatcher?.drop(tenant.seq, id);
+    }
     return updated;
   }
 

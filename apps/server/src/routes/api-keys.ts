@@ -78,7 +78,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
     {
       ...common,
       schema: {
-        summary: 'Revoke an API key (config, ingest and WebSocket refuse it at once)',
+        summary: 'Revoke an API key (config, ingest and new WebSocket connections refuse it at once; open connections last until they reconnect)',
         tags,
         security: ADMIN_SECURITY,
         params: idParams,

@@ -44,8 +44,9 @@ export class DuckDbDeletionStore implements DeletionStore {
       const match = 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
       const events = await c.run(`DELETE FROM events WHERE ${match}`, [job.tenantSeq, job.userHash]);
       const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, [job.tenantSeq, job.userHash]);
-      // Pending deliveries go too: the dispatcher checks a delivery is still pending before sending.
-      await c.run(`DELETE FROM webhook_deliveries WHERE ${match} AND status = 'pending'`, [job.tenantSeq, job.userHash]);
+      // Deliveries go too (their payloads hold the events): pending ones are never sent, since
+      // the dispatcher checks a delivery is still pending first, and logged ones cannot be replayed.
+      await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, [job.tenantSeq, job.userHash]);
       const rows = await this.db.writeQuery(
         c,
         `UPDATE deletion_jobs SET status = 'completed', completed_at = epoch_ms($2::BIGINT), deleted_events = $3,

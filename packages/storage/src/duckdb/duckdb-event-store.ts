@@ -42,9 +42,9 @@ export class DuckDbEventStore implements EventStore {
     const candidates = new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
     const inserted = await this.db.write(async (connection) => {
-      if (events.length) await this.stage(connection, events);
-      if (deliveries.length) await this.stageDeliveries(connection, deliveries);
       try {
+        if (events.length) await this.stage(connection, events);
+        if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
         const work = { hasRows: events.length > 0, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
@@ -52,8 +52,9 @@ export class DuckDbEventStore implements EventStore {
         if (plain) return candidates;
         return (await this.insert(connection, work, true)) ?? new Set<string>();
       } finally {
-        if (events.length) await connection.run(`DELETE FROM ${STAGE_TABLE}`);
-        if (deliveries.length) await connection.run(`DELETE FROM ${DELIVERY_STAGE_TABLE}`);
+        // Whatever happened, nothing staged may ride along with the next commit.
+        if (this.stageReady) await connection.run(`DELETE FROM ${STAGE_TABLE}`);
+        if (this.deliveryStageReady) await connection.run(`DELETE FROM ${DELIVERY_STAGE_TABLE}`);
       }
     });
     for (const key of inserted) this.recent.add(key);
