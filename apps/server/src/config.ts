@@ -17,6 +17,8 @@ export interface ServerConfig {
   trustProxy: boolean | string;
   rateLimit: RateLimitConfig;
   processingRegion: string;
+  /** Fill a newly created demo tenant with sample activity. */
+  sampleData: boolean;
   /** Realtime gateway settings (defaults in @svc/realtime's DEFAULT_GATEWAY_OPTIONS). */
   realtime: Partial<GatewayOptions>;
 }
@@ -62,6 +64,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       burstSeconds: DEFAULT_RATE_LIMIT_BURST_SECONDS,
     },
     processingRegion: env.SVC_PROCESSING_REGION || 'EU',
+    sampleData: env.SVC_SAMPLE_DATA === undefined ? true : boolean(env, 'SVC_SAMPLE_DATA'),
     realtime: {
       ...optionalInteger(env, 'SVC_WS_HEARTBEAT_MS', 'heartbeatIntervalMs', 1_000, 600_000),
       ...optionalInteger(env, 'SVC_WS_RESUME_GRACE_MS', 'resumeGraceMs', 0, 3_600_000),

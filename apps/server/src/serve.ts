@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp, type AppOptions } from './app';
 import type { ServerConfig } from './config';
 import { DemoBroadcast } from './demo-broadcast';
+import { loadSampleData } from './sample-data';
 import { createServices, type ServiceOverrides } from './services';
 
 export interface RunningServer {
@@ -34,6 +35,12 @@ export async function serve(
   services.startBackgroundWork();
   await app.listen({ port: config.port, host: config.host });
   if (options.demo !== false) await demo.start().catch((error: unknown) => app.log.warn({ err: error }, 'demo broadcast did not start'));
+  if (created && config.sampleData) {
+    void loadSampleData(services, created.tenant).then(
+      (events) => print(`Loaded ${events} sample events into tenant "demo" (SVC_SAMPLE_DATA=false to skip).`),
+      (error: unknown) => app.log.warn({ err: error }, 'sample data not loaded'),
+    );
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

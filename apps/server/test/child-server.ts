@@ -27,7 +27,7 @@ export async function freePort(): Promise<number> {
 export async function startChildServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [SVC_BIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', SVC_SAMPLE_DATA: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,2 +1,3 @@
 export * from './virtual-viewer';
 export * from './simulation';
+export * from './sample-dataset';
