@@ -8,6 +8,9 @@ import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { registerProblemErrors } from './plugins/problem-errors';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
+import { DashboardSessions } from './dashboard-sessions';
+import { sessionRoutes } from './routes/session';
+import { analyticsLiveRoutes } from './routes/analytics-live';
 import { analyticsEventRoutes } from './routes/analytics-events';
 import { analyticsOverviewRoutes } from './routes/analytics-overview';
 import { apiKeyRoutes } from './routes/api-keys';
@@ -102,11 +105,13 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
 
   const limit = config.rateLimit;
-  const guards = createAuthGuards(services.tenants, {
+  const limiters = {
     perKey: limit.perKeyPerSecond ? new TokenBucketLimiter(limit.perKeyPerSecond, limit.burstSeconds, services.clock) : null,
     perIp: limit.perIpPerSecond ? new TokenBucketLimiter(limit.perIpPerSecond, limit.burstSeconds, services.clock) : null,
-  });
-  const deps = { services, guards };
+  };
+  const sessions = new DashboardSessions(services.clock);
+  const guards = createAuthGuards(services.tenants, limiters, sessions);
+  const deps = { services, guards, sessions, limiters };
   await app.register(healthRoutes, deps);
   await app.register(homeRoutes, deps);
   await app.register(sdkConfigRoutes, deps);
@@ -116,6 +121,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(apiKeyRoutes, deps);
   await app.register(analyticsEventRoutes, deps);
   await app.register(analyticsOverviewRoutes, deps);
+  await app.register(analyticsLiveRoutes, deps);
+  await app.register(sessionRoutes, deps);
   await app.register(deletionRoutes, deps);
   await app.register(contentRoutes, deps);
   await app.register(webhookRoutes, deps);

@@ -37,6 +37,7 @@ describe('HTTP basics', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/v1/analytics/events',
+        '/v1/analytics/live',
         '/v1/analytics/overview',
         '/v1/api-keys',
         '/v1/api-keys/{id}',
@@ -52,6 +53,7 @@ describe('HTTP basics', () => {
         '/v1/events',
         '/v1/rejected-events',
         '/v1/sdk/config',
+        '/v1/session',
         '/v1/settings',
         '/v1/sponsors',
         '/v1/sponsors/{id}',

@@ -25,6 +25,11 @@ export class AnalyticsService {
     this.liveViewers = source;
   }
 
+  /** Viewers connected now to the matching broadcasts (cheap: no query). */
+  liveCount(tenant: Tenant, filter: OverviewFilter): Promise<number> {
+    return this.liveViewers(tenant, filter);
+  }
+
   async overview(tenant: Tenant, input: OverviewFilter) {
     const now = this.clock.now();
     const filter: AnalyticsFilter = { ...input, tenantSeq: tenant.seq };

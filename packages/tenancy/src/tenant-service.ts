@@ -112,7 +112,11 @@ export class TenantService {
   /** The tenant of a live admin token, or null. */
   async authenticateAdminToken(token: string): Promise<Tenant | null> {
     if (!isAdminToken(token)) return null;
-    const hash = hashToken(token);
+    return this.authenticateTokenHash(hashToken(token));
+  }
+
+  /** The tenant of a live admin token known by its hash (dashboard sessions keep only that). */
+  async authenticateTokenHash(hash: string): Promise<Tenant | null> {
     return this.cached(`t:${hash}`, async () => {
       const record = await this.meta.findAdminTokenByHash(hash);
       if (!record || record.revokedAt !== null || !sameHash(record.tokenHash, hash)) return null;

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import { SvcError } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 import type { TenantService } from '@svc/tenancy';
+import { cookieValue, SESSION_COOKIE, type DashboardSessions } from '../dashboard-sessions';
 import type { LimitDecision, TokenBucketLimiter } from '../rate-limit/token-bucket-limiter';
 
 export type CredentialKind = 'apiKey' | 'admin';
@@ -20,7 +21,7 @@ export interface Limiters {
 }
 
 export interface AuthGuards {
-  /** Admin token in `Authorization: Bearer`. */
+  /** Admin token in `Authorization: Bearer`, or a dashboard session cookie. */
   admin: preHandlerAsyncHookHandler;
   /** Public API key in `x-svc-api-key` or the `apiKey` query parameter. */
   apiKey: preHandlerAsyncHookHandler;
@@ -33,8 +34,20 @@ export interface AuthGuards {
  * is limited per client address before any lookup, so floods of bad keys stay cheap; every
  * credential then has its own bucket.
  */
-export function createAuthGuards(tenants: TenantService, limiters: Limiters): AuthGuards {
+export function createAuthGuards(tenants: TenantService, limiters: Limiters, sessions: DashboardSessions): AuthGuards {
   const admin = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
+    // The dashboard carries its login in a cookie instead of the Bearer header.
+    const sessionId = token === null ? cookieValue(request.headers.cookie, SESSION_COOKIE) : null;
+    const tokenHash = sessionId ? sessions.tokenHashOf(sessionId) : null;
+    if (tokenHash) {
+      const tenant = await tenants.authenticateTokenHash(tokenHash);
+      if (tenant) {
+        limit(limiters.perKey, `admin:${tenant.seq}`, reply);
+        request.tenant = tenant;
+        request.credentialKind = 'admin';
+        return;
+      }
+    }
     if (token === null) {
       limitIp(request, reply, limiters);
       const detail = apiKeyOf(request)
@@ -86,6 +99,11 @@ function apiKeyOf(request: FastifyRequest): string | null {
   if (typeof header === 'string' && header) return header;
   const query = (request.query as { apiKey?: unknown } | undefined)?.apiKey;
   return typeof query === 'string' && query ? query : null;
+}
+
+/** Counts a request against its client address's budget (429 when spent). */
+export function limitAddress(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {
+  limitIp(request, reply, limiters);
 }
 
 function limitIp(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {

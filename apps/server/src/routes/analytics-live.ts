@@ -1,0 +1,100 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { parseExportQuery, type ExportQueryParams } from '@svc/export';
+import type { AuthGuards } from '../plugins/auth';
+import { ADMIN_SECURITY, problems } from '../schemas';
+import type { Services } from '../services';
+
+/** How often a live stream checks for news; panels follow an accepted event within this. */
+export const LIVE_TICK_MS = 250;
+const KEEP_ALIVE_MS = 15_000;
+
+const str = (description: string) => ({ type: 'string', description });
+
+/**
+ * `GET /v1/analytics/live`: Server-Sent Events for the dashboard's live mode. `overview` (all
+ * panels) is sent at once and again within a tick of any stored event of the tenant;
+ * `viewers` whenever the live count changes in between.
+ */
+export async function analyticsLiveRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
+  const watchers = new Map<number, Set<() => void>>();
+  const streams = new Set<ServerResponse>();
+  services.ingest.onStored((tenant) => {
+    for (const markDirty of watchers.get(tenant.seq) ?? []) markDirty();
+  });
+  // Open streams would hold the server open: end them when it closes.
+  app.addHook('preClose', async () => {
+    for (const stream of streams) stream.end();
+  });
+
+  app.get(
+    '/v1/analytics/live',
+    {
+      preHandler: guards.admin,
+      schema: {
+        summary: 'Live dashboard updates (Server-Sent Events: `overview`, `viewers`)',
+        tags: ['Analytics'],
+        security: ADMIN_SECURITY,
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { campaignId: str('Campaign id'), broadcastId: str('Broadcast id'), from: str('Start'), to: str('End'), country: str('Country'), sponsorId: str('Sponsor id') },
+        },
+        response: { 200: { type: 'string', description: 'text/event-stream' }, ...problems(400, 401, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { filter } = parseExportQuery(request.query as ExportQueryParams);
+      const tenant = request.tenant;
+      reply.hijack();
+      const stream = reply.raw;
+      stream.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-request-id': request.id,
+      });
+      streams.add(stream);
+      const send = (event: string, data: unknown) => stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      let dirty = true;
+      let busy = false;
+      let lastLive = -1;
+      const markDirty = () => (dirty = true);
+      let forTenant = watchers.get(tenant.seq);
+      if (!forTenant) watchers.set(tenant.seq, (forTenant = new Set()));
+      forTenant.add(markDirty);
+      const tick = async () => {
+        if (busy || stream.writableEnded) return;
+        busy = true;
+        try {
+          if (dirty) {
+            dirty = false;
+            const overview = await services.analytics.overview(tenant, filter);
+            lastLive = overview.viewers.live;
+            send('overview', overview);
+          } else {
+            const live = await services.analytics.liveCount(tenant, filter);
+            if (live !== lastLive) {
+              lastLive = live;
+              send('viewers', { live });
+            }
+          }
+        } catch (error) {
+          request.log.error({ err: error }, 'live update failed');
+        } finally {
+          busy = false;
+        }
+      };
+      const timer = setInterval(() => void tick(), LIVE_TICK_MS);
+      const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+      const stop = () => {
+        clearInterval(timer);
+        clearInterval(keepAlive);
+        forTenant!.delete(markDirty);
+        streams.delete(stream);
+      };
+      stream.on('close', stop);
+      void tick();
+    },
+  );
+}
