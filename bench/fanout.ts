@@ -211,6 +211,8 @@ async function startServiceTarget(): Promise<Target> {
         SVC_LOG_LEVEL: 'warn',
         SVC_RATE_LIMIT_PER_KEY: '0',
         SVC_RATE_LIMIT_PER_IP: '0',
+        // No sample activity loaded into the fresh tenant in the background while we measure.
+        SVC_SAMPLE_DATA: 'false',
       },
       readyLine: READY_LINE,
       readyPath: '/readyz',
@@ -323,6 +325,10 @@ interface VoteRound {
   /** Group commits (from the service's /metrics) during the round, and the events they carried. */
   commits: number;
   commitEvents: number;
+  /** CPU of the server's main JavaScript thread from the first vote sent to the last ack, ms. */
+  mainThreadMs: number;
+  /** Server VmRSS once every vote is acked, KiB. */
+  rssAfterKiB: number;
   errorSamples: string[];
 }
 
@@ -386,8 +392,9 @@ async function timeFrame(clients: ClientGroup, target: Target, seq: number, pref
   return { cycle, sample: reports.find((r) => r!.sample)?.sample };
 }
 
-async function voteRound(clients: ClientGroup, origin: string, seq: number, pollId: string, viewers: number): Promise<VoteRound> {
-  const commits0: CommitSample = await scrapeCommits(origin);
+async function voteRound(clients: ClientGroup, server: Child, seq: number, pollId: string, viewers: number): Promise<VoteRound> {
+  const commits0: CommitSample = await scrapeCommits(server.url);
+  const main0 = cpuSeconds(server.pid, server.pid);
   const waits = clients.map((i) => clients.next(i, 'votes', (r) => r.seq === seq, VOTE_TIMEOUT_MS));
   const start = now();
   clients.sendAll({ cmd: 'vote', seq, pollId, options: POLL.options.length });
@@ -403,7 +410,9 @@ async function voteRound(clients: ClientGroup, origin: string, seq: number, poll
     );
   }
   if (reports.some((r) => r === null)) throw new Error('client processes did not report votes');
-  const commits1 = await scrapeCommits(origin);
+  const main1 = cpuSeconds(server.pid, server.pid);
+  const rssAfterKiB = memoryKiB(server.pid, 'VmRSS');
+  const commits1 = await scrapeCommits(server.url);
   const acks = reports.flatMap((r) => r!.ackTimes).sort((a, b) => a - b);
   const last = acks.length ? acks[acks.length - 1]! : start;
   return {
@@ -418,6 +427,8 @@ async function voteRound(clients: ClientGroup, origin: string, seq: number, poll
     errorSamples: [...new Set(reports.flatMap((r) => r!.errorSamples))].slice(0, 3),
     commits: commits1.count - commits0.count,
     commitEvents: commits1.events - commits0.events,
+    mainThreadMs: (main1 - main0) * 1000,
+    rssAfterKiB,
   };
 }
 
@@ -518,16 +529,16 @@ class Side {
     this.showFrame ??= show.sample;
     const c = show.cycle;
     options.log(
-      `  ${target.name} ${label}: show → receipt p50 ${fmt.ms(percentile(c.latencies, 50))} ms, p99 ${fmt.ms(percentile(c.latencies, 99))} ms, ` +
+      `  ${target.name} ${label}: show → receipt first ${fmt.ms(percentile(c.latencies, 0))} ms, p50 ${fmt.ms(percentile(c.latencies, 50))} ms, p99 ${fmt.ms(percentile(c.latencies, 99))} ms, ` +
         `max ${fmt.ms(percentile(c.latencies, 100))} ms over ${fmt.int(c.latencies.length)} clients (missing ${c.missing}); trigger answered in ${fmt.ms(c.answerMs)} ms; ` +
         `server CPU ${fmt.int(c.serverCpuMs)} ms${c.loopMs === undefined ? '' : ` (send loop ${fmt.ms(c.loopMs)} ms)`}, client CPU ${fmt.int(c.clientCpuMs)} ms`,
     );
     if (vote) {
-      const round = await voteRound(clients, target.child.url, ++this.seq, overlayId, this.connect.connected);
+      const round = await voteRound(clients, target.child, ++this.seq, overlayId, this.connect.connected);
       this.votes.push(round);
       options.log(
         `  ${target.name} votes ${this.votes.length}/${options.voteRounds}: ${fmt.int(round.acked)} acked in ${round.seconds.toFixed(2)} s = ${fmt.int(votesPerSecond(round))}/s ` +
-          `(all sent after ${round.sendSeconds.toFixed(2)} s, first ack after ${round.firstAckSeconds.toFixed(2)} s, half after ${round.medianAckSeconds.toFixed(2)} s; ${round.commits} group commits of ${fmt.int(round.commitEvents)} events), errors ${round.errors}, unanswered ${round.missing}` +
+          `(all sent after ${round.sendSeconds.toFixed(2)} s, first ack after ${round.firstAckSeconds.toFixed(2)} s, half after ${round.medianAckSeconds.toFixed(2)} s; ${round.commits} group commits of ${fmt.int(round.commitEvents)} events; main thread ${fmt.int(round.mainThreadMs)} ms; RSS ${fmt.int(round.rssAfterKiB / 1024)} MiB), errors ${round.errors}, unanswered ${round.missing}` +
           (round.errorSamples.length ? ` — ${round.errorSamples.join('; ')}` : ''),
       );
     }
@@ -655,6 +666,7 @@ export async function fanoutBenchmark(options: FanoutOptions): Promise<BenchTabl
       target: `≥ ${fmt.int(TARGET_VIEWERS)}`,
       verdict: service.heldAtEnd >= TARGET_VIEWERS ? 'pass' : 'fail',
     },
+    latencyRow(`show → overlay.show received by the first viewer, ms (median of ${options.cycles} cycles): the time before the fan-out loop starts`, (r) => r.shows, 0),
     latencyRow(`show → overlay.show received, p50 over viewers, ms (median of ${options.cycles} cycles)`, (r) => r.shows, 50),
     latencyRow(
       `show → overlay.show received, p99 over viewers, ms (median of ${options.cycles} cycles)`,
@@ -697,7 +709,7 @@ export async function fanoutBenchmark(options: FanoutOptions): Promise<BenchTabl
     `${fmt.int(run.heldAtEnd)} still open at the end (${fmt.int(run.drops)} dropped); ` +
     `RSS ${fmt.int(run.rssBeforeKiB / 1024)} MiB before connecting, ${fmt.int(run.rssAfterKiB / 1024)} MiB with every viewer connected, peak ${fmt.int(run.rssPeakKiB / 1024)} MiB`;
   const cycles = (run: TargetRun) =>
-    `${run.name}: p50 ${list(run.shows.map((c) => percentile(c.latencies, 50)), fmt.ms)}; p99 ${list(run.shows.map((c) => percentile(c.latencies, 99)), fmt.ms)}; ` +
+    `${run.name}: first ${list(run.shows.map((c) => percentile(c.latencies, 0)), fmt.ms)}; p50 ${list(run.shows.map((c) => percentile(c.latencies, 50)), fmt.ms)}; p99 ${list(run.shows.map((c) => percentile(c.latencies, 99)), fmt.ms)}; ` +
     `max ${list(run.shows.map((c) => percentile(c.latencies, 100)), fmt.ms)}; trigger answered after ${list(run.shows.map((c) => c.answerMs), fmt.ms)}; ` +
     `server CPU per show ${list(run.shows.map((c) => c.serverCpuMs), fmt.int)} ms` +
     (run.shows.every((c) => c.loopMs !== undefined) ? `, of which the send loop ${list(run.shows.map((c) => c.loopMs!), fmt.ms)} ms` : '') +
@@ -710,7 +722,7 @@ export async function fanoutBenchmark(options: FanoutOptions): Promise<BenchTabl
       `with both servers up and their viewers connected, so that a slow spell of the machine hits both. Each cycle shows a fresh poll (the baseline: the same frame).`,
     `All show cycles, ms — ${cycles(service)}. ${cycles(baseline)}.`,
     `Vote bursts (service): ${service.votes
-      .map((v) => `${fmt.int(v.acked)} of ${fmt.int(v.votes)} acked in ${v.seconds.toFixed(2)} s (${fmt.int(votesPerSecond(v))}/s; all sent after ${v.sendSeconds.toFixed(2)} s, first ack after ${v.firstAckSeconds.toFixed(2)} s, half after ${v.medianAckSeconds.toFixed(2)} s; ${v.commits} group commits of ${fmt.int(v.commitEvents)} events in all), ${v.errors} errors`)
+      .map((v) => `${fmt.int(v.acked)} of ${fmt.int(v.votes)} acked in ${v.seconds.toFixed(2)} s (${fmt.int(votesPerSecond(v))}/s; all sent after ${v.sendSeconds.toFixed(2)} s, first ack after ${v.firstAckSeconds.toFixed(2)} s, half after ${v.medianAckSeconds.toFixed(2)} s; ${v.commits} group commits of ${fmt.int(v.commitEvents)} events in all; server main thread busy ${fmt.int(v.mainThreadMs)} ms, ${fmt.int(v.mainThreadMs * 1000 / Math.max(1, v.acked))} µs per vote; server RSS ${fmt.int(v.rssAfterKiB / 1024)} MiB after), ${v.errors} errors`)
       .join('; ')}. Each viewer sends one poll.vote on a fresh poll, all at once; an ack means the vote event is committed in DuckDB.`,
     describeRun(service) + '.',
     describeRun(baseline) + '.',

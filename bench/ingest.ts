@@ -89,6 +89,8 @@ async function startService(dataDir: string): Promise<{ child: Child; apiKey: st
       SVC_LOG_LEVEL: 'warn',
       SVC_RATE_LIMIT_PER_KEY: '0',
       SVC_RATE_LIMIT_PER_IP: '0',
+      // No sample activity loaded into the fresh tenant in the background while we measure.
+      SVC_SAMPLE_DATA: 'false',
     },
     readyLine: READY_LINE,
     readyPath: '/readyz',

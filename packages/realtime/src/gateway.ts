@@ -598,7 +598,11 @@ export class Gateway {
     room.setOverlay(change.overlay);
     if (!change.overlay.active) return;
     room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
-    if (change.kind === 'show' && change.overlay.type === 'poll') room.broadcast({ type: 'poll.results', ...room.results(change.overlay.id) }, true);
+    // A poll shown again carries the votes it already has; a fresh one needs no second message.
+    if (change.kind === 'show' && change.overlay.type === 'poll') {
+      const results = room.results(change.overlay.id);
+      if (results.total > 0) room.broadcast({ type: 'poll.results', ...results }, true);
+    }
   }
 
   private flushResults(key: string): void {

@@ -1,0 +1,38 @@
+export const DASHBOARD_CSS = `
+:root { --primary: #5b3df5; --ink: #17152a; --muted: #6b6880; --line: #e6e3f0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f6f5fb; }
+body { margin: 0; }
+header { display: flex; align-items: center; gap: 16px; padding: 12px 20px; background: #fff; border-bottom: 1px solid var(--line); }
+header .brand { font-weight: 700; color: var(--primary); }
+header .spacer { flex: 1; }
+main { padding: 16px 20px 40px; max-width: 1280px; margin: 0 auto; }
+button, select, input { font: inherit; }
+button { background: var(--primary); color: #fff; border: 0; border-radius: 8px; padding: 7px 12px; cursor: pointer; }
+button.secondary { background: #ecebf5; color: var(--ink); }
+button:focus-visible, select:focus-visible, input:focus-visible, .info:focus-visible { outline: 3px solid #ffbf47; outline-offset: 1px; }
+select, input { border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; background: #fff; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-bottom: 16px; }
+.presets { display: flex; gap: 4px; }
+.toggle { display: flex; align-items: center; gap: 4px; }
+.live-badge { color: #e11d48; font-weight: 600; }
+.panels { display: grid; grid-template-columns: repeat(auto-fit, minmax(380px, 1fr)); gap: 16px; }
+.panel { background: #fff; border: 1px solid var(--line); border-radius: 12px; padding: 14px 16px; min-width: 0; }
+.panel h2 { font-size: 15px; margin: 0 0 10px; display: flex; gap: 6px; align-items: center; }
+.panel h3 { font-size: 13px; margin: 10px 0 4px; color: var(--muted); }
+.info { display: inline-flex; align-items: center; justify-content: center; width: 16px; height: 16px; border-radius: 50%; border: 1px solid var(--muted); color: var(--muted); cursor: help; font-size: 11px; font-weight: 600; font-style: italic; }
+.scroll { overflow-x: auto; }
+.stats { display: flex; flex-wrap: wrap; gap: 20px; }
+.stat .value { font-size: 26px; font-weight: 700; }
+.stat .label { color: var(--muted); font-size: 13px; }
+.chart { height: 220px; }
+.chart.small { height: 160px; }
+table { width: 100%; border-collapse: collapse; font-size: 13px; }
+th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line); }
+.muted { color: var(--muted); }
+.empty, .error { background: #fff; border: 1px dashed var(--line); border-radius: 12px; padding: 32px; text-align: center; grid-column: 1 / -1; }
+.error { border-color: #e11d48; color: #9f1239; }
+.steps { margin: 8px 0 0; padding-left: 18px; color: var(--muted); font-size: 13px; }
+.login { max-width: 380px; margin: 12vh auto; background: #fff; border: 1px solid var(--line); border-radius: 14px; padding: 24px; }
+.login input { width: 100%; box-sizing: border-box; margin: 8px 0 12px; }
+.login .error { padding: 8px; text-align: left; margin-bottom: 8px; }
+@media (max-width: 820px) { .panels { grid-template-columns: 1fr; } main { padding: 12px; } }
+`;

@@ -1,0 +1,60 @@
+import { uuidv7 } from 'uuidv7';
+
+/**
+ * A hand-built dataset whose answers were worked out by hand (see each expectation):
+ * S1 (u1, b1, DE) votes twice and buys o1, which is reported twice; S2 (u2, b1, FR) taps a
+ * sponsor moment and skips the cart on its way to o2; S3 (anonymous, b2, DE) straddles
+ * midnight and buys o3 in USD; S4 (u1 again, b2, DE) enters a contest and never leaves.
+ */
+export const D10 = '2026-11-10T';
+export const D11 = '2026-11-11T';
+const item = (productId: string, quantity: number, unitPrice: number, currency = 'EUR') => ({ productId, quantity, unitPrice, currency });
+
+function ev(event: string, at: string, session: string, broadcastId: string, country: string, userId: string | null, extra: Record<string, unknown> = {}) {
+  return { event, eventId: uuidv7(), timestamp: at, sessionId: session, broadcastId, country, userId, data: {}, ...extra };
+}
+const commerce = (sponsorId: string, items: unknown[], total: number, orderId: string | null = null) => ({ sponsorId, items, total, orderId });
+
+const S1 = ['svc_s1', 'b1', 'DE', 'u1'] as const;
+const S2 = ['svc_s2', 'b1', 'FR', 'u2'] as const;
+const S3 = ['svc_s3', 'b2', 'DE', null] as const;
+const S4 = ['svc_s4', 'b2', 'DE', 'u1'] as const;
+
+export const EVENTS = [
+  ev('broadcast.joined', `${D10}10:00:00Z`, ...S1),
+  ev('poll.voted', `${D10}10:01:00Z`, ...S1, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'A', optionIndex: 0 } }),
+  ev('poll.voted', `${D10}10:02:00Z`, ...S1, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'B', optionIndex: 1 } }),
+  ev('product.viewed', `${D10}10:03:00Z`, ...S1, { data: { productId: 'x', placement: 'carousel' }, ...commerce('acme', [], 0) }),
+  ev('cart.item_added', `${D10}10:04:00Z`, ...S1, { data: { productId: 'x', quantity: 2 }, ...commerce('acme', [item('x', 2, 10)], 20) }),
+  ev('checkout.started', `${D10}10:05:00Z`, ...S1, { ...commerce('acme', [item('x', 2, 10)], 20) }),
+  ev('checkout.completed', `${D10}10:06:00Z`, ...S1, { data: { currency: 'EUR' }, ...commerce('acme', [item('x', 2, 10)], 20, 'o1') }),
+  ev('checkout.completed', `${D10}10:07:00Z`, ...S1, { data: { currency: 'EUR' }, ...commerce('acme', [item('x', 2, 10)], 20, 'o1') }),
+  ev('broadcast.left', `${D10}10:10:00Z`, ...S1, { data: { reason: 'closed', watchedMs: 600_000 } }),
+
+  ev('broadcast.joined', `${D10}10:00:30Z`, ...S2),
+  ev('poll.voted', `${D10}10:02:30Z`, ...S2, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'B', optionIndex: 1 } }),
+  ev('sponsor_moment.viewed', `${D10}10:03:00Z`, ...S2, { data: { momentId: 'm1', sponsorId: 'acme' } }),
+  ev('sponsor_moment.tapped', `${D10}10:03:30Z`, ...S2, { data: { momentId: 'm1', sponsorId: 'acme' } }),
+  ev('product.viewed', `${D10}10:04:00Z`, ...S2, { data: { productId: 'y', placement: 'banner' }, ...commerce('acme', [], 0) }),
+  ev('checkout.started', `${D10}10:05:00Z`, ...S2, { ...commerce('acme', [item('y', 1, 5)], 5) }),
+  ev('checkout.completed', `${D10}10:06:00Z`, ...S2, { data: { currency: 'EUR' }, ...commerce('acme', [item('y', 1, 5)], 5, 'o2') }),
+  ev('broadcast.left', `${D10}10:08:00Z`, ...S2, { data: { reason: 'closed', watchedMs: 450_000 } }),
+
+  ev('broadcast.joined', `${D10}23:59:30Z`, ...S3),
+  ev('sponsor_moment.viewed', `${D11}00:00:30Z`, ...S3, { data: { momentId: 'm2', sponsorId: 'bolt' } }),
+  ev('checkout.completed', `${D11}00:01:00Z`, ...S3, { data: { currency: 'USD' }, ...commerce('bolt', [item('z', 3, 33.33, 'USD')], 100, 'o3') }),
+  ev('broadcast.left', `${D11}00:02:00Z`, ...S3, { data: { reason: 'closed', watchedMs: 150_000 } }),
+
+  ev('broadcast.joined', `${D11}10:00:00Z`, ...S4),
+  ev('contest.entered', `${D11}10:00:10Z`, ...S4, { data: { contestId: 'c1', title: 'Win' } }),
+];
+
+
+/** Loads the dataset into a test app: campaign 2 holds broadcast b2. */
+export async function loadAnalyticsFixture(app: import('fastify').FastifyInstance, adminToken: string): Promise<void> {
+  const admin = { authorization: `Bearer ${adminToken}` };
+  await app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin, payload: { id: 2, name: 'Finals' } });
+  await app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b2', campaignId: 2 } });
+  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: EVENTS } });
+  if (response.json().accepted !== EVENTS.length) throw new Error(`fixture not stored: ${response.body}`);
+}

@@ -1,0 +1,86 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildDashboard } from '@svc/dashboard/build';
+import { ManualClock } from '@svc/protocol';
+import { loadAnalyticsFixture } from './analytics-fixture';
+import { browserAvailable, launchBrowser } from './browser';
+import { startTestApp, type TestApp } from './test-app';
+import { TestViewer } from './ws-client';
+
+const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
+
+describe.runIf(browserAvailable())('dashboard in a real browser', () => {
+  let browser: Browser;
+  let t: TestApp;
+  let page: Page;
+
+  beforeAll(async () => {
+    await buildDashboard();
+    browser = await launchBrowser();
+    mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  afterAll(async () => browser?.close());
+  beforeEach(async () => {
+    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
+    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+  });
+  afterEach(async () => {
+    await page.context().close();
+    await t.close();
+  });
+
+  const text = (testId: string) => page.getByTestId(testId).textContent();
+  async function logIn(token = t.demo.adminToken): Promise<void> {
+    await page.goto(`${t.url}/?from=2026-11-10&to=2026-11-11`);
+    await page.getByLabel('Admin token').fill(token);
+    await page.getByRole('button', { name: 'Log in' }).click();
+  }
+
+  it('refuses a wrong token', async () => {
+    await logIn(t.demo.apiKey);
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('unknown or revoked');
+    expect(await page.getByTestId('unique-viewers').count()).toBe(0);
+  });
+
+  it('shows the hand-computed numbers, follows the filters in the URL, and restores them on reload', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    expect(await text('engagement-rate')).toBe('66.7%');
+    expect(await text('gross-EUR')).toBe('€25.00');
+    expect(await text('orders-EUR')).toBe('2');
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-overview.png') });
+
+    await page.getByLabel('Country', { exact: true }).fill('de');
+    await page.getByLabel('Country', { exact: true }).press('Enter');
+    await expect.poll(() => text('unique-viewers')).toBe('2');
+    expect(await text('engagement-rate')).toBe('50.0%');
+    expect(page.url()).toContain('country=DE');
+
+    await page.getByLabel('Broadcast', { exact: true }).selectOption('b2');
+    await expect.poll(() => page.url()).toContain('broadcastId=b2');
+    await expect.poll(() => text('gross-USD')).toBe('$100.00');
+
+    await page.reload();
+    await expect.poll(() => text('gross-USD')).toBe('$100.00');
+    expect(await page.getByLabel('Broadcast', { exact: true }).inputValue()).toBe('b2');
+    expect(await page.getByLabel('Country', { exact: true }).inputValue()).toBe('DE');
+
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Admin token').waitFor();
+  });
+
+  it('moves the live viewer count within 2 seconds of a viewer joining', async () => {
+    await logIn();
+    await expect.poll(() => text('live-viewers')).toBe('0');
+    await page.locator('input[name=live]').check();
+    await page.getByText('● Live').waitFor();
+    const joined = Date.now();
+    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashwatch', contentId: 'b1' });
+    await expect.poll(() => text('live-viewers'), { timeout: 2_000 }).toBe('1');
+    expect(Date.now() - joined).toBeLessThan(2_000);
+    viewer.ws.terminate();
+  });
+});
