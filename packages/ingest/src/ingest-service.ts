@@ -8,7 +8,7 @@ import {
   SvcError,
   systemClock,
   type Clock,
-  type EventName,
+  type IncomingEvent,
   type IngestResult,
   type LineItem,
   type RejectedEvent,
@@ -221,21 +221,8 @@ export class IngestService {
   }
 }
 
-interface RawEvent {
-  event: EventName;
-  eventId?: string;
-  userId?: string | null;
-  sessionId: string;
-  broadcastId: string;
-  campaignId?: number;
-  timestamp: string;
-  data: Record<string, unknown>;
-  orderId?: string | null;
-  sponsorId?: string | null;
-  items?: LineItem[];
-  total?: number;
-  country?: string | null;
-}
+/** A validated event as sent (its shape checked by the event schemas). */
+type RawEvent = IncomingEvent;
 
 function unpackBody(body: unknown): { events: unknown[]; sentAtMs: number | undefined } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {

@@ -9,3 +9,4 @@ export * from './clock';
 export * from './export-record';
 export * from './overlays';
 export * from './realtime-protocol';
+export * from './sdk-config';

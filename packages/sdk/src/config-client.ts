@@ -1,18 +1,10 @@
+import type { SdkConfig } from '@svc/protocol';
 import type { SvcError } from './errors';
 import { SvcError as SdkError } from './errors';
 import { localStore } from './local-store';
 
 /** Runtime configuration delivered by `GET /v1/sdk/config` (spec 2.2 plus `country`). */
-export interface SvcConfig {
-  webSocketBaseURL: string;
-  restAPIBaseURL: string;
-  theme: { primaryColor: string };
-  commerceApiKey: string;
-  featureFlags: { lineup: boolean; payments: boolean; polls: boolean; contests: boolean; sponsorMoments: boolean };
-  localization: { defaultLanguage: string };
-  availableMarkets: string[];
-  country: string | null;
-}
+export type SvcConfig = SdkConfig;
 
 interface Cached {
   etag: string | null;

@@ -1,17 +1,8 @@
 import { createHash } from 'node:crypto';
+import type { SdkConfig } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 
-/** Response of `GET /v1/sdk/config` (spec 2.2 plus `country`). */
-export interface SdkConfig {
-  webSocketBaseURL: string;
-  restAPIBaseURL: string;
-  theme: { primaryColor: string };
-  commerceApiKey: string;
-  featureFlags: { lineup: boolean; payments: boolean; polls: boolean; contests: boolean; sponsorMoments: boolean };
-  localization: { defaultLanguage: string };
-  availableMarkets: string[];
-  country: string | null;
-}
+export type { SdkConfig };
 
 /** `restAPIBaseURL` is the public URL; `webSocketBaseURL` the same origin with ws/wss. */
 export function buildSdkConfig(tenant: Tenant, publicUrl: string, country: string | null): SdkConfig {

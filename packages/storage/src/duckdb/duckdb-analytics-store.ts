@@ -10,6 +10,7 @@ import type {
   ViewerSeries,
 } from '../analytics-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { numberOrZero } from './row-values';
 
 const VIEWER = 'coalesce(user_id, session_id)';
 const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
@@ -31,7 +32,6 @@ function base(filter: AnalyticsFilter, values: DuckDBValue[], withSponsor: boole
   return `base AS (SELECT * FROM events WHERE ${clauses.join(' AND ')})`;
 }
 
-const num = (value: unknown) => (value === null || value === undefined ? 0 : Number(value));
 
 /** The dashboard's metrics (DESIGN section 7) in SQL over the embedded database. */
 export class DuckDbAnalyticsStore implements AnalyticsStore {
@@ -61,14 +61,14 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        ORDER BY kind, bucket_at`,
       values,
     );
-    const points = rows.filter((r) => r.kind === 'point').map((r) => ({ at: num(r.bucket_at), concurrent: num(r.concurrent) }));
+    const points = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), concurrent: numberOrZero(r.concurrent) }));
     const totals = rows.find((r) => r.kind === 'totals');
     return {
       bucketMs,
       points,
       peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
-      uniqueViewers: num(totals?.viewers),
-      sessions: num(totals?.sessions),
+      uniqueViewers: numberOrZero(totals?.viewers),
+      sessions: numberOrZero(totals?.sessions),
     };
   }
 
@@ -81,7 +81,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        SELECT (SELECT count(*) FROM joined) AS joined, (SELECT count(*) FROM joined JOIN engaged USING (v)) AS engaged`,
       values,
     );
-    return { joinedViewers: num(rows[0]?.joined), engagedViewers: num(rows[0]?.engaged) };
+    return { joinedViewers: numberOrZero(rows[0]?.joined), engagedViewers: numberOrZero(rows[0]?.engaged) };
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
@@ -104,8 +104,8 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       const pollId = String(row.poll_id);
       let poll = polls.get(pollId);
       if (!poll) polls.set(pollId, (poll = { pollId, broadcastId: String(row.broadcast_id), question: String(row.question ?? ''), totalVotes: 0, options: [] }));
-      poll.options.push({ optionIndex: num(row.option_index), option: String(row.option ?? ''), votes: num(row.votes) });
-      poll.totalVotes += num(row.votes);
+      poll.options.push({ optionIndex: numberOrZero(row.option_index), option: String(row.option ?? ''), votes: numberOrZero(row.votes) });
+      poll.totalVotes += numberOrZero(row.votes);
     }
     return [...polls.values()];
   }
@@ -150,11 +150,11 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     return rows.map((row) => ({
       sponsorId: String(row.sponsor),
       broadcastId: String(row.broadcast_id),
-      impressions: num(row.impressions),
-      taps: num(row.taps),
-      sessionsWithImpression: num(row.exposed),
-      convertedSessions: num(row.converted),
-      revenue: ((row.revenue as Array<{ currency: string; amount: number }> | null) ?? []).map((r) => ({ currency: String(r.currency), amount: round2(num(r.amount)) })),
+      impressions: numberOrZero(row.impressions),
+      taps: numberOrZero(row.taps),
+      sessionsWithImpression: numberOrZero(row.exposed),
+      convertedSessions: numberOrZero(row.converted),
+      revenue: ((row.revenue as Array<{ currency: string; amount: number }> | null) ?? []).map((r) => ({ currency: String(r.currency), amount: round2(numberOrZero(r.amount)) })),
     }));
   }
 
@@ -171,7 +171,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        SELECT currency, count(*) AS orders, sum(total) AS gross, sum(item_count) AS items FROM orders GROUP BY currency ORDER BY currency`,
       values,
     );
-    return rows.map((row) => ({ currency: String(row.currency), orders: num(row.orders), gross: round2(num(row.gross)), items: num(row.items) }));
+    return rows.map((row) => ({ currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)), items: numberOrZero(row.items) }));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
@@ -188,7 +188,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       values,
     );
     const row = rows[0];
-    return { productViewed: num(row?.a), cartItemAdded: num(row?.b), checkoutStarted: num(row?.c), checkoutCompleted: num(row?.d) };
+    return { productViewed: numberOrZero(row?.a), cartItemAdded: numberOrZero(row?.b), checkoutStarted: numberOrZero(row?.c), checkoutCompleted: numberOrZero(row?.d) };
   }
 }
 

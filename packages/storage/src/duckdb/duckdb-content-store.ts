@@ -2,6 +2,7 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import type { OverlayContent, OverlayType } from '@svc/protocol';
 import type { BroadcastRecord, CampaignRecord, ContentStore, Interaction, OverlayRecord, SponsorRecord } from '../content-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { nullableString } from './row-values';
 
 const OVERLAY_COLUMNS = 'tenant_seq, broadcast_id, id, type, content, active, epoch_ms(created_at) AS created_at_ms, epoch_ms(updated_at) AS updated_at_ms';
 const BROADCAST_COLUMNS = 'tenant_seq, id, campaign_id, title, epoch_ms(created_at) AS created_at_ms';
@@ -174,7 +175,7 @@ function toBroadcast(row: Row): BroadcastRecord {
     tenantSeq: Number(row.tenant_seq),
     id: String(row.id),
     campaignId: Number(row.campaign_id),
-    title: row.title === null ? null : String(row.title),
+    title: nullableString(row.title),
     createdAt: Number(row.created_at_ms),
   };
 }

@@ -1,5 +1,6 @@
 import type { DeletionJob, DeletionStatus, DeletionStore } from '../deletion-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { nullableNumber } from './row-values';
 
 const JOB_COLUMNS = `id, tenant_seq, user_hash, status, epoch_ms(requested_at) AS requested_at_ms,
   epoch_ms(completed_at) AS completed_at_ms, deleted_events, deleted_rejects, error`;
@@ -64,7 +65,6 @@ export class DuckDbDeletionStore implements DeletionStore {
 }
 
 function toJob(row: Row): DeletionJob {
-  const nullableNumber = (value: unknown) => (value === null || value === undefined ? null : Number(value));
   return {
     id: String(row.id),
     tenantSeq: Number(row.tenant_seq),

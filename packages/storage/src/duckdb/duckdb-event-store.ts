@@ -13,6 +13,7 @@ import {
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
+import { nullableString } from './row-values';
 
 /** Event keys remembered as stored, per generation (two generations are kept). */
 const RECENT_KEYS_PER_GENERATION = 500_000;
@@ -312,8 +313,4 @@ function toStoredEvent(row: Row): StoredEvent {
     items: row.items === null ? null : (JSON.parse(String(row.items)) as StoredEvent['items']),
     total: row.total === null ? null : Number(row.total),
   };
-}
-
-function nullableString(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
 }

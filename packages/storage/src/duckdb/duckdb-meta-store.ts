@@ -2,6 +2,7 @@ import { listValue, type DuckDBValue } from '@duckdb/node-api';
 import type { MetaStore, NewTenant, TenantPatch } from '../meta-store';
 import type { AdminTokenRecord, ApiKeyRecord, Tenant, TenantSettings } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { nullableNumber } from './row-values';
 
 const TENANT_COLUMNS = 'seq, id, name, epoch_ms(created_at) AS created_at_ms, retention_months, settings';
 const API_KEY_COLUMNS =
@@ -191,7 +192,7 @@ function toApiKey(row: Row): ApiKeyRecord {
     key: String(row.key),
     name: String(row.name),
     createdAt: Number(row.created_at_ms),
-    revokedAt: row.revoked_at_ms === null ? null : Number(row.revoked_at_ms),
+    revokedAt: nullableNumber(row.revoked_at_ms),
   };
 }
 
@@ -203,6 +204,6 @@ function toAdminToken(row: Row): AdminTokenRecord {
     prefix: String(row.prefix),
     name: String(row.name),
     createdAt: Number(row.created_at_ms),
-    revokedAt: row.revoked_at_ms === null ? null : Number(row.revoked_at_ms),
+    revokedAt: nullableNumber(row.revoked_at_ms),
   };
 }

@@ -1,6 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { AttemptOutcome, DeliveryRecord, DeliveryStatus, WebhookEndpointRecord, WebhookStore } from '../webhook-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { nullableNumber, nullableString } from './row-values';
 
 const ENDPOINT_COLUMNS = `tenant_seq, id, url, description, event_types, enabled, disabled_reason, secret, previous_secret,
   epoch_ms(previous_secret_expires_at) AS previous_secret_expires_ms, epoch_ms(failing_since) AS failing_since_ms,
@@ -158,27 +159,19 @@ function endpointValues(r: WebhookEndpointRecord): DuckDBValue[] {
   ];
 }
 
-function num(value: unknown): number | null {
-  return value === null || value === undefined ? null : Number(value);
-}
-
-function str(value: unknown): string | null {
-  return value === null || value === undefined ? null : String(value);
-}
-
 function toEndpoint(row: Row): WebhookEndpointRecord {
   return {
     tenantSeq: Number(row.tenant_seq),
     id: String(row.id),
     url: String(row.url),
-    description: str(row.description),
+    description: nullableString(row.description),
     eventTypes: row.event_types === null ? null : (JSON.parse(String(row.event_types)) as string[]),
     enabled: Boolean(row.enabled),
-    disabledReason: str(row.disabled_reason),
+    disabledReason: nullableString(row.disabled_reason),
     secret: String(row.secret),
-    previousSecret: str(row.previous_secret),
-    previousSecretExpiresAt: num(row.previous_secret_expires_ms),
-    failingSince: num(row.failing_since_ms),
+    previousSecret: nullableString(row.previous_secret),
+    previousSecretExpiresAt: nullableNumber(row.previous_secret_expires_ms),
+    failingSince: nullableNumber(row.failing_since_ms),
     createdAt: Number(row.created_ms),
     updatedAt: Number(row.updated_ms),
   };
@@ -191,16 +184,16 @@ function toDelivery(row: Row): DeliveryRecord {
     endpointId: String(row.endpoint_id),
     eventId: String(row.event_id),
     event: String(row.event),
-    userId: str(row.user_id),
+    userId: nullableString(row.user_id),
     payload: String(row.payload),
     status: String(row.status) as DeliveryStatus,
     attempts: Number(row.attempts),
-    nextAttemptAt: num(row.next_ms),
-    lastAttemptAt: num(row.last_ms),
-    lastStatusCode: num(row.last_status_code),
-    lastError: str(row.last_error),
-    lastLatencyMs: num(row.last_latency_ms),
+    nextAttemptAt: nullableNumber(row.next_ms),
+    lastAttemptAt: nullableNumber(row.last_ms),
+    lastStatusCode: nullableNumber(row.last_status_code),
+    lastError: nullableString(row.last_error),
+    lastLatencyMs: nullableNumber(row.last_latency_ms),
     createdAt: Number(row.created_ms),
-    deliveredAt: num(row.delivered_ms),
+    deliveredAt: nullableNumber(row.delivered_ms),
   };
 }
