@@ -1,6 +1,18 @@
 import { api, ApiError } from './api';
 import { h } from './dom';
+import { renderBroadcasts } from './broadcasts-page';
+import { renderEvents } from './events-page';
 import { renderOverview } from './overview-page';
+import { renderRejected } from './rejected-page';
+import { renderSettings } from './settings-page';
+
+const PAGES: Record<string, [string, (root: HTMLElement) => Promise<unknown>]> = {
+  '/': ['Overview', renderOverview],
+  '/events': ['Events', renderEvents],
+  '/broadcasts': ['Broadcasts', renderBroadcasts],
+  '/rejected': ['Rejected events', renderRejected],
+  '/settings': ['Settings', renderSettings],
+};
 import { DASHBOARD_CSS } from './styles';
 
 const root = document.getElementById('app')!;
@@ -11,7 +23,8 @@ function shell(tenant: string, content: HTMLElement): void {
     await api('/v1/session', { method: 'DELETE' });
     location.href = '/';
   });
-  root.replaceChildren(h('header', {}, h('span', { class: 'brand' }, 'Svc'), h('span', {}, 'Overview'), h('span', { class: 'spacer' }), h('span', { class: 'muted' }, `Tenant: ${tenant}`), logout), h('main', {}, content));
+  const nav = h('nav', { 'aria-label': 'Pages' }, ...Object.entries(PAGES).map(([path, [label]]) => h('a', { href: path, ...(path === location.pathname ? { 'aria-current': 'page' } : {}) }, label)));
+  root.replaceChildren(h('header', {}, h('span', { class: 'brand' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted' }, `Tenant: ${tenant}`), logout), h('main', {}, content));
 }
 
 function login(message?: string): void {
@@ -42,7 +55,8 @@ async function start(): Promise<void> {
     const session = await api<{ tenant: string }>('/v1/session');
     const content = h('div', {});
     shell(session.tenant, content);
-    await renderOverview(content);
+    const [, render] = PAGES[location.pathname] ?? PAGES['/']!;
+    await render(content);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) login();
     else root.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The dashboard could not start. Reload to try again.'));

@@ -4,6 +4,14 @@ body { margin: 0; }
 header { display: flex; align-items: center; gap: 16px; padding: 12px 20px; background: #fff; border-bottom: 1px solid var(--line); }
 header .brand { font-weight: 700; color: var(--primary); }
 header .spacer { flex: 1; }
+nav { display: flex; gap: 14px; }
+nav a { color: var(--ink); text-decoration: none; padding: 4px 2px; }
+nav a[aria-current="page"] { color: var(--primary); border-bottom: 2px solid var(--primary); }
+a.button { background: var(--primary); color: #fff; border-radius: 8px; padding: 7px 12px; text-decoration: none; }
+td.data { font-family: ui-monospace, monospace; font-size: 12px; max-width: 420px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.list { list-style: none; padding: 0; margin: 0; display: grid; gap: 6px; }
+.config { display: grid; gap: 10px; max-width: 640px; }
+main > .panel { margin-bottom: 16px; }
 main { padding: 16px 20px 40px; max-width: 1280px; margin: 0 auto; }
 button, select, input { font: inherit; }
 button { background: var(--primary); color: #fff; border: 0; border-radius: 8px; padding: 7px 12px; cursor: pointer; }

@@ -7,7 +7,10 @@ import { ManualClock } from '@svc/protocol';
 import { loadAnalyticsFixture } from './analytics-fixture';
 import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
+import { readFileSync } from 'node:fs';
+import { parse } from 'csv-parse/sync';
 import { TestViewer } from './ws-client';
+import { WebhookReceiver } from './webhook-receiver';
 
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
 
@@ -23,7 +26,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
   });
   afterAll(async () => browser?.close());
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
+    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)), config: { webhookAllowPrivate: true } });
     await loadAnalyticsFixture(t.app, t.demo.adminToken);
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
   });
@@ -81,6 +84,61 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashwatch', contentId: 'b1' });
     await expect.poll(() => text('live-viewers'), { timeout: 2_000 }).toBe('1');
     expect(Date.now() - joined).toBeLessThan(2_000);
+    viewer.ws.terminate();
+  });
+
+  it('downloads CSV and JSON exports that parse, and screenshots every page', async () => {
+    await logIn();
+    await page.getByTestId('unique-viewers').waitFor();
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await page.getByText('events shown').waitFor({ timeout: 5_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-events.png') });
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+    const records = parse(readFileSync((await csv.path())!, 'utf8'), { columns: true }) as unknown[];
+    expect(records).toHaveLength(23);
+    const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
+    const lines = readFileSync((await json.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toHaveLength(23);
+
+    for (const [path, file] of [['/broadcasts', 'dashboard-broadcasts.png'], ['/rejected', 'dashboard-rejected.png'], ['/settings', 'dashboard-settings.png']] as const) {
+      await page.goto(`${t.url}${path}`);
+      await page.locator('main section, main .empty').first().waitFor({ timeout: 5_000 });
+      await page.screenshot({ path: join(SCREENSHOTS, file) });
+    }
+  });
+
+  it('creates a webhook, sends a test event and shows it in the delivery log', async () => {
+    const receiver = await new WebhookReceiver().start();
+    try {
+      page.on('dialog', (dialog) => void dialog.accept());
+      await logIn();
+      await page.getByTestId('unique-viewers').waitFor();
+      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByLabel('Webhook URL').fill(receiver.url);
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('button', { name: 'Send test' }).click();
+      await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Test delivered (200');
+      await expect.poll(() => page.getByTestId('delivery-status').first().textContent()).toBe('delivered');
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('shows and hides an overlay from the broadcasts page', async () => {
+    await logIn();
+    await page.getByTestId('unique-viewers').waitFor();
+    await page.getByRole('link', { name: 'Broadcasts', exact: true }).click();
+    await page.getByRole('button', { name: 'b2' }).click();
+    await page.getByLabel('Poll question').fill('Best goal?');
+    await page.getByLabel('Poll options').fill('First, Second');
+    await page.getByRole('button', { name: 'Add poll' }).click();
+    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashcontrol', contentId: 'b2' });
+    await viewer.next((m) => m.type === 'welcome');
+    await page.getByRole('button', { name: 'Show' }).click();
+    expect(await viewer.next((m) => m.type === 'overlay.show')).toMatchObject({ overlay: { question: 'Best goal?', options: ['First', 'Second'] } });
+    await page.getByRole('button', { name: 'Hide' }).click();
+    await viewer.next((m) => m.type === 'overlay.hide');
     viewer.ws.terminate();
   });
 });

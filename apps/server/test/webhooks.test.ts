@@ -244,6 +244,7 @@ describe('webhooks', () => {
     expect(result).toMatchObject({ delivered: true, statusCode: 200 });
     const payload = new Webhook(endpoint.secret).verify(r.received[0]!.body, r.received[0]!.headers as Record<string, string>);
     expect(payload).toMatchObject({ event: 'webhook.test' });
+    expect((await deliveries(endpoint.id))[0]).toMatchObject({ event: 'webhook.test', status: 'delivered', lastStatusCode: 200 });
   });
 
   it("removes a deleted user's pending deliveries", async () => {

@@ -65,6 +65,8 @@ export interface WebhookStore {
   /** Deletes the endpoint and its pending deliveries. */
   deleteEndpoint(tenantSeq: number, id: string): Promise<boolean>;
 
+  /** Records a finished delivery that did not come from an event (a test message). */
+  logDelivery(record: DeliveryRecord): Promise<void>;
   /** Every pending delivery (loaded by the dispatcher at start). */
   listPending(): Promise<DeliveryRecord[]>;
   getDelivery(tenantSeq: number, id: string): Promise<DeliveryRecord | null>;

@@ -176,11 +176,11 @@ export class WebhookService implements EndpointDirectory {
     return updated;
   }
 
-  /** Sends a signed test message at once (not through the outbox) and reports the answer. */
+  /** Sends a signed test message at once (not through the outbox), logs it and reports the answer. */
   async sendTest(tenant: Tenant, id: string): Promise<SendResult & { id: string }> {
     const endpoint = await this.get(tenant, id);
     const now = this.clock.now();
-    const messageId = `msg_test_${randomBase62(16, this.random)}`;
+    const messageId = uuidv7();
     const body = JSON.stringify({ event: 'webhook.test', eventId: messageId, timestamp: new Date(now).toISOString(), data: { endpointId: endpoint.id } });
     const timestamp = Math.floor(now / 1000);
     const result = await this.sender.send(
@@ -194,6 +194,25 @@ export class WebhookService implements EndpointDirectory {
       },
       body,
     );
+    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    await this.store.logDelivery({
+      id: uuidv7(),
+      tenantSeq: tenant.seq,
+      endpointId: endpoint.id,
+      eventId: messageId,
+      event: 'webhook.test',
+      userId: null,
+      payload: body,
+      status: ok ? 'delivered' : 'failed',
+      attempts: 1,
+      nextAttemptAt: null,
+      lastAttemptAt: now,
+      lastStatusCode: result.statusCode,
+      lastError: ok ? null : (result.error ?? `HTTP ${result.statusCode}`),
+      lastLatencyMs: result.latencyMs,
+      createdAt: now,
+      deliveredAt: ok ? now : null,
+    });
     return { ...result, id: messageId };
   }
 

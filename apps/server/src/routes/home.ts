@@ -14,9 +14,11 @@ const PAGE = `<!doctype html>
 export async function homeRoutes(app: FastifyInstance): Promise<void> {
   let bundle: Buffer | null = null;
   let building: Promise<unknown> | null = null;
-  app.get('/', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('x-frame-options', 'DENY').send(PAGE),
-  );
+  for (const path of ['/', '/events', '/broadcasts', '/rejected', '/settings']) {
+    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('x-frame-options', 'DENY').send(PAGE),
+    );
+  }
   app.get('/assets/dashboard.js', { schema: { hide: true } }, async (_request, reply) => {
     if (!bundle) {
       const file = join(DASHBOARD_DIST, 'dashboard.js');

@@ -60,6 +60,16 @@ export class DuckDbWebhookStore implements WebhookStore {
     });
   }
 
+  async logDelivery(d: DeliveryRecord): Promise<void> {
+    await this.db.write((c) =>
+      c.run(
+        `INSERT INTO webhook_deliveries VALUES ($1::UUID, $2, $3, $4::UUID, $5, $6, $7, $8, $9, NULL, epoch_ms($10::BIGINT), $11, $12, $13,
+           epoch_ms($14::BIGINT), epoch_ms($15::BIGINT))`,
+        [d.id, d.tenantSeq, d.endpointId, d.eventId, d.event, d.userId, d.payload, d.status, d.attempts, d.lastAttemptAt, d.lastStatusCode, d.lastError, d.lastLatencyMs, d.createdAt, d.deliveredAt],
+      ),
+    );
+  }
+
   async listPending(): Promise<DeliveryRecord[]> {
     return (await this.db.query(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE status = 'pending' ORDER BY next_attempt_at`)).map(toDelivery);
   }
