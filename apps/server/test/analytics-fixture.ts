@@ -50,11 +50,14 @@ export const EVENTS = [
 ];
 
 
-/** Loads the dataset into a test app: campaign 2 holds broadcast b2. */
+/** Loads the dataset into a test app: campaign 2 holds broadcast b2; sponsors acme and bolt exist. */
 export async function loadAnalyticsFixture(app: import('fastify').FastifyInstance, adminToken: string): Promise<void> {
   const admin = { authorization: `Bearer ${adminToken}` };
   await app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin, payload: { id: 2, name: 'Finals' } });
   await app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b2', campaignId: 2 } });
+  for (const [id, name] of [['acme', 'Acme Sports'], ['bolt', 'Bolt Energy']]) {
+    await app.inject({ method: 'POST', url: '/v1/sponsors', headers: admin, payload: { id, name } });
+  }
   const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: EVENTS } });
   if (response.json().accepted !== EVENTS.length) throw new Error(`fixture not stored: ${response.body}`);
 }

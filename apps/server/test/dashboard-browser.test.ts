@@ -75,6 +75,24 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await page.getByLabel('Admin token').waitFor();
   });
 
+  it('changes the numbers and the URL with the campaign, sponsor and date filters', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    await page.getByLabel('Campaign', { exact: true }).selectOption('2');
+    await expect.poll(() => text('unique-viewers'), { timeout: 4_000 }).toBe('2');
+    expect(page.url()).toContain('campaignId=2');
+    await page.getByLabel('Campaign', { exact: true }).selectOption('');
+    await page.getByLabel('Sponsor', { exact: true }).selectOption('bolt');
+    await expect.poll(() => page.getByTestId('gross-EUR').count(), { timeout: 4_000 }).toBe(0);
+    expect(await text('gross-USD')).toBe('$100.00');
+    expect(page.url()).toContain('sponsorId=bolt');
+    await page.getByLabel('Sponsor', { exact: true }).selectOption('');
+    await page.getByLabel('From', { exact: true }).fill('2026-11-11');
+    await page.getByLabel('From', { exact: true }).dispatchEvent('change');
+    await expect.poll(() => text('unique-viewers')).toBe('1');
+    expect(page.url()).toContain('from=2026-11-11');
+  });
+
   it('moves the live viewer count within 2 seconds of a viewer joining', async () => {
     await logIn();
     await expect.poll(() => text('live-viewers')).toBe('0');
