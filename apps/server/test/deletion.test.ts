@@ -49,6 +49,10 @@ describe('DELETE /v1/users/:userId/events', () => {
     expect(status).toMatchObject({ id: job.id, status: 'completed', deletedEvents: 2, deletedRejectedEvents: 1, completedAt: new Date(NOW).toISOString() });
 
     expect((await exportUsers(t.demo.adminToken)).sort()).toEqual(['bystander', null].sort());
+    // Metrics are computed from the events: the user is gone from them too.
+    const overview = (await t.app.inject({ url: '/v1/analytics/overview', headers: as(t.demo.adminToken) })).json();
+    expect(overview.revenue).toEqual([]);
+    expect(overview.polls[0].totalVotes).toBe(1);
     const rejects = (await t.app.inject({ url: '/v1/rejected-events', headers: as(t.demo.adminToken) })).json().data;
     expect(JSON.stringify(rejects)).not.toContain('target-user');
     // The other tenant's user of the same id is untouched.

@@ -157,6 +157,28 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(byName('broadcast.joined')).toHaveLength(1);
   });
 
+  it('carries a userId set after joining into the votes the server records', async () => {
+    const pollId = await createOverlay('match-1', { type: 'poll', question: 'Signed in?', options: ['Yes', 'No'] });
+    await show('match-1', pollId);
+    await openPlayer();
+    await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
+    await page.evaluate(() => (window as unknown as { SvcSDK: { setUserId(id: string): void } }).SvcSDK.setUserId('late-user'));
+    await page.waitForTimeout(300);
+    await overlay().getByRole('button', { name: 'Yes' }).click();
+    const votes = await until(() => stored('poll.voted'), (rows) => rows.length > 0);
+    expect(votes[0]!.userId).toBe('late-user');
+  });
+
+  it('sends the events a closed tab left in its queue', async () => {
+    await page.goto(`${t.url}/healthz`);
+    const orphan = { event: 'product.tapped', eventId: '0190a6a0-0000-7000-8000-00000000abcd', sessionId: 'svc_oldtab', broadcastId: 'match-1', timestamp: new Date().toISOString(), data: { productId: 'left-behind' } };
+    await page.evaluate(([key, value]) => localStorage.setItem(key!, value!), [`svc:queue:${t.demo.apiKey}:svc_oldtab`, JSON.stringify([orphan])]);
+    await openPlayer();
+    const rows = await until(() => stored('product.tapped'), (r) => r.length > 0);
+    expect(rows.map((r) => r.eventId)).toEqual([orphan.eventId]);
+    expect(await page.evaluate((key) => localStorage.getItem(key), `svc:queue:${t.demo.apiKey}:svc_oldtab`)).toBeNull();
+  });
+
   it('emits broadcast.left on disconnect()', async () => {
     await openPlayer();
     await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);

@@ -280,6 +280,11 @@ export class Gateway {
       if (existing.graceTimer !== null) this.timers.clearTimeout(existing.graceTimer);
       existing.graceTimer = null;
       existing.disconnectedAt = null;
+      // A viewer who signed in meanwhile reconnects with its userId: later votes and entries carry it.
+      if (userId !== null && userId !== existing.userId) {
+        existing.userId = userId;
+        existing.viewer = userId;
+      }
       return { session: existing, resumed: true };
     }
     // Same session id on another broadcast: the viewer switched content.

@@ -65,7 +65,7 @@ export class SvcClient {
     this.styleNonce = options.styleNonce;
     this.configClient = new ConfigClient(apiKey, baseURL, (config) => this.applyConfig(config));
     this.state.config = this.configClient.config;
-    this.queue = new EventQueue(`svc:queue:${apiKey}`, (events) => this.sendBatch(events));
+    this.queue = new EventQueue(`svc:queue:${apiKey}:`, this.sessionId, (events) => this.sendBatch(events));
     this.unload = () => this.beacon();
     if (typeof window !== 'undefined') {
       window.addEventListener('pagehide', this.unload);
@@ -86,8 +86,11 @@ export class SvcClient {
     return this.configClient.revalidated();
   }
 
+  /** Later events carry the new id; a joined broadcast reconnects (same session) so the server knows it too. */
   setUserId(userId: string | null): void {
+    if (userId === this.userId) return;
     this.userId = userId;
+    this.connection?.reconnect(this.connectionUrl());
   }
 
   async setContent(id: string): Promise<void> {
@@ -95,11 +98,9 @@ export class SvcClient {
     const config = await this.ready();
     if (this.state.contentId) this.leave();
     this.state.contentId = id;
-    const params = new URLSearchParams({ apiKey: this.apiKey, sessionId: this.sessionId, contentId: id });
-    if (this.userId) params.set('userId', this.userId);
     await new Promise<void>((resolve, reject) => {
       let welcomed = false;
-      const connection = new RealtimeConnection(`${config.webSocketBaseURL}/v1/ws?${params}`, {
+      const connection = new RealtimeConnection(this.connectionUrl(), {
         open: () => undefined,
         welcome: (message) => {
           this.onWelcome(message);
@@ -125,6 +126,12 @@ export class SvcClient {
       this.connection = connection;
       connection.open();
     });
+  }
+
+  private connectionUrl(): string {
+    const params = new URLSearchParams({ apiKey: this.apiKey, sessionId: this.sessionId, contentId: this.state.contentId ?? '' });
+    if (this.userId) params.set('userId', this.userId);
+    return `${this.state.config?.webSocketBaseURL ?? ''}/v1/ws?${params}`;
   }
 
   /** Leaves the broadcast: `broadcast.left`, queued events sent by beacon, socket closed. */

@@ -33,17 +33,31 @@ export class EventQueue {
   private attempt = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
 
+  /**
+   * Each page keeps its own queue (`<prefix><tabId>`), so two tabs never overwrite each
+   * other; queues left by closed tabs are adopted at start. A tab still alive may then send
+   * some events twice, which the server deduplicates by eventId.
+   */
   constructor(
-    private readonly storageKey: string,
+    prefix: string,
+    tabId: string,
     private readonly send: BatchSender,
   ) {
-    try {
-      const saved = JSON.parse(localStore.get(storageKey) ?? '[]') as unknown;
-      if (Array.isArray(saved)) this.events = saved.filter((e): e is QueuedEvent => typeof (e as QueuedEvent)?.eventId === 'string');
-    } catch {
-      this.events = [];
+    this.storageKey = `${prefix}${tabId}`;
+    for (const key of localStore.keys().filter((k) => k.startsWith(prefix) || k === prefix.replace(/:$/, ''))) {
+      try {
+        const saved = JSON.parse(localStore.get(key) ?? '[]') as unknown;
+        if (Array.isArray(saved)) this.events.push(...saved.filter((e): e is QueuedEvent => typeof (e as QueuedEvent)?.eventId === 'string'));
+      } catch {
+        // A damaged queue is dropped.
+      }
+      if (key !== this.storageKey) localStore.remove(key);
     }
+    this.save();
+    if (this.events.length) this.schedule(0);
   }
+
+  private readonly storageKey: string;
 
   get size(): number {
     return this.events.length;

@@ -17,6 +17,15 @@ export const localStore = {
       // Full or unavailable: the in-memory state still works for this page.
     }
   },
+  keys(): string[] {
+    try {
+      const storage = globalThis.localStorage;
+      if (!storage) return [];
+      return Array.from({ length: storage.length }, (_, i) => storage.key(i)).filter((k): k is string => k !== null);
+    } catch {
+      return [];
+    }
+  },
   remove(key: string): void {
     try {
       globalThis.localStorage?.removeItem(key);

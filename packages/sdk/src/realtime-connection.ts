@@ -32,9 +32,18 @@ export class RealtimeConnection {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly url: string,
+    private url: string,
     private readonly handlers: ConnectionHandlers,
   ) {}
+
+  /** Reconnects to a new address (e.g. with a userId); the server resumes the session. */
+  reconnect(url: string): void {
+    this.url = url;
+    const ws = this.ws;
+    this.ws = null;
+    ws?.close(1000, 'reconnect');
+    this.connect();
+  }
 
   open(): void {
     this.closedByUs = false;
