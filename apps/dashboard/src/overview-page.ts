@@ -47,6 +47,8 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const campaign = select('campaignId', 'Campaign', campaigns.data.map((c) => [String(c.id), c.name]));
   const broadcast = select('broadcastId', 'Broadcast', broadcasts.data.map((b) => [b.id, b.title ?? b.id]));
   const sponsor = select('sponsorId', 'Sponsor', sponsors.data.map((s) => [s.id, s.name]));
+  const sponsorName = new Map(sponsors.data.map((s) => [s.id, s.name]));
+  const broadcastName = new Map(broadcasts.data.map((b) => [b.id, b.title ?? b.id]));
   const country = h('input', { name: 'country', 'aria-label': 'Country', placeholder: 'Country (e.g. DE)', maxlength: '2', size: '4' });
   country.value = filters.get('country') ?? '';
   const from = h('input', { type: 'date', name: 'from', 'aria-label': 'From' });
@@ -138,7 +140,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     }
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollList : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
-      h('tr', {}, h('td', {}, s.sponsorId), h('td', {}, s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
+      h('tr', {}, h('td', {}, sponsorName.get(s.sponsorId) ?? s.sponsorId), h('td', {}, broadcastName.get(s.broadcastId) ?? s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
     );
     const sponsorsPanel = panel(
       'Sponsor performance',
