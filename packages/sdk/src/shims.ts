@@ -6,8 +6,3 @@ export function warnOnce(what: string, instead: string): void {
   warned.add(what);
   console.warn(`[SvcSDK] ${what} is deprecated since 0.2.0-beta and will be removed: ${instead}. See MIGRATION.md.`);
 }
-
-/** For tests: forget which warnings were shown. */
-export function resetWarnings(): void {
-  warned.clear();
-}
