@@ -49,7 +49,7 @@ export function createAuthGuards(tenants: TenantService, limiters: Limiters, ses
       }
     }
     if (token === null) {
-      limitIp(request, reply, limiters);
+      limitAddress(request, reply, limiters);
       const detail = apiKeyOf(request)
         ? 'This route needs an admin token in "Authorization: Bearer svc_sk_…"; a public API key is not enough.'
         : 'Send an admin token in "Authorization: Bearer svc_sk_…".';
@@ -57,7 +57,7 @@ export function createAuthGuards(tenants: TenantService, limiters: Limiters, ses
     }
     const tenant = await tenants.authenticateAdminToken(token);
     if (!tenant) {
-      limitIp(request, reply, limiters);
+      limitAddress(request, reply, limiters);
       throw new SvcError('unauthorized', 'The admin token is unknown or revoked.', { headers: { 'www-authenticate': 'Bearer error="invalid_token"' } });
     }
     limit(limiters.perKey, `admin:${tenant.seq}`, reply);
@@ -66,7 +66,7 @@ export function createAuthGuards(tenants: TenantService, limiters: Limiters, ses
   };
 
   const apiKey = async (request: FastifyRequest, reply: FastifyReply) => {
-    limitIp(request, reply, limiters);
+    limitAddress(request, reply, limiters);
     const key = apiKeyOf(request);
     if (!key) throw new SvcError('api_key_missing', 'Pass the API key as the "apiKey" query parameter or the "x-svc-api-key" header.');
     const tenant = await tenants.authenticateApiKey(key);
@@ -103,10 +103,6 @@ function apiKeyOf(request: FastifyRequest): string | null {
 
 /** Counts a request against its client address's budget (429 when spent). */
 export function limitAddress(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {
-  limitIp(request, reply, limiters);
-}
-
-function limitIp(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {
   limit(limiters.perIp, `ip:${request.ip}`, reply);
 }
 
