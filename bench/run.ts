@@ -3,11 +3,13 @@
  * (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--only ingest,fanout]
+ *   npm run bench -- [--only ingest,fanout,dashboard]
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
+ *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
  */
 import { parseArgs } from 'node:util';
+import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
 import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { killAll } from './processes';
@@ -26,6 +28,9 @@ const { values } = parseArgs({
     wave: { type: 'string', default: '500' },
     cycles: { type: 'string', default: '5' },
     'vote-rounds': { type: 'string', default: '3' },
+    'dashboard-events': { type: 'string', default: String(DEFAULT_DASHBOARD_EVENTS) },
+    'dashboard-runs': { type: 'string', default: '20' },
+    'dashboard-probes': { type: 'string', default: '10' },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -34,9 +39,10 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
+      `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
       '',
     ].join('\n'),
   );
@@ -87,6 +93,16 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         log,
       });
     },
+  },
+  {
+    name: 'dashboard',
+    run: () =>
+      dashboardBenchmark({
+        events: Math.round(positive('dashboard-events', values['dashboard-events'])),
+        runs: Math.round(positive('dashboard-runs', values['dashboard-runs'])),
+        probes: Math.round(positive('dashboard-probes', values['dashboard-probes'])),
+        log,
+      }),
   },
 ];
 
