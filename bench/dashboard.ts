@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { request } from 'undici';
 import { uuidv7 } from 'uuidv7';
@@ -10,7 +9,7 @@ import { TenantService } from '@svc/tenancy';
 import { generateDashboardData, type GeneratedData } from './dashboard-data';
 import { base62 } from './ingest';
 import { percentile } from './load';
-import { startServer, tempFolder, type Child } from './processes';
+import { startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The targets: p95 of the whole overview, and how soon a live dashboard shows a new event. */
@@ -29,8 +28,6 @@ export interface DashboardOptions {
   log: (line: string) => void;
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 /** Runs of the plain scan per view (the median is the baseline). */
 const SCAN_RUNS = 7;
 /** Runs of each panel on its own per view (the median is shown). */

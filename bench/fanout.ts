@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import type { ClientCommand, ClientReport } from './fanout-client';
 import { base62, scrapeCommits, type CommitSample } from './ingest';
 import { percentile } from './load';
-import { cpuSeconds, spawnTracked, startServer, tempFolder, type Child } from './processes';
+import { cpuSeconds, spawnTracked, startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The targets: viewers held by one server process, and show latency against the bare baseline. */
@@ -25,8 +24,6 @@ export interface FanoutOptions {
   log: (line: string) => void;
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 const BROADCAST = 'bench-fanout';
 const POLL = { type: 'poll', question: 'Who scores the next goal?', options: ['Home team', 'Away team', 'Nobody', 'Both'] };
 const SHOW_PREFIX = '{"type":"overlay.show"';

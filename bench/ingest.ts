@@ -1,9 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { EVENTS_PER_BATCH, makeBodies, makeBody } from './events';
 import { percentile, runLoad, type BodySource, type LoadResult } from './load';
-import { cpuSeconds, startServer, tempFolder, type Child } from './processes';
+import { cpuSeconds, startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The targets for this 2-core machine. */
@@ -30,8 +29,6 @@ export interface IngestOptions {
   log: (line: string) => void;
 }
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 export function base62(length: number): string {

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -162,3 +163,8 @@ export function cpuSeconds(pid: number, tid?: number): number {
     return Number.NaN;
   }
 }
+
+/** The repository root, where the service's children run. */
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The line a server prints once it listens; group 1 is its URL. */
+export const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
