@@ -55,7 +55,9 @@ describe('webhooks', () => {
     }
     const purchase = JSON.parse(r.received.find((x) => x.body.includes('checkout.completed'))!.body);
     expect(purchase).toMatchObject({ eventId: events[1]!.eventId, event: 'checkout.completed', orderId: 'order-1', total: 99, campaignId: 1 });
-    expect(() => verifier.verify(r.received[0]!.body.replace('poll', 'pole'), r.received[0]!.headers as Record<string, string>)).toThrow();
+    const tampered = r.received[0]!.body.replace(/"eventId":"[^"]+"/, '"eventId":"00000000-0000-7000-8000-000000000000"');
+    expect(tampered).not.toBe(r.received[0]!.body);
+    expect(() => verifier.verify(tampered, r.received[0]!.headers as Record<string, string>)).toThrow();
     const log = await deliveries(endpoint.id);
     expect(log.map((d) => d.status)).toEqual(['delivered', 'delivered']);
     expect(log[0]).toMatchObject({ attempts: 1, lastStatusCode: 200 });
