@@ -1,4 +1,4 @@
-import type { DuckDbDatabase } from '@svc/storage';
+import { rebuildRollups, type DuckDbDatabase } from '@svc/storage';
 
 /**
  * Generated dashboard data for the dashboard benchmark, written straight into the events table
@@ -171,6 +171,8 @@ export async function generateDashboardData(db: DuckDbDatabase, tenantSeq: numbe
   // Temporary tables belong to the write connection: count there, then drop them.
   const counts = await db.write(async (connection) => {
     for (const sql of statements) await connection.run(sql);
+    // What the ingest commits would have written beside the events, in one go.
+    await rebuildRollups(connection);
     const [row] = await db.writeQuery(
       connection,
       `SELECT (SELECT count(*) FROM events WHERE tenant_seq = ${tenantSeq}) AS events, (SELECT count(*) FROM bench_sessions) AS sessions,

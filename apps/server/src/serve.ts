@@ -32,7 +32,7 @@ export async function serve(
   const app = await buildApp(services, options);
   const demo = new DemoBroadcast(services.content, services.tenants);
   app.addHook('preClose', async () => demo.stop());
-  services.startBackgroundWork();
+  services.startBackgroundWork((error) => app.log.warn({ err: error }, 'dashboard store compaction failed'));
   await app.listen({ port: config.port, host: config.host });
   if (options.demo !== false) await demo.start().catch((error: unknown) => app.log.warn({ err: error }, 'demo broadcast did not start'));
   if (created && config.sampleData) {

@@ -29,8 +29,11 @@ export interface Services {
   analytics: AnalyticsService;
   deletions: DeletionService;
   retention: RetentionPurger;
-  /** Starts the deletion worker (resuming unfinished jobs), the hourly retention purge and webhook dispatch. */
-  startBackgroundWork(): void;
+  /**
+   * Starts the deletion worker (resuming unfinished jobs), the hourly retention purge, webhook
+   * dispatch and the dashboard store's compaction (whose failures go to `onError`).
+   */
+  startBackgroundWork(onError?: (error: unknown) => void): void;
   closeWebhooks(): Promise<void>;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
@@ -57,6 +60,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
   const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks);
   const bus = new LocalBus();
+  const analytics = new AnalyticsService(storage.analytics, clock);
   return {
     config,
     clock,
@@ -70,13 +74,14 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     bus,
     webhooks,
     dispatcher,
-    analytics: new AnalyticsService(storage.analytics, clock),
+    analytics,
     content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId)),
     deletions,
     retention,
-    startBackgroundWork: () => {
+    startBackgroundWork: (onError = () => {}) => {
       deletions.start();
       retention.start();
+      analytics.startMaintenance(onError);
       void dispatcher.start();
     },
     closeWebhooks: async () => {
@@ -90,6 +95,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
 /** Stops background work, commits what is queued, then closes the stores. */
 export async function closeServices(services: Services): Promise<void> {
   await services.retention.stop();
+  await services.analytics.stopMaintenance();
   await services.deletions.stop();
   await services.closeWebhooks();
   await services.committer.close();

@@ -11,8 +11,14 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 /** Without an explicit start, the overview looks at this much history. */
 export const DEFAULT_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** How often the store tidies what commits appended for the dashboard. */
+export const COMPACT_INTERVAL_MS = 30_000;
+
 /** The six panels of the dashboard, computed from the event store for a set of filters. */
 export class AnalyticsService {
+  private timer: NodeJS.Timeout | null = null;
+  private compacting: Promise<void> | null = null;
+
   /** Viewers connected now to the broadcasts that match the filter (the realtime gateway tells). */
   private liveViewers: (tenant: Tenant, filter: OverviewFilter) => Promise<number> = async () => 0;
 
@@ -23,6 +29,27 @@ export class AnalyticsService {
 
   useLiveViewers(source: (tenant: Tenant, filter: OverviewFilter) => Promise<number>): void {
     this.liveViewers = source;
+  }
+
+  /** Compacts the store now and then every `intervalMs` (failures go to `onError`). */
+  startMaintenance(onError: (error: unknown) => void, intervalMs: number = COMPACT_INTERVAL_MS): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.compact().catch(onError), intervalMs);
+    this.timer.unref();
+  }
+
+  /** One compaction; concurrent calls share the one in progress. */
+  compact(): Promise<void> {
+    this.compacting ??= this.store.compact().finally(() => {
+      this.compacting = null;
+    });
+    return this.compacting;
+  }
+
+  async stopMaintenance(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.compacting?.catch(() => undefined);
   }
 
   /** Viewers connected now to the matching broadcasts (cheap: no query). */

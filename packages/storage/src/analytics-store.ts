@@ -63,7 +63,7 @@ export interface FunnelCounts {
   checkoutCompleted: number;
 }
 
-/** The dashboard's queries; every one reads the raw events of one tenant. */
+/** The dashboard's queries over one tenant's events. */
 export interface AnalyticsStore {
   viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries>;
   engagement(filter: AnalyticsFilter): Promise<Engagement>;
@@ -71,4 +71,6 @@ export interface AnalyticsStore {
   sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]>;
   revenue(filter: AnalyticsFilter): Promise<RevenueRow[]>;
   funnel(filter: AnalyticsFilter): Promise<FunnelCounts>;
+  /** Housekeeping of whatever the store keeps to answer fast; safe to call at any time. */
+  compact(): Promise<void>;
 }

@@ -12,4 +12,5 @@ export { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
 export { DuckDbContentStore } from './duckdb/duckdb-content-store';
 export { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
 export { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
+export { rebuildRollups } from './duckdb/analytics-rollups';
 export { openEmbeddedStorage, type Storage } from './open-storage';

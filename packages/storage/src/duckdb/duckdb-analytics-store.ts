@@ -9,57 +9,105 @@ import type {
   SponsorRow,
   ViewerSeries,
 } from '../analytics-store';
+import { compactSessionHours, HOUR_MS, sessionHoursSelect } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
 
 const VIEWER = 'coalesce(user_id, session_id)';
-const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
-const EVENT_SPONSOR = "coalesce(sponsor_id, json_extract_string(data, '$.sponsorId'))";
 
-/** `base`: the filtered events, as a CTE; values are bound parameters. */
-function base(filter: AnalyticsFilter, values: DuckDBValue[], withSponsor: boolean): string {
-  const param = (value: DuckDBValue) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  const clauses = [`tenant_seq = ${param(filter.tenantSeq)}`];
-  if (filter.campaignId !== undefined) clauses.push(`campaign_id = ${param(filter.campaignId)}`);
-  if (filter.broadcastId !== undefined) clauses.push(`broadcast_id = ${param(filter.broadcastId)}`);
-  if (filter.fromMs !== undefined) clauses.push(`ts >= epoch_ms(${param(filter.fromMs)}::BIGINT)`);
-  if (filter.toMs !== undefined) clauses.push(`ts < epoch_ms(${param(filter.toMs)}::BIGINT)`);
-  if (filter.country !== undefined) clauses.push(`country = ${param(filter.country)}`);
-  if (withSponsor && filter.sponsorId !== undefined) clauses.push(`${EVENT_SPONSOR} = ${param(filter.sponsorId)}`);
-  return `base AS (SELECT * FROM events WHERE ${clauses.join(' AND ')})`;
+/** Bound parameters of one query, named `$1`, `$2`… in the order they are added. */
+class Params {
+  readonly values: DuckDBValue[] = [];
+  add(value: DuckDBValue): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
 }
 
+/** The conditions every panel shares: tenant, campaign, broadcast, country. */
+function dimensions(filter: AnalyticsFilter, p: Params): string[] {
+  const clauses = [`tenant_seq = ${p.add(filter.tenantSeq)}`];
+  if (filter.campaignId !== undefined) clauses.push(`campaign_id = ${p.add(filter.campaignId)}`);
+  if (filter.broadcastId !== undefined) clauses.push(`broadcast_id = ${p.add(filter.broadcastId)}`);
+  if (filter.country !== undefined) clauses.push(`country = ${p.add(filter.country)}`);
+  return clauses;
+}
 
-/** The dashboard's metrics (DESIGN section 7) in SQL over the embedded database. */
+const at = (p: Params, ms: number) => `epoch_ms(${p.add(ms)}::BIGINT)`;
+
+/** `m`: the filtered rows of `metric_events`, as a CTE. */
+function metricBase(filter: AnalyticsFilter, p: Params, withSponsor: boolean): string {
+  const clauses = dimensions(filter, p);
+  if (filter.fromMs !== undefined) clauses.push(`ts >= ${at(p, filter.fromMs)}`);
+  if (filter.toMs !== undefined) clauses.push(`ts < ${at(p, filter.toMs)}`);
+  if (withSponsor && filter.sponsorId !== undefined) clauses.push(`coalesce(sponsor_id, data_sponsor_id) = ${p.add(filter.sponsorId)}`);
+  return `m AS (SELECT * FROM metric_events WHERE ${clauses.join(' AND ')})`;
+}
+
+/**
+ * `partials`: per session, what happened within the date range, as a CTE. The whole hours of
+ * the range come from `session_hours`; the part-hours at either end are derived from `events`
+ * on the spot with the same grouping, so the answer is the one the raw events give.
+ */
+function sessionPartials(filter: AnalyticsFilter, p: Params): string {
+  const { fromMs, toMs } = filter;
+  const fullFrom = fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS;
+  const fullTo = toMs === undefined ? undefined : Math.floor(toMs / HOUR_MS) * HOUR_MS;
+  const columns = 'session_id, broadcast_id, user_id, first_ts, last_ts, joined, engaged';
+  const raw: Array<[number | undefined, number | undefined]> = [];
+  const parts: string[] = [];
+  if (fullFrom !== undefined && fullTo !== undefined && fullFrom >= fullTo) {
+    raw.push([fromMs, toMs]);
+  } else {
+    const clauses = dimensions(filter, p);
+    if (fullFrom !== undefined) clauses.push(`hour >= ${at(p, fullFrom)}`);
+    if (fullTo !== undefined) clauses.push(`hour < ${at(p, fullTo)}`);
+    parts.push(`SELECT ${columns} FROM session_hours WHERE ${clauses.join(' AND ')}`);
+    if (fromMs !== undefined && fromMs < fullFrom!) raw.push([fromMs, fullFrom]);
+    if (toMs !== undefined && fullTo! < toMs) raw.push([fullTo, toMs]);
+  }
+  if (raw.length) {
+    const ranges = raw.map(([from, to]) => {
+      const bounds = [from === undefined ? 'true' : `ts >= ${at(p, from)}`, to === undefined ? 'true' : `ts < ${at(p, to)}`];
+      return `(${bounds.join(' AND ')})`;
+    });
+    const source = `(SELECT tenant_seq, session_id, broadcast_id, campaign_id, country, user_id, ts, event FROM events
+      WHERE ${dimensions(filter, p).join(' AND ')} AND (${ranges.join(' OR ')}))`;
+    parts.push(`SELECT ${columns} FROM (${sessionHoursSelect(source)})`);
+  }
+  return `partials AS (${parts.join(' UNION ALL ')})`;
+}
+
+/** The dashboard's metrics (DESIGN section 7) in SQL over the rollups of the embedded database. */
 export class DuckDbAnalyticsStore implements AnalyticsStore {
   constructor(private readonly db: DuckDbDatabase) {}
 
   async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
-    const values: DuckDBValue[] = [];
-    const cte = base(filter, values, false);
-    values.push(bucketMs);
-    const bucket = `$${values.length}::BIGINT`;
-    // A session lasts from its first to its last event (joined → left, or last sign of life).
+    const p = new Params();
+    const partials = sessionPartials(filter, p);
+    const bucket = `${p.add(bucketMs)}::BIGINT`;
+    // A session lasts from its first to its last event (joined → left, or last sign of life); it
+    // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
     const rows = await this.db.query(
-      `WITH ${cte},
+      `WITH ${partials},
        sessions AS (
-         SELECT session_id, broadcast_id, epoch_ms(min(ts)) AS started, epoch_ms(max(ts)) AS ended,
-                bool_or(event = 'broadcast.joined') AS joined, any_value(${VIEWER}) AS viewer
-         FROM base GROUP BY session_id, broadcast_id),
-       bounds AS (SELECT min(started) // ${bucket} * ${bucket} AS first, max(ended) // ${bucket} * ${bucket} AS last FROM sessions),
+         SELECT epoch_ms(min(first_ts)) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(max(last_ts)) // ${bucket} * ${bucket} AS last_bucket,
+                bool_or(joined) AS joined, any_value(${VIEWER}) AS viewer
+         FROM partials GROUP BY session_id, broadcast_id),
+       steps AS (
+         SELECT step_at, sum(step) AS step FROM (
+           SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
+         GROUP BY step_at),
+       bounds AS (SELECT min(first_bucket) AS first, max(last_bucket) AS last FROM sessions),
        buckets AS (SELECT unnest(range(first, last + 1, ${bucket})) AS bucket_at FROM bounds WHERE first IS NOT NULL),
        series AS (
-         SELECT b.bucket_at, count(s.session_id) AS concurrent
-         FROM buckets b LEFT JOIN sessions s ON s.started < b.bucket_at + ${bucket} AND s.ended >= b.bucket_at
-         GROUP BY b.bucket_at)
+         SELECT b.bucket_at, sum(coalesce(s.step, 0)) OVER (ORDER BY b.bucket_at) AS concurrent
+         FROM buckets b LEFT JOIN steps s ON s.step_at = b.bucket_at)
        SELECT 'point' AS kind, bucket_at, concurrent, NULL AS viewers, NULL AS sessions FROM series
        UNION ALL
        SELECT 'totals', NULL, NULL, count(DISTINCT viewer) FILTER (WHERE joined), count(*) FROM sessions
        ORDER BY kind, bucket_at`,
-      values,
+      p.values,
     );
     const points = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), concurrent: numberOrZero(r.concurrent) }));
     const totals = rows.find((r) => r.kind === 'totals');
@@ -73,31 +121,28 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    const values: DuckDBValue[] = [];
+    const p = new Params();
     const rows = await this.db.query(
-      `WITH ${base(filter, values, false)},
-       joined AS (SELECT DISTINCT ${VIEWER} AS v FROM base WHERE event = 'broadcast.joined'),
-       engaged AS (SELECT DISTINCT ${VIEWER} AS v FROM base WHERE event IN ${ENGAGING_EVENTS})
-       SELECT (SELECT count(*) FROM joined) AS joined, (SELECT count(*) FROM joined JOIN engaged USING (v)) AS engaged`,
-      values,
+      `WITH ${sessionPartials(filter, p)},
+       viewers AS (SELECT bool_or(joined) AS joined, bool_or(engaged) AS engaged FROM partials GROUP BY ${VIEWER})
+       SELECT count(*) FILTER (WHERE joined) AS joined, count(*) FILTER (WHERE joined AND engaged) AS engaged FROM viewers`,
+      p.values,
     );
     return { joinedViewers: numberOrZero(rows[0]?.joined), engagedViewers: numberOrZero(rows[0]?.engaged) };
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    const values: DuckDBValue[] = [];
+    const p = new Params();
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
-      `WITH ${base(filter, values, false)},
+      `WITH ${metricBase(filter, p, false)},
        votes AS (
-         SELECT json_extract_string(data, '$.pollId') AS poll_id, broadcast_id, json_extract_string(data, '$.questionText') AS question,
-                TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER) AS option_index, json_extract_string(data, '$.optionSelected') AS option,
-                ${VIEWER} AS v, ts, event_id
-         FROM base WHERE event = 'poll.voted'
+         SELECT poll_id, broadcast_id, question, option_index, option
+         FROM m WHERE event = 'poll.voted'
          QUALIFY row_number() OVER (PARTITION BY poll_id, ${VIEWER} ORDER BY ts, event_id) = 1)
        SELECT poll_id, broadcast_id, any_value(question) AS question, option_index, any_value(option) AS option, count(*) AS votes
        FROM votes GROUP BY poll_id, broadcast_id, option_index ORDER BY poll_id, option_index`,
-      values,
+      p.values,
     );
     const polls = new Map<string, PollResult>();
     for (const row of rows) {
@@ -111,15 +156,15 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
-    const values: DuckDBValue[] = [];
+    const p = new Params();
     const rows: Row[] = await this.db.query(
-      `WITH ${base(filter, values, true)},
+      `WITH ${metricBase(filter, p, true)},
        moments AS (
-         SELECT json_extract_string(data, '$.sponsorId') AS sponsor, broadcast_id, event, session_id
-         FROM base WHERE event IN ('sponsor_moment.viewed', 'sponsor_moment.tapped')),
+         SELECT data_sponsor_id AS sponsor, broadcast_id, event, session_id
+         FROM m WHERE event IN ('sponsor_moment.viewed', 'sponsor_moment.tapped')),
        orders AS (
-         SELECT sponsor_id AS sponsor, broadcast_id, session_id, order_id, total, json_extract_string(data, '$.currency') AS currency
-         FROM base WHERE event = 'checkout.completed' AND sponsor_id IS NOT NULL
+         SELECT sponsor_id AS sponsor, broadcast_id, session_id, order_id, total, currency
+         FROM m WHERE event = 'checkout.completed' AND sponsor_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1),
        exposure AS (SELECT DISTINCT sponsor, broadcast_id, session_id FROM moments WHERE event = 'sponsor_moment.viewed'),
        pairs AS (
@@ -135,7 +180,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        exposed AS (SELECT sponsor, broadcast_id, count(*) AS sessions FROM exposure GROUP BY ALL),
        revenue AS (
          SELECT sponsor, broadcast_id, list({'currency': currency, 'amount': amount} ORDER BY currency) AS revenue
-         FROM (SELECT sponsor, broadcast_id, coalesce(currency, '?') AS currency, sum(total) AS amount FROM orders GROUP BY ALL) GROUP BY ALL)
+         FROM (SELECT sponsor, broadcast_id, currency, sum(total) AS amount FROM orders GROUP BY ALL) GROUP BY ALL)
        SELECT p.sponsor, p.broadcast_id, coalesce(c.impressions, 0) AS impressions, coalesce(c.taps, 0) AS taps,
               coalesce(x.sessions, 0) AS exposed, coalesce(v.sessions, 0) AS converted, r.revenue
        FROM pairs p
@@ -145,7 +190,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        LEFT JOIN revenue r USING (sponsor, broadcast_id)
        WHERE p.sponsor IS NOT NULL
        ORDER BY p.sponsor, p.broadcast_id`,
-      values,
+      p.values,
     );
     return rows.map((row) => ({
       sponsorId: String(row.sponsor),
@@ -159,36 +204,38 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
-    const values: DuckDBValue[] = [];
+    const p = new Params();
     // An order reported twice counts once: its first report.
     const rows = await this.db.query(
-      `WITH ${base(filter, values, true)},
+      `WITH ${metricBase(filter, p, true)},
        orders AS (
-         SELECT order_id, total, coalesce(json_extract_string(data, '$.currency'), '?') AS currency,
-                coalesce(list_sum(list_transform(from_json(items, '[{"quantity":"INTEGER"}]'), x -> x.quantity)), 0) AS item_count
-         FROM base WHERE event = 'checkout.completed' AND order_id IS NOT NULL
+         SELECT total, currency, item_count FROM m WHERE event = 'checkout.completed' AND order_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1)
        SELECT currency, count(*) AS orders, sum(total) AS gross, sum(item_count) AS items FROM orders GROUP BY currency ORDER BY currency`,
-      values,
+      p.values,
     );
     return rows.map((row) => ({ currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)), items: numberOrZero(row.items) }));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
-    const values: DuckDBValue[] = [];
+    const p = new Params();
     // Each step counts the sessions that reached it after reaching the step before.
     const rows = await this.db.query(
-      `WITH ${base(filter, values, true)},
-       e AS (SELECT session_id, event, ts FROM base WHERE event IN ('product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed')),
+      `WITH ${metricBase(filter, p, true)},
+       e AS (SELECT session_id, event, ts FROM m WHERE event IN ('product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed')),
        s1 AS (SELECT session_id, min(ts) AS t FROM e WHERE event = 'product.viewed' GROUP BY 1),
        s2 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s1 USING (session_id) WHERE e.event = 'cart.item_added' AND e.ts >= s1.t GROUP BY 1),
        s3 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s2 USING (session_id) WHERE e.event = 'checkout.started' AND e.ts >= s2.t GROUP BY 1),
        s4 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s3 USING (session_id) WHERE e.event = 'checkout.completed' AND e.ts >= s3.t GROUP BY 1)
        SELECT (SELECT count(*) FROM s1) AS a, (SELECT count(*) FROM s2) AS b, (SELECT count(*) FROM s3) AS c, (SELECT count(*) FROM s4) AS d`,
-      values,
+      p.values,
     );
     const row = rows[0];
     return { productViewed: numberOrZero(row?.a), cartItemAdded: numberOrZero(row?.b), checkoutStarted: numberOrZero(row?.c), checkoutCompleted: numberOrZero(row?.d) };
+  }
+
+  async compact(): Promise<void> {
+    await this.db.write((connection) => compactSessionHours(connection));
   }
 }
 

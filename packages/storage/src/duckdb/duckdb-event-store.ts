@@ -12,6 +12,7 @@ import {
 } from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
+import { appendRollups, purgeRollupsBefore } from './analytics-rollups';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
 
@@ -20,9 +21,11 @@ const RECENT_KEYS_PER_GENERATION = 500_000;
 
 const STAGE_TABLE = 'event_stage';
 const DELIVERY_STAGE_TABLE = 'delivery_stage';
-const FROM_STAGE = `SELECT tenant_seq, event_id::UUID, event, user_id, session_id, broadcast_id, campaign_id,
-    epoch_ms(ts_ms), epoch_ms(received_at_ms), country, order_id, sponsor_id, total, items, data
-  FROM ${STAGE_TABLE}`;
+/** The staged rows with the columns of `events`. */
+const STAGED_EVENTS = `(SELECT tenant_seq, event_id::UUID AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
+    epoch_ms(ts_ms) AS ts, epoch_ms(received_at_ms) AS received_at, country, order_id, sponsor_id, total, items, data
+  FROM ${STAGE_TABLE})`;
+const FROM_STAGE = `SELECT * FROM ${STAGED_EVENTS}`;
 
 /**
  * Events in DuckDB. A commit appends its rows to a connection-local staging table (the
@@ -78,6 +81,11 @@ export class DuckDbEventStore implements EventStore {
       if (work.hasRows && skipConflicts) {
         const result = await connection.runAndReadAll(`INSERT INTO events ${FROM_STAGE} ON CONFLICT DO NOTHING RETURNING tenant_seq, event_id`);
         for (const row of result.getRowObjectsJS()) inserted.add(eventKey(Number(row.tenant_seq), String(row.event_id)));
+        // Only the rows stored now may reach the rollups.
+        await connection.run(
+          `DELETE FROM ${STAGE_TABLE} WHERE NOT list_contains($1::VARCHAR[], tenant_seq::VARCHAR || ':' || event_id)`,
+          [listValue([...inserted])],
+        );
       } else if (work.hasRows) {
         try {
           await connection.run(`INSERT INTO events ${FROM_STAGE}`);
@@ -87,6 +95,7 @@ export class DuckDbEventStore implements EventStore {
           return null;
         }
       }
+      if (work.hasRows) await appendRollups(connection, STAGED_EVENTS);
       if (work.hasDeliveries) {
         // With ON CONFLICT, only the events this commit stored get deliveries.
         const only = skipConflicts ? 'WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || \':\' || d.event_id)' : '';
@@ -197,8 +206,12 @@ export class DuckDbEventStore implements EventStore {
     return Number(rows[0]?.n ?? 0);
   }
 
-  async purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
-    return this.deleteCounting('DELETE FROM events WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)', [tenantSeq, cutoffMs]);
+  purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
+    return this.db.transaction(async (connection) => {
+      const result = await connection.run('DELETE FROM events WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)', [tenantSeq, cutoffMs]);
+      await purgeRollupsBefore(connection, tenantSeq, cutoffMs);
+      return Number(result.rowsChanged);
+    });
   }
 
   async purgeRejectedBefore(cutoffMs: number): Promise<number> {

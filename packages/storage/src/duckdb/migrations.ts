@@ -2,6 +2,8 @@
  * Schema migrations, applied in order at start-up, each in its own transaction.
  * Append new migrations; never edit one that has shipped.
  */
+import { metricEventsSelect, ROLLUP_TABLES_SQL, sessionHoursSelect } from './analytics-rollups';
+
 export interface Migration {
   version: number;
   name: string;
@@ -170,6 +172,15 @@ export const MIGRATIONS: Migration[] = [
         created_at TIMESTAMP NOT NULL,
         delivered_at TIMESTAMP
       );
+    `,
+  },
+  {
+    version: 5,
+    name: 'dashboard rollups: metric events and session hours',
+    sql: `
+      ${ROLLUP_TABLES_SQL}
+      INSERT INTO metric_events ${metricEventsSelect('events')};
+      INSERT INTO session_hours SELECT *, true FROM (${sessionHoursSelect('events')});
     `,
   },
 ];

@@ -1,0 +1,135 @@
+import type { AnalyticsFilter, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../src';
+import type { EventRow } from '../src/records';
+
+/**
+ * The dashboard's metrics (DESIGN section 7) computed in plain code from a list of events: the
+ * reference the store's answers are compared with. Written for clarity, not speed.
+ */
+const ENGAGING = new Set(['poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped']);
+const round2 = (value: number) => Math.round(value * 100) / 100;
+const viewerOf = (e: EventRow) => e.userId ?? e.sessionId;
+const dataOf = (e: EventRow) => JSON.parse(e.data) as Record<string, unknown>;
+const eventSponsor = (e: EventRow) => e.sponsorId ?? (dataOf(e).sponsorId as string | undefined) ?? null;
+const byTime = (a: EventRow, b: EventRow) => a.timestampMs - b.timestampMs || (a.eventId < b.eventId ? -1 : 1);
+
+export function filterEvents(events: EventRow[], f: AnalyticsFilter, withSponsor: boolean): EventRow[] {
+  return events.filter(
+    (e) =>
+      e.tenantSeq === f.tenantSeq &&
+      (f.campaignId === undefined || e.campaignId === f.campaignId) &&
+      (f.broadcastId === undefined || e.broadcastId === f.broadcastId) &&
+      (f.country === undefined || e.country === f.country) &&
+      (f.fromMs === undefined || e.timestampMs >= f.fromMs) &&
+      (f.toMs === undefined || e.timestampMs < f.toMs) &&
+      (!withSponsor || f.sponsorId === undefined || eventSponsor(e) === f.sponsorId),
+  );
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    groups.set(k, [...(groups.get(k) ?? []), item]);
+  }
+  return groups;
+}
+
+export function modelViewerSeries(all: EventRow[], f: AnalyticsFilter, bucketMs: number): ViewerSeries {
+  const sessions = [...groupBy(filterEvents(all, f, false), (e) => `${e.sessionId}|${e.broadcastId}`).values()].map((events) => ({
+    first: Math.floor(Math.min(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
+    last: Math.floor(Math.max(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
+    joined: events.some((e) => e.event === 'broadcast.joined'),
+    viewer: viewerOf(events[0]!),
+  }));
+  const points: Array<{ at: number; concurrent: number }> = [];
+  if (sessions.length) {
+    const first = Math.min(...sessions.map((s) => s.first));
+    const last = Math.max(...sessions.map((s) => s.last));
+    for (let at = first; at <= last; at += bucketMs) points.push({ at, concurrent: sessions.filter((s) => s.first <= at && at <= s.last).length });
+  }
+  return {
+    bucketMs,
+    points,
+    peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+    uniqueViewers: new Set(sessions.filter((s) => s.joined).map((s) => s.viewer)).size,
+    sessions: sessions.length,
+  };
+}
+
+export function modelEngagement(all: EventRow[], f: AnalyticsFilter): Engagement {
+  const events = filterEvents(all, f, false);
+  const joined = new Set(events.filter((e) => e.event === 'broadcast.joined').map(viewerOf));
+  const engaged = new Set(events.filter((e) => ENGAGING.has(e.event)).map(viewerOf));
+  return { joinedViewers: joined.size, engagedViewers: [...joined].filter((v) => engaged.has(v)).length };
+}
+
+function firstOf(events: EventRow[], key: (e: EventRow) => string): EventRow[] {
+  return [...groupBy([...events].sort(byTime), key).values()].map((group) => group[0]!);
+}
+
+export function modelPollResults(all: EventRow[], f: AnalyticsFilter): PollResult[] {
+  const votes = firstOf(filterEvents(all, f, false).filter((e) => e.event === 'poll.voted'), (e) => `${dataOf(e).pollId}|${viewerOf(e)}`);
+  const polls = groupBy(votes, (e) => String(dataOf(e).pollId));
+  return [...polls.keys()].sort().map((pollId) => {
+    const pollVotes = polls.get(pollId)!;
+    const options = [...groupBy(pollVotes, (e) => String(dataOf(e).optionIndex)).values()]
+      .map((group) => ({ optionIndex: Number(dataOf(group[0]!).optionIndex), option: String(dataOf(group[0]!).optionSelected), votes: group.length }))
+      .sort((a, b) => a.optionIndex - b.optionIndex);
+    const first = dataOf(pollVotes[0]!);
+    return { pollId, broadcastId: pollVotes[0]!.broadcastId, question: String(first.questionText), totalVotes: pollVotes.length, options };
+  });
+}
+
+export function modelSponsorPerformance(all: EventRow[], f: AnalyticsFilter): SponsorRow[] {
+  const events = filterEvents(all, f, true);
+  const moments = events
+    .filter((e) => e.event === 'sponsor_moment.viewed' || e.event === 'sponsor_moment.tapped')
+    .map((e) => ({ sponsor: (dataOf(e).sponsorId as string | undefined) ?? null, broadcast: e.broadcastId, session: e.sessionId, viewed: e.event === 'sponsor_moment.viewed' }));
+  const orders = firstOf(events.filter((e) => e.event === 'checkout.completed' && e.sponsorId !== null), (e) => String(e.orderId));
+  const pairs = new Set([...moments.map((m) => `${m.sponsor}|${m.broadcast}`), ...orders.map((o) => `${o.sponsorId}|${o.broadcastId}`)]);
+  return [...pairs]
+    .map((pair) => pair.split('|') as [string, string])
+    .filter(([sponsor]) => sponsor !== 'null')
+    .sort(([s1, b1], [s2, b2]) => (s1 === s2 ? (b1 < b2 ? -1 : 1) : s1 < s2 ? -1 : 1))
+    .map(([sponsor, broadcast]) => {
+      const mine = moments.filter((m) => m.sponsor === sponsor && m.broadcast === broadcast);
+      const myOrders = orders.filter((o) => o.sponsorId === sponsor && o.broadcastId === broadcast);
+      const exposed = new Set(mine.filter((m) => m.viewed).map((m) => m.session));
+      const converted = new Set(myOrders.map((o) => o.sessionId).filter((s) => exposed.has(s)));
+      const byCurrency = groupBy(myOrders, (o) => String(dataOf(o).currency ?? '?'));
+      return {
+        sponsorId: sponsor,
+        broadcastId: broadcast,
+        impressions: mine.filter((m) => m.viewed).length,
+        taps: mine.filter((m) => !m.viewed).length,
+        sessionsWithImpression: exposed.size,
+        convertedSessions: converted.size,
+        revenue: [...byCurrency.keys()].sort().map((currency) => ({ currency, amount: round2(byCurrency.get(currency)!.reduce((sum, o) => sum + (o.total ?? 0), 0)) })),
+      };
+    });
+}
+
+export function modelRevenue(all: EventRow[], f: AnalyticsFilter): RevenueRow[] {
+  const orders = firstOf(filterEvents(all, f, true).filter((e) => e.event === 'checkout.completed' && e.orderId !== null), (e) => String(e.orderId));
+  const byCurrency = groupBy(orders, (o) => String(dataOf(o).currency ?? '?'));
+  return [...byCurrency.keys()].sort().map((currency) => {
+    const group = byCurrency.get(currency)!;
+    const items = group.reduce((sum, o) => sum + (JSON.parse(o.items ?? '[]') as Array<{ quantity: number }>).reduce((n, i) => n + i.quantity, 0), 0);
+    return { currency, orders: group.length, gross: round2(group.reduce((sum, o) => sum + (o.total ?? 0), 0)), items };
+  });
+}
+
+export function modelFunnel(all: EventRow[], f: AnalyticsFilter): FunnelCounts {
+  const steps = ['product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed'];
+  const counts = [0, 0, 0, 0];
+  for (const events of groupBy(filterEvents(all, f, true), (e) => e.sessionId).values()) {
+    let after = -Infinity;
+    for (let i = 0; i < steps.length; i++) {
+      const times = events.filter((e) => e.event === steps[i] && e.timestampMs >= after).map((e) => e.timestampMs);
+      if (!times.length) break;
+      after = Math.min(...times);
+      counts[i]!++;
+    }
+  }
+  return { productViewed: counts[0]!, cartItemAdded: counts[1]!, checkoutStarted: counts[2]!, checkoutCompleted: counts[3]! };
+}

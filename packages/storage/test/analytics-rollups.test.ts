@@ -1,0 +1,176 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
+import type { EventRow } from '../src/records';
+import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+
+const HOUR = 3_600_000;
+const START = Date.UTC(2026, 10, 10, 8, 0, 0);
+const SETTINGS = {
+  theme: { primaryColor: '#000000' },
+  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
+  localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR',
+  allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1,
+};
+
+/** A small deterministic random source, so that a failing seed can be replayed. */
+function random(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T; chance(p: number): boolean } {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return { int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]!, chance: (p) => next() < p };
+}
+
+/**
+ * Sessions over six hours of three broadcasts (two campaigns), with every kind of event the
+ * panels read, votes cast twice, orders reported twice, steps skipped, sessions that straddle
+ * hours. Every event has its own millisecond, so "first" is never a tie.
+ */
+function dataset(seed: number, tenantSeq: number): EventRow[] {
+  const r = random(seed);
+  const events: EventRow[] = [];
+  const used = new Set<number>();
+  let idCounter = 0;
+  const broadcasts = [['b1', 1], ['b2', 1], ['b3', 2]] as const;
+  for (let s = 0; s < 70; s++) {
+    const [broadcastId, campaignId] = r.pick(broadcasts);
+    const session = { sessionId: `svc_s${seed}_${s}`, broadcastId, campaignId, country: r.pick(['DE', 'FR', 'GB', null]), userId: r.chance(0.6) ? `u${r.int(12)}` : null };
+    let t = START + r.int(6 * HOUR);
+    const add = (event: string, data: Record<string, unknown> = {}, commerce: Partial<EventRow> = {}) => {
+      t += 1 + r.int(r.chance(0.1) ? 40 * 60_000 : 90_000);
+      while (used.has(t)) t++;
+      used.add(t);
+      idCounter++;
+      events.push({
+        tenantSeq, eventId: `0190a6a0-${seed.toString(16).padStart(4, '0')}-7000-8000-${idCounter.toString(16).padStart(12, '0')}`, event,
+        userId: session.userId, sessionId: session.sessionId, broadcastId: session.broadcastId, campaignId: session.campaignId,
+        timestampMs: t, receivedAtMs: t, country: session.country, orderId: null, sponsorId: null, total: null, items: null,
+        data: JSON.stringify(data), ...commerce,
+      });
+    };
+    if (r.chance(0.85)) add('broadcast.joined');
+    for (let n = 3 + r.int(10); n > 0; n--) {
+      const sponsor = r.pick(['acme', 'bolt', null]);
+      const items = [{ productId: 'p', quantity: 1 + r.int(3), unitPrice: 9.99, currency: 'EUR' }];
+      const total = items[0]!.quantity * 9.99;
+      switch (r.int(9)) {
+        case 0: {
+          const option = r.int(3);
+          add('poll.voted', { pollId: `${broadcastId}-p${r.int(2)}`, questionText: `Question of ${broadcastId}`, optionSelected: `Option ${option}`, optionIndex: option });
+          break;
+        }
+        case 1: add(r.pick(['sponsor_moment.viewed', 'sponsor_moment.viewed', 'sponsor_moment.tapped']), { momentId: 'm', sponsorId: r.pick(['acme', 'bolt']) }); break;
+        case 2: add(r.pick(['contest.entered', 'product.tapped', 'lineup.viewed'])); break;
+        case 3: add('product.viewed', { productId: 'p' }, { sponsorId: sponsor, items: '[]', total: 0 }); break;
+        case 4: add('cart.item_added', { productId: 'p' }, { sponsorId: sponsor, items: JSON.stringify(items), total }); break;
+        case 5: add('checkout.started', {}, { sponsorId: sponsor, items: JSON.stringify(items), total }); break;
+        case 6: {
+          const orderId = `o${r.int(40)}`; // some orders are reported twice, even from two sessions
+          add('checkout.completed', { currency: r.pick(['EUR', 'EUR', 'USD']) }, { sponsorId: sponsor, orderId, items: JSON.stringify(items), total });
+          break;
+        }
+        default: add('poll.viewed', { pollId: `${broadcastId}-p0` });
+      }
+    }
+    if (r.chance(0.7)) add('broadcast.left', { reason: 'closed' });
+  }
+  return events;
+}
+
+function filters(seed: number, tenantSeq: number): AnalyticsFilter[] {
+  const r = random(seed * 7 + 1);
+  const ranges: Array<[number | undefined, number | undefined]> = [
+    [undefined, undefined],
+    [START - HOUR, START + 12 * HOUR],
+    [START + 2 * HOUR, START + 4 * HOUR], // whole hours only
+    [START + HOUR + 1234, START + 5 * HOUR - 4321], // part-hours at both ends
+    [START + 2 * HOUR + 100, START + 2 * HOUR + 50 * 60_000], // inside one hour
+    [START + 3 * HOUR - 1, START + 3 * HOUR + 1], // across one hour boundary
+    [undefined, START + 3 * HOUR + 17],
+    [START + 3 * HOUR + 17, undefined],
+  ];
+  for (let i = 0; i < 6; i++) {
+    const from = START + r.int(7 * HOUR);
+    ranges.push([from, from + r.int(4 * HOUR)]);
+  }
+  const narrowings: Array<Partial<AnalyticsFilter>> = [{}, { campaignId: 1 }, { broadcastId: 'b3' }, { country: 'DE' }, { sponsorId: 'acme' }, { broadcastId: 'b1', country: 'FR', sponsorId: 'bolt' }];
+  return ranges.flatMap(([fromMs, toMs], i) => [narrowings[0], narrowings[1 + (i % (narrowings.length - 1))]].map((n) => ({ tenantSeq, fromMs, toMs, ...n })));
+}
+
+async function expectModel(storage: Storage, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
+  const label = JSON.stringify(filter);
+  const a = storage.analytics;
+  expect(await a.viewerSeries(filter, 15 * 60_000), label).toEqual(modelViewerSeries(events, filter, 15 * 60_000));
+  expect(await a.engagement(filter), label).toEqual(modelEngagement(events, filter));
+  expect(await a.pollResults(filter), label).toEqual(modelPollResults(events, filter));
+  expect(await a.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
+  expect(await a.revenue(filter), label).toEqual(modelRevenue(events, filter));
+  expect(await a.funnel(filter), label).toEqual(modelFunnel(events, filter));
+}
+
+describe('dashboard rollups', () => {
+  it.each([1, 2, 3])('answer every panel as the raw events do, through restarts, compaction, deletion and retention (seed %i)', async (seed) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
+    let storage = await openEmbeddedStorage(dir);
+    const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    const other = await storage.meta.createTenant({ id: 'o', name: 'O', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    let events = dataset(seed, tenant.seq);
+    // Another tenant's events, at the same times and with the same names, must change nothing.
+    await storage.events.commit({ events: dataset(seed, other.seq), rejects: [] });
+    // Half now in small commits; the rest after a restart, mixed with repeats of the first half
+    // (which takes the slower path that skips stored ids).
+    const half = Math.floor(events.length / 2);
+    for (let i = 0; i < half; i += 23) await storage.events.commit({ events: events.slice(i, Math.min(i + 23, half)), rejects: [] });
+    await storage.close();
+    storage = await openEmbeddedStorage(dir);
+    for (let i = half; i < events.length; i += 31) {
+      await storage.events.commit({ events: [...events.slice(i, i + 31), ...events.slice(i - half, i - half + 5)], rejects: [] });
+    }
+    for (const filter of filters(seed, tenant.seq)) await expectModel(storage, events, filter);
+
+    await storage.analytics.compact();
+    for (const filter of filters(seed, tenant.seq).slice(0, 8)) await expectModel(storage, events, filter);
+
+    // One viewer erased; then retention cuts in the middle of an hour.
+    const erased = 'u3';
+    await storage.deletions.create({ id: 'job', tenantSeq: tenant.seq, userHash: createHash('sha256').update(erased).digest('hex'), status: 'pending', requestedAt: 0, completedAt: null, deletedEvents: null, deletedRejects: null, error: null });
+    await storage.deletions.execute((await storage.deletions.get(tenant.seq, 'job'))!, 1);
+    const cutoff = START + 2 * HOUR + 1_234_567;
+    await storage.events.purgeEventsBefore(tenant.seq, cutoff);
+    events = events.filter((e) => e.userId !== erased && e.timestampMs >= cutoff);
+    for (const filter of filters(seed, tenant.seq).slice(0, 8)) await expectModel(storage, events, filter);
+    await storage.close();
+  });
+
+  it('merges the rows commits append, one per session and hour', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
+    const storage = await openEmbeddedStorage(dir);
+    const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    const events = dataset(9, tenant.seq).slice(0, 150);
+    for (const event of events) await storage.events.commit({ events: [event], rejects: [] });
+    await storage.close();
+    const { DuckDbDatabase } = await import('../src');
+    const count = async () => {
+      const db = await DuckDbDatabase.open(dir);
+      const rows = await db.query('SELECT count(*) AS n, count(DISTINCT (session_id, broadcast_id, user_id, country, hour)) AS keys FROM session_hours');
+      await db.close();
+      return { rows: Number(rows[0]!.n), keys: Number(rows[0]!.keys) };
+    };
+    const before = await count();
+    expect(before.rows).toBe(events.length); // one partial row per commit here
+    const reopened = await openEmbeddedStorage(dir);
+    await reopened.analytics.compact();
+    await reopened.close();
+    const after = await count();
+    expect(after.rows).toBe(before.keys);
+    expect(after.rows).toBeLessThan(before.rows);
+  });
+});
