@@ -101,6 +101,31 @@ describe('GET /v1/analytics/overview', () => {
     expect(bolt.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([0, 0, 0, 0]);
   });
 
+  it("lists a poll overlay's options that nobody chose, with no votes", async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b3', campaignId: 1 } });
+    const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b3/overlays', headers: admin, payload: { type: 'poll', question: 'Best goal?', options: ['First', 'Second', 'Third'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const pollId = created.json().id as string;
+    const vote = (session: string, optionIndex: number) => ({
+      event: 'poll.voted', timestamp: `${D11}12:00:0${optionIndex}Z`, sessionId: session, broadcastId: 'b3', userId: null,
+      data: { pollId, questionText: 'Best goal?', optionSelected: ['First', 'Second', 'Third'][optionIndex], optionIndex },
+    });
+    const sent = await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: [vote('svc_v1', 1), vote('svc_v2', 1)] } });
+    expect(sent.json().accepted, sent.body).toBe(2);
+    const o = await overview(`${BOTH_DAYS}&broadcastId=b3`);
+    expect(o.polls).toEqual([
+      {
+        pollId, broadcastId: 'b3', question: 'Best goal?', totalVotes: 2,
+        options: [
+          { optionIndex: 0, option: 'First', votes: 0, share: 0 },
+          { optionIndex: 1, option: 'Second', votes: 2, share: 1 },
+          { optionIndex: 2, option: 'Third', votes: 0, share: 0 },
+        ],
+      },
+    ]);
+  });
+
   it('counts live viewers of the matching broadcasts', async () => {
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_live1', contentId: 'b1' });
     await viewer.next((m) => m.type === 'welcome');

@@ -1,4 +1,4 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+import { listValue, type DuckDBValue } from '@duckdb/node-api';
 import type {
   AnalyticsFilter,
   AnalyticsStore,
@@ -152,7 +152,26 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       poll.options.push({ optionIndex: numberOrZero(row.option_index), option: String(row.option ?? ''), votes: numberOrZero(row.votes) });
       poll.totalVotes += numberOrZero(row.votes);
     }
+    await this.addUnvotedOptions(filter.tenantSeq, polls);
     return [...polls.values()];
+  }
+
+  /** Options nobody voted for are listed too when the poll is one of the tenant's overlays. */
+  private async addUnvotedOptions(tenantSeq: number, polls: Map<string, PollResult>): Promise<void> {
+    if (!polls.size) return;
+    const overlays = await this.db.query(
+      `SELECT id, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
+      [tenantSeq, listValue([...polls.keys()])],
+    );
+    for (const overlay of overlays) {
+      const poll = polls.get(String(overlay.id))!;
+      const options = (JSON.parse(String(overlay.content)) as { options?: unknown }).options;
+      if (!Array.isArray(options)) continue;
+      options.forEach((option, optionIndex) => {
+        if (!poll.options.some((o) => o.optionIndex === optionIndex)) poll.options.push({ optionIndex, option: String(option), votes: 0 });
+      });
+      poll.options.sort((a, b) => a.optionIndex - b.optionIndex);
+    }
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
