@@ -160,7 +160,7 @@ describe('dashboard rollups', () => {
     const { DuckDbDatabase } = await import('../src');
     const count = async () => {
       const db = await DuckDbDatabase.open(dir);
-      const rows = await db.query('SELECT count(*) AS n, count(DISTINCT (session_id, broadcast_id, user_id, country, hour)) AS keys FROM session_hours');
+      const rows = await db.query('SELECT count(*) AS n, count(DISTINCT (session_key, viewer_key, broadcast_id, user_id, country, hour)) AS keys FROM session_hours');
       await db.close();
       return { rows: Number(rows[0]!.n), keys: Number(rows[0]!.keys) };
     };

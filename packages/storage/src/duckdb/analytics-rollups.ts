@@ -1,144 +1,191 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 
 /**
- * The dashboard reads two tables kept beside `events`, written in the same transaction as the
- * events they come from, so that its panels never parse JSON or scan every event:
+ * The dashboard reads small tables kept beside `events`, written in the same transaction as
+ * the events they come from, so that no panel parses JSON or scans every event. Each is
+ * derived from events only and can be rebuilt from them at any time. Two kinds:
  *
- * - `metric_events`: one narrow, typed row per event that a panel looks at one by one (votes,
- *   sponsor moments, the four funnel steps, orders), with the fields the panels need already
- *   pulled out of `data`;
- * - `session_hours`: per session, broadcast, viewer, country and UTC hour, the first and last
- *   event time and whether it joined or engaged. Commits append partial rows; `compact` merges
- *   the rows of a key into one. Readers group by session, so partial rows never change answers.
- *
- * Both are derived from events only: they can be rebuilt from `events` at any time.
+ * - **Per-event tables** (`funnel_steps`, `order_reports`): one narrow, typed row per event of
+ *   the kinds a panel reads one by one; a date range cuts them exactly.
+ * - **Hour tables** (`session_hours`, `vote_hours`, `sponsor_hours`): per session (or viewer)
+ *   and UTC hour, what happened in that hour. Commits append partial rows; `compactRollups`
+ *   merges the rows of a key into one, and readers group by key anyway, so partial rows never
+ *   change an answer. A date range that cuts an hour reads that part-hour from `events` with
+ *   the same derivation (see `hourPartials` in the analytics store).
  */
 
-export const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
-const METRIC_EVENTS = `('poll.voted', 'sponsor_moment.viewed', 'sponsor_moment.tapped', 'product.viewed',
-  'cart.item_added', 'checkout.started', 'checkout.completed')`;
 export const HOUR_MS = 3_600_000;
+const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
+const FUNNEL_EVENTS = "('product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed')";
+const DIMENSIONS = 'tenant_seq INTEGER NOT NULL, broadcast_id VARCHAR NOT NULL, campaign_id BIGINT NOT NULL, country VARCHAR, user_id VARCHAR';
+const json = (path: string) => `json_extract_string(data, '$.${path}')`;
+/**
+ * Sessions and viewers are grouped and joined by a 64-bit hash of their id, much cheaper than
+ * the id itself (for a million sessions, the odds that two share a hash are about 1 in 30 million).
+ */
+const SESSION_KEY = 'hash(session_id)';
+const VIEWER_KEY = 'hash(coalesce(user_id, session_id))';
 
-export const ROLLUP_TABLES_SQL = `
-  CREATE TABLE metric_events (
-    tenant_seq INTEGER NOT NULL,
-    event_id UUID NOT NULL,
-    event VARCHAR NOT NULL,
-    ts TIMESTAMP NOT NULL,
-    session_id VARCHAR NOT NULL,
-    broadcast_id VARCHAR NOT NULL,
-    campaign_id BIGINT NOT NULL,
-    country VARCHAR,
-    user_id VARCHAR,
-    sponsor_id VARCHAR,
-    data_sponsor_id VARCHAR,
-    poll_id VARCHAR,
-    question VARCHAR,
-    option_index INTEGER,
-    option VARCHAR,
-    order_id VARCHAR,
-    total DOUBLE,
-    currency VARCHAR,
-    item_count BIGINT
-  );
-  CREATE TABLE session_hours (
-    tenant_seq INTEGER NOT NULL,
-    session_id VARCHAR NOT NULL,
-    broadcast_id VARCHAR NOT NULL,
-    campaign_id BIGINT NOT NULL,
-    country VARCHAR,
-    user_id VARCHAR,
-    hour TIMESTAMP NOT NULL,
-    first_ts TIMESTAMP NOT NULL,
-    last_ts TIMESTAMP NOT NULL,
-    joined BOOLEAN NOT NULL,
-    engaged BOOLEAN NOT NULL,
-    events BIGINT NOT NULL,
-    compacted BOOLEAN NOT NULL
-  );
-`;
-
-/** `metric_events` rows of `source` (any relation with the columns of `events`). */
-export function metricEventsSelect(source: string): string {
-  const when = (event: string, expression: string) => `CASE WHEN event = '${event}' THEN ${expression} END`;
-  return `SELECT tenant_seq, event_id, event, ts, session_id, broadcast_id, campaign_id, country, user_id, sponsor_id,
-      json_extract_string(data, '$.sponsorId'),
-      ${when('poll.voted', "json_extract_string(data, '$.pollId')")},
-      ${when('poll.voted', "json_extract_string(data, '$.questionText')")},
-      ${when('poll.voted', "TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER)")},
-      ${when('poll.voted', "json_extract_string(data, '$.optionSelected')")},
-      order_id, total,
-      ${when('checkout.completed', "coalesce(json_extract_string(data, '$.currency'), '?')")},
-      ${when('checkout.completed', `coalesce(list_sum(list_transform(from_json(items, '[{"quantity":"INTEGER"}]'), x -> x.quantity)), 0)`)}
-    FROM ${source} WHERE event IN ${METRIC_EVENTS}`;
+export interface HourRollup {
+  table: string;
+  /** Columns besides the dimensions, `hour` and `compacted`. */
+  columns: string;
+  /** Partial rows (named like the table's columns, without `compacted`) of a relation shaped like `events`. */
+  derive(source: string): string;
+  /** What identifies a row: rows with the same key are merged by `merge`. */
+  key: string;
+  /** The other columns, merged over rows of one key (SELECT list, aliased to their names). */
+  merge: string;
 }
 
-/** Partial `session_hours` rows (without `compacted`) of `source`, one per key and hour. */
-export function sessionHoursSelect(source: string): string {
-  return `SELECT tenant_seq, session_id, broadcast_id, campaign_id, country, user_id, date_trunc('hour', ts) AS hour,
+export const SESSION_HOURS: HourRollup = {
+  table: 'session_hours',
+  columns: `session_key UBIGINT NOT NULL, viewer_key UBIGINT NOT NULL, first_ts TIMESTAMP NOT NULL, last_ts TIMESTAMP NOT NULL,
+    joined BOOLEAN NOT NULL, engaged BOOLEAN NOT NULL, events BIGINT NOT NULL`,
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key,
+      ${VIEWER_KEY} AS viewer_key, date_trunc('hour', ts) AS hour,
       min(ts) AS first_ts, max(ts) AS last_ts, bool_or(event = 'broadcast.joined') AS joined,
       bool_or(event IN ${ENGAGING_EVENTS}) AS engaged, count(*) AS events
-    FROM ${source} GROUP BY ALL`;
+    FROM ${source} GROUP BY ALL`,
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, viewer_key, hour',
+  merge: `min(first_ts) AS first_ts, max(last_ts) AS last_ts, bool_or(joined) AS joined, bool_or(engaged) AS engaged,
+    sum(events)::BIGINT AS events`,
+};
+
+/** A viewer's votes on a poll in an hour: the first one's choice. */
+export const VOTE_HOURS: HourRollup = {
+  table: 'vote_hours',
+  columns: `viewer_key UBIGINT NOT NULL, poll_id VARCHAR, first_ts TIMESTAMP NOT NULL, option_index INTEGER, option VARCHAR,
+    question VARCHAR, votes BIGINT NOT NULL`,
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${VIEWER_KEY} AS viewer_key,
+      ${json('pollId')} AS poll_id, date_trunc('hour', ts) AS hour, min(ts) AS first_ts,
+      arg_min(TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER), ts) AS option_index,
+      arg_min(${json('optionSelected')}, ts) AS option, arg_min(${json('questionText')}, ts) AS question, count(*) AS votes
+    FROM ${source} WHERE event = 'poll.voted' GROUP BY ALL`,
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, poll_id, hour',
+  merge: `min(first_ts) AS first_ts, arg_min(option_index, first_ts) AS option_index, arg_min(option, first_ts) AS option,
+    arg_min(question, first_ts) AS question, sum(votes)::BIGINT AS votes`,
+};
+
+/** A session's impressions and taps of a sponsor's moments in an hour. */
+export const SPONSOR_HOURS: HourRollup = {
+  table: 'sponsor_hours',
+  columns: `session_key UBIGINT NOT NULL, sponsor_id VARCHAR, event_sponsor_id VARCHAR, impressions BIGINT NOT NULL, taps BIGINT NOT NULL`,
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key, ${json('sponsorId')} AS sponsor_id,
+      coalesce(sponsor_id, ${json('sponsorId')}) AS event_sponsor_id, date_trunc('hour', ts) AS hour,
+      count(*) FILTER (WHERE event = 'sponsor_moment.viewed') AS impressions,
+      count(*) FILTER (WHERE event = 'sponsor_moment.tapped') AS taps
+    FROM ${source} WHERE event IN ('sponsor_moment.viewed', 'sponsor_moment.tapped') GROUP BY ALL`,
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, sponsor_id, event_sponsor_id, hour',
+  merge: 'sum(impressions)::BIGINT AS impressions, sum(taps)::BIGINT AS taps',
+};
+
+export const HOUR_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS];
+
+interface EventRollup {
+  table: string;
+  columns: string;
+  derive(source: string): string;
 }
+
+const FUNNEL_STEPS: EventRollup = {
+  table: 'funnel_steps',
+  columns: 'session_key UBIGINT NOT NULL, event VARCHAR NOT NULL, ts TIMESTAMP NOT NULL, event_sponsor_id VARCHAR',
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key, event, ts,
+      coalesce(sponsor_id, ${json('sponsorId')}) AS event_sponsor_id
+    FROM ${source} WHERE event IN ${FUNNEL_EVENTS}`,
+};
+
+const ORDER_REPORTS: EventRollup = {
+  table: 'order_reports',
+  columns: `event_id UUID NOT NULL, session_key UBIGINT NOT NULL, order_id VARCHAR, ts TIMESTAMP NOT NULL, sponsor_id VARCHAR,
+    event_sponsor_id VARCHAR, total DOUBLE, currency VARCHAR NOT NULL, item_count BIGINT NOT NULL`,
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, event_id, ${SESSION_KEY} AS session_key, order_id, ts, sponsor_id,
+      coalesce(sponsor_id, ${json('sponsorId')}) AS event_sponsor_id, total, coalesce(${json('currency')}, '?') AS currency,
+      coalesce(list_sum(list_transform(from_json(items, '[{"quantity":"INTEGER"}]'), x -> x.quantity)), 0) AS item_count
+    FROM ${source} WHERE event = 'checkout.completed'`,
+};
+
+const EVENT_ROLLUPS = [FUNNEL_STEPS, ORDER_REPORTS];
+const ALL_TABLES = [...HOUR_ROLLUPS, ...EVENT_ROLLUPS].map((r) => r.table);
+
+export const ROLLUP_TABLES_SQL = [
+  ...HOUR_ROLLUPS.map((r) => `CREATE TABLE ${r.table} (${DIMENSIONS}, hour TIMESTAMP NOT NULL, ${r.columns}, compacted BOOLEAN NOT NULL);`),
+  ...EVENT_ROLLUPS.map((r) => `CREATE TABLE ${r.table} (${DIMENSIONS}, ${r.columns});`),
+].join('\n');
+
+function insertSql(source: string, compacted: boolean): string[] {
+  return [
+    ...HOUR_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME SELECT *, ${compacted} AS compacted FROM (${r.derive(source)})`),
+    ...EVENT_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME ${r.derive(source)}`),
+  ];
+}
+
+/** The rollup rows of every stored event, as SQL (for a migration). */
+export const FILL_ROLLUPS_SQL = insertSql('events', true).join(';\n');
 
 /** Appends the rollup rows of `source` (events just stored in this transaction). */
 export async function appendRollups(connection: DuckDBConnection, source: string): Promise<void> {
-  await connection.run(`INSERT INTO metric_events ${metricEventsSelect(source)}`);
-  await connection.run(`INSERT INTO session_hours SELECT *, false FROM (${sessionHoursSelect(source)})`);
+  for (const sql of insertSql(source, false)) await connection.run(sql);
 }
 
-/** Fills the rollups from every stored event (for events loaded around the ingest path). */
+/** Derives every rollup again from the stored events (for events loaded around the ingest path). */
 export async function rebuildRollups(connection: DuckDBConnection): Promise<void> {
-  await connection.run('DELETE FROM metric_events');
-  await connection.run('DELETE FROM session_hours');
-  await connection.run(`INSERT INTO metric_events ${metricEventsSelect('events')}`);
-  await connection.run(`INSERT INTO session_hours SELECT *, true FROM (${sessionHoursSelect('events')})`);
+  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table}`);
+  for (const sql of insertSql('events', true)) await connection.run(sql);
 }
 
-const KEY = 'tenant_seq, session_id, broadcast_id, campaign_id, country, user_id, hour';
+/** Rows of the tenant's user (matched by `match` over `user_id`) go with the user's events. */
+export async function deleteUserRollups(connection: DuckDBConnection, match: string, values: DuckDBValue[]): Promise<void> {
+  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table} WHERE ${match}`, values);
+}
 
 /**
- * Merges the partial `session_hours` rows of every hour that received some since the last
- * compaction into one row per key. Returns the number of rows it replaced.
+ * Merges the partial rows of every hour that received some since the last compaction into
+ * one row per key. Returns the number of rows it replaced.
  */
-export async function compactSessionHours(connection: DuckDBConnection): Promise<number> {
-  await connection.run('BEGIN TRANSACTION');
-  try {
-    await connection.run(
-      `CREATE OR REPLACE TEMP TABLE compacting_hours AS SELECT DISTINCT tenant_seq, hour FROM session_hours WHERE NOT compacted`,
-    );
-    await connection.run(
-      `CREATE OR REPLACE TEMP TABLE compacted_rows AS
-       SELECT ${KEY}, min(first_ts) AS first_ts, max(last_ts) AS last_ts, bool_or(joined) AS joined,
-              bool_or(engaged) AS engaged, sum(events)::BIGINT AS events, true AS compacted
-       FROM session_hours SEMI JOIN compacting_hours USING (tenant_seq, hour) GROUP BY ALL`,
-    );
-    const removed = await connection.run(
-      `DELETE FROM session_hours s WHERE EXISTS (SELECT 1 FROM compacting_hours c WHERE c.tenant_seq = s.tenant_seq AND c.hour = s.hour)`,
-    );
-    await connection.run(`INSERT INTO session_hours SELECT * FROM compacted_rows`);
-    await connection.run('DROP TABLE compacting_hours');
-    await connection.run('DROP TABLE compacted_rows');
-    await connection.run('COMMIT');
-    return Number(removed.rowsChanged);
-  } catch (error) {
-    await connection.run('ROLLBACK').catch(() => undefined);
-    throw error;
+export async function compactRollups(connection: DuckDBConnection): Promise<number> {
+  let replaced = 0;
+  for (const rollup of HOUR_ROLLUPS) {
+    await connection.run('BEGIN TRANSACTION');
+    try {
+      await connection.run(`CREATE OR REPLACE TEMP TABLE compacting_hours AS SELECT DISTINCT tenant_seq, hour FROM ${rollup.table} WHERE NOT compacted`);
+      await connection.run(
+        `CREATE OR REPLACE TEMP TABLE compacted_rows AS
+         SELECT ${rollup.key}, ${rollup.merge}, true AS compacted
+         FROM ${rollup.table} SEMI JOIN compacting_hours USING (tenant_seq, hour) GROUP BY ALL`,
+      );
+      const removed = await connection.run(
+        `DELETE FROM ${rollup.table} r WHERE EXISTS (SELECT 1 FROM compacting_hours c WHERE c.tenant_seq = r.tenant_seq AND c.hour = r.hour)`,
+      );
+      await connection.run(`INSERT INTO ${rollup.table} BY NAME SELECT * FROM compacted_rows`);
+      await connection.run('DROP TABLE compacting_hours; DROP TABLE compacted_rows');
+      await connection.run('COMMIT');
+      replaced += Number(removed.rowsChanged);
+    } catch (error) {
+      await connection.run('ROLLBACK').catch(() => undefined);
+      throw error;
+    }
   }
+  return replaced;
 }
 
 /**
- * After a tenant's events before `cutoffMs` were deleted: drops the rollup rows of those
- * events, and derives again the hour the cutoff falls in from the events that remain of it.
+ * After a tenant's events before `cutoffMs` were deleted (same transaction): drops the rollup
+ * rows of those events, and derives the hour the cutoff falls in again from what remains of it.
  */
 export async function purgeRollupsBefore(connection: DuckDBConnection, tenantSeq: number, cutoffMs: number): Promise<void> {
   const hourStart = Math.floor(cutoffMs / HOUR_MS) * HOUR_MS;
-  await connection.run('DELETE FROM metric_events WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)', [tenantSeq, cutoffMs]);
-  await connection.run('DELETE FROM session_hours WHERE tenant_seq = $1 AND hour <= epoch_ms($2::BIGINT)', [tenantSeq, hourStart]);
-  await connection.run(
-    `INSERT INTO session_hours SELECT *, true FROM (${sessionHoursSelect(
-      `(SELECT * FROM events WHERE tenant_seq = $1 AND ts >= epoch_ms($2::BIGINT) AND ts < epoch_ms($3::BIGINT))`,
-    )})`,
-    [tenantSeq, hourStart, hourStart + HOUR_MS],
-  );
+  for (const rollup of EVENT_ROLLUPS) {
+    await connection.run(`DELETE FROM ${rollup.table} WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)`, [tenantSeq, cutoffMs]);
+  }
+  const rest = `(SELECT * FROM events WHERE tenant_seq = $1 AND ts >= epoch_ms($2::BIGINT) AND ts < epoch_ms($3::BIGINT))`;
+  for (const rollup of HOUR_ROLLUPS) {
+    await connection.run(`DELETE FROM ${rollup.table} WHERE tenant_seq = $1 AND hour <= epoch_ms($2::BIGINT)`, [tenantSeq, hourStart]);
+    await connection.run(`INSERT INTO ${rollup.table} BY NAME SELECT *, true AS compacted FROM (${rollup.derive(rest)})`, [
+      tenantSeq,
+      hourStart,
+      hourStart + HOUR_MS,
+    ]);
+  }
 }

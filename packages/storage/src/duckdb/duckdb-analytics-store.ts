@@ -9,11 +9,10 @@ import type {
   SponsorRow,
   ViewerSeries,
 } from '../analytics-store';
-import { compactSessionHours, HOUR_MS, sessionHoursSelect } from './analytics-rollups';
+import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type HourRollup } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
 
-const VIEWER = 'coalesce(user_id, session_id)';
 
 /** Bound parameters of one query, named `$1`, `$2`… in the order they are added. */
 class Params {
@@ -35,34 +34,40 @@ function dimensions(filter: AnalyticsFilter, p: Params): string[] {
 
 const at = (p: Params, ms: number) => `epoch_ms(${p.add(ms)}::BIGINT)`;
 
-/** `m`: the filtered rows of `metric_events`, as a CTE. */
-function metricBase(filter: AnalyticsFilter, p: Params, withSponsor: boolean): string {
-  const clauses = dimensions(filter, p);
+/** The date range over a per-event rollup's `ts`. */
+function timeClauses(filter: AnalyticsFilter, p: Params): string[] {
+  const clauses: string[] = [];
   if (filter.fromMs !== undefined) clauses.push(`ts >= ${at(p, filter.fromMs)}`);
   if (filter.toMs !== undefined) clauses.push(`ts < ${at(p, filter.toMs)}`);
-  if (withSponsor && filter.sponsorId !== undefined) clauses.push(`coalesce(sponsor_id, data_sponsor_id) = ${p.add(filter.sponsorId)}`);
-  return `m AS (SELECT * FROM metric_events WHERE ${clauses.join(' AND ')})`;
+  return clauses;
+}
+
+/** `<name>`: the rows of a per-event rollup within the filter, as a CTE. */
+function eventRows(name: string, table: string, filter: AnalyticsFilter, p: Params, withSponsor: boolean): string {
+  const clauses = [...dimensions(filter, p), ...timeClauses(filter, p)];
+  if (withSponsor && filter.sponsorId !== undefined) clauses.push(`event_sponsor_id = ${p.add(filter.sponsorId)}`);
+  return `${name} AS (SELECT * FROM ${table} WHERE ${clauses.join(' AND ')})`;
 }
 
 /**
- * `partials`: per session, what happened within the date range, as a CTE. The whole hours of
- * the range come from `session_hours`; the part-hours at either end are derived from `events`
- * on the spot with the same grouping, so the answer is the one the raw events give.
+ * `partials`: the rows of an hour rollup within the filter, as a CTE. The whole hours of the
+ * range come from the rollup table; the part-hours at either end are derived from `events` on
+ * the spot in the same way, so the answer is the one the raw events give.
  */
-function sessionPartials(filter: AnalyticsFilter, p: Params): string {
+function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, p: Params, withSponsor = false): string {
   const { fromMs, toMs } = filter;
   const fullFrom = fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS;
   const fullTo = toMs === undefined ? undefined : Math.floor(toMs / HOUR_MS) * HOUR_MS;
-  const columns = 'session_id, broadcast_id, user_id, first_ts, last_ts, joined, engaged';
+  const sponsor = withSponsor && filter.sponsorId !== undefined ? [`event_sponsor_id = ${p.add(filter.sponsorId)}`] : [];
   const raw: Array<[number | undefined, number | undefined]> = [];
   const parts: string[] = [];
   if (fullFrom !== undefined && fullTo !== undefined && fullFrom >= fullTo) {
     raw.push([fromMs, toMs]);
   } else {
-    const clauses = dimensions(filter, p);
+    const clauses = [...dimensions(filter, p), ...sponsor];
     if (fullFrom !== undefined) clauses.push(`hour >= ${at(p, fullFrom)}`);
     if (fullTo !== undefined) clauses.push(`hour < ${at(p, fullTo)}`);
-    parts.push(`SELECT ${columns} FROM session_hours WHERE ${clauses.join(' AND ')}`);
+    parts.push(`SELECT * EXCLUDE (compacted) FROM ${rollup.table} WHERE ${clauses.join(' AND ')}`);
     if (fromMs !== undefined && fromMs < fullFrom!) raw.push([fromMs, fullFrom]);
     if (toMs !== undefined && fullTo! < toMs) raw.push([fullTo, toMs]);
   }
@@ -71,11 +76,11 @@ function sessionPartials(filter: AnalyticsFilter, p: Params): string {
       const bounds = [from === undefined ? 'true' : `ts >= ${at(p, from)}`, to === undefined ? 'true' : `ts < ${at(p, to)}`];
       return `(${bounds.join(' AND ')})`;
     });
-    const source = `(SELECT tenant_seq, session_id, broadcast_id, campaign_id, country, user_id, ts, event FROM events
-      WHERE ${dimensions(filter, p).join(' AND ')} AND (${ranges.join(' OR ')}))`;
-    parts.push(`SELECT ${columns} FROM (${sessionHoursSelect(source)})`);
+    const source = `(SELECT * FROM events WHERE ${dimensions(filter, p).join(' AND ')} AND (${ranges.join(' OR ')}))`;
+    const derived = `SELECT * FROM (${rollup.derive(source)})`;
+    parts.push(sponsor.length ? `${derived} WHERE ${sponsor.join(' AND ')}` : derived);
   }
-  return `partials AS (${parts.join(' UNION ALL ')})`;
+  return `partials AS (${parts.map((part) => `(${part})`).join(' UNION ALL BY NAME ')})`;
 }
 
 /** The dashboard's metrics (DESIGN section 7) in SQL over the rollups of the embedded database. */
@@ -84,7 +89,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
 
   async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
     const p = new Params();
-    const partials = sessionPartials(filter, p);
+    const partials = hourPartials(SESSION_HOURS, filter, p);
     const bucket = `${p.add(bucketMs)}::BIGINT`;
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
     // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
@@ -92,8 +97,8 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       `WITH ${partials},
        sessions AS (
          SELECT epoch_ms(min(first_ts)) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(max(last_ts)) // ${bucket} * ${bucket} AS last_bucket,
-                bool_or(joined) AS joined, any_value(${VIEWER}) AS viewer
-         FROM partials GROUP BY session_id, broadcast_id),
+                bool_or(joined) AS joined, any_value(viewer_key) AS viewer
+         FROM partials GROUP BY session_key, broadcast_id),
        steps AS (
          SELECT step_at, sum(step) AS step FROM (
            SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
@@ -123,8 +128,8 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
     const p = new Params();
     const rows = await this.db.query(
-      `WITH ${sessionPartials(filter, p)},
-       viewers AS (SELECT bool_or(joined) AS joined, bool_or(engaged) AS engaged FROM partials GROUP BY ${VIEWER})
+      `WITH ${hourPartials(SESSION_HOURS, filter, p)},
+       viewers AS (SELECT bool_or(joined) AS joined, bool_or(engaged) AS engaged FROM partials GROUP BY viewer_key)
        SELECT count(*) FILTER (WHERE joined) AS joined, count(*) FILTER (WHERE joined AND engaged) AS engaged FROM viewers`,
       p.values,
     );
@@ -135,13 +140,14 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const p = new Params();
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
-      `WITH ${metricBase(filter, p, false)},
-       votes AS (
-         SELECT poll_id, broadcast_id, question, option_index, option
-         FROM m WHERE event = 'poll.voted'
-         QUALIFY row_number() OVER (PARTITION BY poll_id, ${VIEWER} ORDER BY ts, event_id) = 1)
-       SELECT poll_id, broadcast_id, any_value(question) AS question, option_index, any_value(option) AS option, count(*) AS votes
-       FROM votes GROUP BY poll_id, broadcast_id, option_index ORDER BY poll_id, option_index`,
+      `WITH ${hourPartials(VOTE_HOURS, filter, p)},
+       votes AS (SELECT poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY poll_id, viewer_key),
+       counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
+       labels AS (
+         SELECT poll_id, option_index, any_value(broadcast_id) AS broadcast_id, any_value(question) AS question, any_value(option) AS option
+         FROM partials GROUP BY ALL)
+       SELECT poll_id, l.broadcast_id, l.question, option_index, l.option, c.votes
+       FROM counted c JOIN labels l USING (poll_id, option_index) ORDER BY poll_id, option_index`,
       p.values,
     );
     const polls = new Map<string, PollResult>();
@@ -177,25 +183,20 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
     const p = new Params();
     const rows: Row[] = await this.db.query(
-      `WITH ${metricBase(filter, p, true)},
-       moments AS (
-         SELECT data_sponsor_id AS sponsor, broadcast_id, event, session_id
-         FROM m WHERE event IN ('sponsor_moment.viewed', 'sponsor_moment.tapped')),
+      `WITH ${hourPartials(SPONSOR_HOURS, filter, p, true)},
+       ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
-         SELECT sponsor_id AS sponsor, broadcast_id, session_id, order_id, total, currency
-         FROM m WHERE event = 'checkout.completed' AND sponsor_id IS NOT NULL
+         SELECT sponsor_id AS sponsor, broadcast_id, session_key, total, currency
+         FROM reports WHERE sponsor_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1),
-       exposure AS (SELECT DISTINCT sponsor, broadcast_id, session_id FROM moments WHERE event = 'sponsor_moment.viewed'),
+       moments AS (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
+       exposure AS (SELECT DISTINCT sponsor, broadcast_id, session_key FROM moments WHERE impressions > 0),
        pairs AS (
          SELECT sponsor, broadcast_id FROM moments UNION SELECT sponsor, broadcast_id FROM orders),
-       counts AS (
-         SELECT sponsor, broadcast_id,
-                count(*) FILTER (WHERE event = 'sponsor_moment.viewed') AS impressions,
-                count(*) FILTER (WHERE event = 'sponsor_moment.tapped') AS taps
-         FROM moments GROUP BY ALL),
+       counts AS (SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps FROM moments GROUP BY ALL),
        converted AS (
-         SELECT e.sponsor, e.broadcast_id, count(DISTINCT e.session_id) AS sessions
-         FROM exposure e JOIN orders o USING (sponsor, broadcast_id, session_id) GROUP BY ALL),
+         SELECT e.sponsor, e.broadcast_id, count(DISTINCT e.session_key) AS sessions
+         FROM exposure e JOIN orders o USING (sponsor, broadcast_id, session_key) GROUP BY ALL),
        exposed AS (SELECT sponsor, broadcast_id, count(*) AS sessions FROM exposure GROUP BY ALL),
        revenue AS (
          SELECT sponsor, broadcast_id, list({'currency': currency, 'amount': amount} ORDER BY currency) AS revenue
@@ -226,9 +227,9 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const p = new Params();
     // An order reported twice counts once: its first report.
     const rows = await this.db.query(
-      `WITH ${metricBase(filter, p, true)},
+      `WITH ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
-         SELECT total, currency, item_count FROM m WHERE event = 'checkout.completed' AND order_id IS NOT NULL
+         SELECT total, currency, item_count FROM reports WHERE order_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1)
        SELECT currency, count(*) AS orders, sum(total) AS gross, sum(item_count) AS items FROM orders GROUP BY currency ORDER BY currency`,
       p.values,
@@ -240,12 +241,11 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const p = new Params();
     // Each step counts the sessions that reached it after reaching the step before.
     const rows = await this.db.query(
-      `WITH ${metricBase(filter, p, true)},
-       e AS (SELECT session_id, event, ts FROM m WHERE event IN ('product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed')),
-       s1 AS (SELECT session_id, min(ts) AS t FROM e WHERE event = 'product.viewed' GROUP BY 1),
-       s2 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s1 USING (session_id) WHERE e.event = 'cart.item_added' AND e.ts >= s1.t GROUP BY 1),
-       s3 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s2 USING (session_id) WHERE e.event = 'checkout.started' AND e.ts >= s2.t GROUP BY 1),
-       s4 AS (SELECT e.session_id, min(e.ts) AS t FROM e JOIN s3 USING (session_id) WHERE e.event = 'checkout.completed' AND e.ts >= s3.t GROUP BY 1)
+      `WITH ${eventRows('e', 'funnel_steps', filter, p, true)},
+       s1 AS (SELECT session_key, min(ts) AS t FROM e WHERE event = 'product.viewed' GROUP BY 1),
+       s2 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s1 USING (session_key) WHERE e.event = 'cart.item_added' AND e.ts >= s1.t GROUP BY 1),
+       s3 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s2 USING (session_key) WHERE e.event = 'checkout.started' AND e.ts >= s2.t GROUP BY 1),
+       s4 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s3 USING (session_key) WHERE e.event = 'checkout.completed' AND e.ts >= s3.t GROUP BY 1)
        SELECT (SELECT count(*) FROM s1) AS a, (SELECT count(*) FROM s2) AS b, (SELECT count(*) FROM s3) AS c, (SELECT count(*) FROM s4) AS d`,
       p.values,
     );
@@ -254,7 +254,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async compact(): Promise<void> {
-    await this.db.write((connection) => compactSessionHours(connection));
+    await this.db.write((connection) => compactRollups(connection));
   }
 }
 

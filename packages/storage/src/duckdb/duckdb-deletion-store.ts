@@ -1,4 +1,5 @@
 import type { DeletionJob, DeletionStatus, DeletionStore } from '../deletion-store';
+import { deleteUserRollups } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber } from './row-values';
 
@@ -45,7 +46,7 @@ export class DuckDbDeletionStore implements DeletionStore {
       const match = 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
       const events = await c.run(`DELETE FROM events WHERE ${match}`, [job.tenantSeq, job.userHash]);
       const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, [job.tenantSeq, job.userHash]);
-      for (const rollup of ['metric_events', 'session_hours']) await c.run(`DELETE FROM ${rollup} WHERE ${match}`, [job.tenantSeq, job.userHash]);
+      await deleteUserRollups(c, match, [job.tenantSeq, job.userHash]);
       // Deliveries go too (their payloads hold the events): pending ones are never sent, since
       // the dispatcher checks a delivery is still pending first, and logged ones cannot be replayed.
       await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, [job.tenantSeq, job.userHash]);

@@ -2,7 +2,7 @@
  * Schema migrations, applied in order at start-up, each in its own transaction.
  * Append new migrations; never edit one that has shipped.
  */
-import { metricEventsSelect, ROLLUP_TABLES_SQL, sessionHoursSelect } from './analytics-rollups';
+import { FILL_ROLLUPS_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
 
 export interface Migration {
   version: number;
@@ -176,11 +176,10 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 5,
-    name: 'dashboard rollups: metric events and session hours',
+    name: 'dashboard rollups',
     sql: `
       ${ROLLUP_TABLES_SQL}
-      INSERT INTO metric_events ${metricEventsSelect('events')};
-      INSERT INTO session_hours SELECT *, true FROM (${sessionHoursSelect('events')});
+      ${FILL_ROLLUPS_SQL};
     `,
   },
 ];
