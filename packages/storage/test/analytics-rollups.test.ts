@@ -94,6 +94,7 @@ function filters(seed: number, tenantSeq: number): AnalyticsFilter[] {
     [START + HOUR + 1234, START + 5 * HOUR - 4321], // part-hours at both ends
     [START + 2 * HOUR + 100, START + 2 * HOUR + 50 * 60_000], // inside one hour
     [START + 3 * HOUR - 1, START + 3 * HOUR + 1], // across one hour boundary
+    [START - HOUR / 2 + 5, START + 20 * HOUR + 123], // part-hours with no events outside the range
     [undefined, START + 3 * HOUR + 17],
     [START + 3 * HOUR + 17, undefined],
   ];

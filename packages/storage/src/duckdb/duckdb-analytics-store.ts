@@ -54,10 +54,9 @@ function eventRows(name: string, table: string, filter: AnalyticsFilter, p: Para
  * range come from the rollup table; the part-hours at either end are derived from `events` on
  * the spot in the same way, so the answer is the one the raw events give.
  */
-function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, p: Params, withSponsor = false): string {
+function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, hours: WholeHours, p: Params, withSponsor = false): string {
   const { fromMs, toMs } = filter;
-  const fullFrom = fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS;
-  const fullTo = toMs === undefined ? undefined : Math.floor(toMs / HOUR_MS) * HOUR_MS;
+  const { from: fullFrom, to: fullTo } = hours;
   const sponsor = withSponsor && filter.sponsorId !== undefined ? [`event_sponsor_id = ${p.add(filter.sponsorId)}`] : [];
   const raw: Array<[number | undefined, number | undefined]> = [];
   const parts: string[] = [];
@@ -83,13 +82,46 @@ function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, p: Params, wi
   return `partials AS (${parts.map((part) => `(${part})`).join(' UNION ALL BY NAME ')})`;
 }
 
+/** The whole hours of a date range, as epoch ms: `from` inclusive, `to` exclusive. */
+interface WholeHours {
+  from?: number;
+  to?: number;
+}
+
 /** The dashboard's metrics (DESIGN section 7) in SQL over the rollups of the embedded database. */
 export class DuckDbAnalyticsStore implements AnalyticsStore {
   constructor(private readonly db: DuckDbDatabase) {}
 
+  /**
+   * The hours of the range the rollup tables can answer: the whole hours inside it, and an end
+   * hour that holds no event outside it (a range that ends now, as in live mode, usually has
+   * one), so that only the rest is derived from events.
+   */
+  private async wholeHours(filter: AnalyticsFilter): Promise<WholeHours> {
+    const { fromMs, toMs } = filter;
+    const hours: WholeHours = {
+      from: fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS,
+      to: toMs === undefined ? undefined : Math.floor(toMs / HOUR_MS) * HOUR_MS,
+    };
+    const fromHour = fromMs !== undefined && hours.from! > fromMs ? hours.from! - HOUR_MS : null;
+    const toHour = toMs !== undefined && hours.to! < toMs ? hours.to! : null;
+    if (fromHour === null && toHour === null) return hours;
+    const rows = await this.db.query(
+      `SELECT (SELECT epoch_ms(min(first_ts)) FROM session_hours WHERE tenant_seq = $1 AND hour = epoch_ms($2::BIGINT)) AS first_ms,
+              (SELECT epoch_ms(max(last_ts)) FROM session_hours WHERE tenant_seq = $1 AND hour = epoch_ms($3::BIGINT)) AS last_ms`,
+      [filter.tenantSeq, fromHour ?? 0, toHour ?? 0],
+    );
+    const firstMs = rows[0]?.first_ms ?? null;
+    const lastMs = rows[0]?.last_ms ?? null;
+    if (fromHour !== null && (firstMs === null || Number(firstMs) >= fromMs!)) hours.from = fromHour;
+    if (toHour !== null && (lastMs === null || Number(lastMs) < toMs!)) hours.to = toHour + HOUR_MS;
+    return hours;
+  }
+
   async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
+    const hours = await this.wholeHours(filter);
     const p = new Params();
-    const partials = hourPartials(SESSION_HOURS, filter, p);
+    const partials = hourPartials(SESSION_HOURS, filter, hours, p);
     const bucket = `${p.add(bucketMs)}::BIGINT`;
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
     // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
@@ -126,9 +158,10 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
+    const hours = await this.wholeHours(filter);
     const p = new Params();
     const rows = await this.db.query(
-      `WITH ${hourPartials(SESSION_HOURS, filter, p)},
+      `WITH ${hourPartials(SESSION_HOURS, filter, hours, p)},
        viewers AS (SELECT bool_or(joined) AS joined, bool_or(engaged) AS engaged FROM partials GROUP BY viewer_key)
        SELECT count(*) FILTER (WHERE joined) AS joined, count(*) FILTER (WHERE joined AND engaged) AS engaged FROM viewers`,
       p.values,
@@ -137,10 +170,11 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
+    const hours = await this.wholeHours(filter);
     const p = new Params();
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
-      `WITH ${hourPartials(VOTE_HOURS, filter, p)},
+      `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)},
        votes AS (SELECT poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY poll_id, viewer_key),
        counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
        labels AS (
@@ -181,9 +215,10 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
+    const hours = await this.wholeHours(filter);
     const p = new Params();
     const rows: Row[] = await this.db.query(
-      `WITH ${hourPartials(SPONSOR_HOURS, filter, p, true)},
+      `WITH ${hourPartials(SPONSOR_HOURS, filter, hours, p, true)},
        ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
          SELECT sponsor_id AS sponsor, broadcast_id, session_key, total, currency
