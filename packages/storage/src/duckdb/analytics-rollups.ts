@@ -7,7 +7,7 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
  *
  * - **Per-event tables** (`funnel_steps`, `order_reports`): one narrow, typed row per event of
  *   the kinds a panel reads one by one; a date range cuts them exactly.
- * - **Hour tables** (`session_hours`, `vote_hours`, `sponsor_hours`): per session (or viewer)
+ * - **Hour tables** (`session_hours`, `vote_hours`, `sponsor_hours`, `view_hours`): per session (or viewer)
  *   and UTC hour, what happened in that hour. Commits append partial rows; `compactRollups`
  *   merges the rows of a key into one, and readers group by key anyway, so partial rows never
  *   change an answer. A date range that cuts an hour reads that part-hour from `events` with
@@ -16,7 +16,8 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 
 export const HOUR_MS = 3_600_000;
 const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
-const FUNNEL_EVENTS = "('product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed')";
+/** The funnel's steps after the first (see `VIEW_HOURS`). */
+const FUNNEL_EVENTS = "('cart.item_added', 'checkout.started', 'checkout.completed')";
 const DIMENSIONS = 'tenant_seq INTEGER NOT NULL, broadcast_id VARCHAR NOT NULL, campaign_id BIGINT NOT NULL, country VARCHAR, user_id VARCHAR';
 const json = (path: string) => `json_extract_string(data, '$.${path}')`;
 /**
@@ -80,7 +81,18 @@ export const SPONSOR_HOURS: HourRollup = {
   merge: 'sum(impressions)::BIGINT AS impressions, sum(taps)::BIGINT AS taps',
 };
 
-export const HOUR_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS];
+/** A session's first product view in an hour: the funnel's first step. */
+export const VIEW_HOURS: HourRollup = {
+  table: 'view_hours',
+  columns: 'session_key UBIGINT NOT NULL, event_sponsor_id VARCHAR, first_ts TIMESTAMP NOT NULL',
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key,
+      coalesce(sponsor_id, ${json('sponsorId')}) AS event_sponsor_id, date_trunc('hour', ts) AS hour, min(ts) AS first_ts
+    FROM ${source} WHERE event = 'product.viewed' GROUP BY ALL`,
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, event_sponsor_id, hour',
+  merge: 'min(first_ts) AS first_ts',
+};
+
+export const HOUR_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS, VIEW_HOURS];
 
 interface EventRollup {
   table: string;
@@ -114,10 +126,11 @@ export const ROLLUP_TABLES_SQL = [
   ...EVENT_ROLLUPS.map((r) => `CREATE TABLE ${r.table} (${DIMENSIONS}, ${r.columns});`),
 ].join('\n');
 
+/** Rows go in in time order, as commits write them, so that a date range skips most of a table. */
 function insertSql(source: string, compacted: boolean): string[] {
   return [
-    ...HOUR_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME SELECT *, ${compacted} AS compacted FROM (${r.derive(source)})`),
-    ...EVENT_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME ${r.derive(source)}`),
+    ...HOUR_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME SELECT *, ${compacted} AS compacted FROM (${r.derive(source)}) ORDER BY hour`),
+    ...EVENT_ROLLUPS.map((r) => `INSERT INTO ${r.table} BY NAME ${r.derive(source)} ORDER BY ts`),
   ];
 }
 
@@ -158,7 +171,7 @@ export async function compactRollups(connection: DuckDBConnection): Promise<numb
       const removed = await connection.run(
         `DELETE FROM ${rollup.table} r WHERE EXISTS (SELECT 1 FROM compacting_hours c WHERE c.tenant_seq = r.tenant_seq AND c.hour = r.hour)`,
       );
-      await connection.run(`INSERT INTO ${rollup.table} BY NAME SELECT * FROM compacted_rows`);
+      await connection.run(`INSERT INTO ${rollup.table} BY NAME SELECT * FROM compacted_rows ORDER BY hour`);
       await connection.run('DROP TABLE compacting_hours; DROP TABLE compacted_rows');
       await connection.run('COMMIT');
       replaced += Number(removed.rowsChanged);

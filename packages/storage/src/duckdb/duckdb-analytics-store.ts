@@ -9,7 +9,7 @@ import type {
   SponsorRow,
   ViewerSeries,
 } from '../analytics-store';
-import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type HourRollup } from './analytics-rollups';
+import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS, type HourRollup } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
 
@@ -79,7 +79,8 @@ function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, hours: WholeH
     const derived = `SELECT * FROM (${rollup.derive(source)})`;
     parts.push(sponsor.length ? `${derived} WHERE ${sponsor.join(' AND ')}` : derived);
   }
-  return `partials AS (${parts.map((part) => `(${part})`).join(' UNION ALL BY NAME ')})`;
+  // Not materialized: a query that reads it twice scans the small tables twice instead of copying them.
+  return `partials AS NOT MATERIALIZED (${parts.map((part) => `(${part})`).join(' UNION ALL BY NAME ')})`;
 }
 
 /** The whole hours of a date range, as epoch ms: `from` inclusive, `to` exclusive. */
@@ -224,23 +225,23 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
          SELECT sponsor_id AS sponsor, broadcast_id, session_key, total, currency
          FROM reports WHERE sponsor_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1),
-       moments AS (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
-       exposure AS (SELECT DISTINCT sponsor, broadcast_id, session_key FROM moments WHERE impressions > 0),
-       pairs AS (
-         SELECT sponsor, broadcast_id FROM moments UNION SELECT sponsor, broadcast_id FROM orders),
-       counts AS (SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps FROM moments GROUP BY ALL),
+       moments AS NOT MATERIALIZED (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
+       counts AS (
+         SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps,
+                count(DISTINCT session_key) FILTER (WHERE impressions > 0) AS exposed
+         FROM moments GROUP BY ALL),
+       pairs AS (SELECT sponsor, broadcast_id FROM counts UNION SELECT sponsor, broadcast_id FROM orders),
        converted AS (
-         SELECT e.sponsor, e.broadcast_id, count(DISTINCT e.session_key) AS sessions
-         FROM exposure e JOIN orders o USING (sponsor, broadcast_id, session_key) GROUP BY ALL),
-       exposed AS (SELECT sponsor, broadcast_id, count(*) AS sessions FROM exposure GROUP BY ALL),
+         SELECT o.sponsor, o.broadcast_id, count(DISTINCT o.session_key) AS sessions
+         FROM orders o SEMI JOIN (SELECT * FROM moments WHERE impressions > 0) m USING (sponsor, broadcast_id, session_key)
+         GROUP BY ALL),
        revenue AS (
          SELECT sponsor, broadcast_id, list({'currency': currency, 'amount': amount} ORDER BY currency) AS revenue
          FROM (SELECT sponsor, broadcast_id, currency, sum(total) AS amount FROM orders GROUP BY ALL) GROUP BY ALL)
        SELECT p.sponsor, p.broadcast_id, coalesce(c.impressions, 0) AS impressions, coalesce(c.taps, 0) AS taps,
-              coalesce(x.sessions, 0) AS exposed, coalesce(v.sessions, 0) AS converted, r.revenue
+              coalesce(c.exposed, 0) AS exposed, coalesce(v.sessions, 0) AS converted, r.revenue
        FROM pairs p
        LEFT JOIN counts c USING (sponsor, broadcast_id)
-       LEFT JOIN exposed x USING (sponsor, broadcast_id)
        LEFT JOIN converted v USING (sponsor, broadcast_id)
        LEFT JOIN revenue r USING (sponsor, broadcast_id)
        WHERE p.sponsor IS NOT NULL
@@ -273,11 +274,13 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
+    const hours = await this.wholeHours(filter);
     const p = new Params();
     // Each step counts the sessions that reached it after reaching the step before.
     const rows = await this.db.query(
-      `WITH ${eventRows('e', 'funnel_steps', filter, p, true)},
-       s1 AS (SELECT session_key, min(ts) AS t FROM e WHERE event = 'product.viewed' GROUP BY 1),
+      `WITH ${hourPartials(VIEW_HOURS, filter, hours, p, true)},
+       ${eventRows('e', 'funnel_steps', filter, p, true)},
+       s1 AS (SELECT session_key, min(first_ts) AS t FROM partials GROUP BY 1),
        s2 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s1 USING (session_key) WHERE e.event = 'cart.item_added' AND e.ts >= s1.t GROUP BY 1),
        s3 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s2 USING (session_key) WHERE e.event = 'checkout.started' AND e.ts >= s2.t GROUP BY 1),
        s4 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s3 USING (session_key) WHERE e.event = 'checkout.completed' AND e.ts >= s3.t GROUP BY 1)
