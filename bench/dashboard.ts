@@ -418,7 +418,7 @@ export async function dashboardBenchmark(options: DashboardOptions): Promise<Ben
       `Overview: AnalyticsService.overview(tenant, filter) in the benchmark process over DuckDbAnalyticsStore on a fresh DuckDbDatabase (what openEmbeddedStorage builds), one overview at a time, after one warm-up overview. ` +
         `Baseline: one plain scan of the same rows in the same database on the same read connection, \`SELECT count(*), sum(total), count(DISTINCT session_id) FROM events WHERE <the panels' filter>\`, median of ${SCAN_RUNS}.`,
       `All runs, ms — ${results.map((r) => `${r.view.key}: ${r.overviewMs.map((ms) => fmt.ms(ms)).join(', ')}`).join('; ')}.`,
-      `Live: node apps/server/bin/svc.js serve on the same data folder; GET /v1/analytics/live (Server-Sent Events, the dashboard's live mode; recomputes the whole overview within a ${LIVE_TICK_MS} ms tick of any stored event); ` +
+      `Live: node apps/server/bin/svc.js serve on the same data folder; GET /v1/analytics/live (Server-Sent Events, the dashboard's live mode; computes the overview again from the rollups within a ${LIVE_TICK_MS} ms tick of any stored event, or as soon as the one in progress is sent); ` +
         `a probe is one POST /v1/events with a poll.voted for a fresh poll, timed until an \`overview\` holding that poll arrives. "With traffic": meanwhile another client posts ${BACKGROUND_EVENTS} events to the broadcast every ${BACKGROUND_MS} ms, so the stream recomputes back to back, as during a live broadcast. ` +
         probes
           .map((s) => `${s.label}: ${s.latencies.map((ms) => fmt.int(ms)).join(', ')} ms (after the POST was answered: ${s.afterAck.map((ms) => fmt.int(ms)).join(', ')}); ${s.overviews} overviews in ${s.seconds.toFixed(1)} s`)

@@ -13,7 +13,8 @@ const str = (description: string) => ({ type: 'string', description });
 
 /**
  * `GET /v1/analytics/live`: Server-Sent Events for the dashboard's live mode. `overview` (all
- * panels) is sent at once and again within a tick of any stored event of the tenant;
+ * panels, computed from the rollup tables, see docs/analytics.md) is sent at once and again
+ * within a tick of any stored event of the tenant, or as soon as the one in progress is sent;
  * `viewers` whenever the live count changes in between.
  */
 export async function analyticsLiveRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
@@ -84,6 +85,8 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
         } finally {
           busy = false;
         }
+        // Events that came in meanwhile are sent at once, not a tick later.
+        if (dirty && !stream.writableEnded) void tick();
       };
       const timer = setInterval(() => void tick(), LIVE_TICK_MS);
       const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
