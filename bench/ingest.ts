@@ -107,7 +107,7 @@ async function startBare(): Promise<Child> {
 }
 
 /** Sum of a Prometheus sample over all its label sets. */
-function metric(text: string, name: string): number {
+export function metric(text: string, name: string): number {
   let sum = 0;
   for (const line of text.split('\n')) {
     if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));

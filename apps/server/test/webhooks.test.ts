@@ -63,6 +63,18 @@ describe('webhooks', () => {
     expect(log[0]).toMatchObject({ attempts: 1, lastStatusCode: 200 });
   });
 
+  it('starts the next delivery as soon as one ends, without waiting for the next dispatch round', async () => {
+    t = await start(new ManualClock(Date.now()));
+    const r = await receiver();
+    await addEndpoint(r.url);
+    const events = Array.from({ length: 40 }, () => validEvent('poll.voted', new Date()));
+    expect((await send(events)).json().accepted).toBe(40);
+    // With rounds an hour apart, only finished deliveries can start the next ones (8 at a time).
+    await t.services.dispatcher.start(HOUR);
+    for (let i = 0; i < 200 && r.received.length < 40; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(new Set(r.received.map((x) => x.headers['webhook-id']))).toEqual(new Set(events.map((e) => e.eventId)));
+  });
+
   it('filters by event type, serves several endpoints, and keeps tenants apart', async () => {
     t = await start();
     const [all, polls, other] = [await receiver(), await receiver(), await receiver()];

@@ -76,9 +76,10 @@ export interface WebhookStore {
     endpointId: string,
     options: { limit: number; status?: DeliveryStatus; before?: { createdAt: number; id: string } },
   ): Promise<DeliveryRecord[]>;
-  /** True when the delivery is still pending (it may have been deleted with its user). */
-  isPending(id: string): Promise<boolean>;
-  recordAttempt(id: string, outcome: AttemptOutcome): Promise<void>;
+  /** Those of `ids` still pending (a delivery may have gone with its user or endpoint). */
+  pendingAmong(ids: string[]): Promise<Set<string>>;
+  /** Records attempts, all in one transaction. */
+  recordAttempts(attempts: Array<{ id: string; outcome: AttemptOutcome }>): Promise<void>;
   /** Sets deliveries back to pending, due at `at`; returns them. */
   requeue(tenantSeq: number, endpointId: string, filter: { id?: string; failedSince?: number }, at: number): Promise<DeliveryRecord[]>;
   /** Abandons an endpoint's pending deliveries (endpoint disabled). */

@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import type { DeliveryRecord, WebhookEndpointRecord, WebhookStore } from '@svc/storage';
+import { AttemptLog } from './attempt-log';
 import type { WebhookSender } from './http-sender';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { signatureHeader } from './signature';
@@ -26,6 +27,8 @@ export interface DispatchObserver {
 
 type Queued = Pick<DeliveryRecord, 'id' | 'tenantSeq' | 'endpointId' | 'eventId' | 'payload' | 'attempts'> & { dueAt: number };
 
+const endpointKey = (d: Queued) => `${d.tenantSeq}:${d.endpointId}`;
+
 /**
  * Sends pending deliveries when they are due, with bounded concurrency overall and per
  * endpoint. The queue lives in memory and is rebuilt from the store at start, so a restart
@@ -37,6 +40,9 @@ export class WebhookDispatcher {
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private soonScheduled = false;
+  /** Attempts that end together are recorded in one write. */
+  private readonly attempts: AttemptLog;
 
   constructor(
     private readonly store: WebhookStore,
@@ -45,13 +51,16 @@ export class WebhookDispatcher {
     private readonly clock: Clock = systemClock,
     private readonly random: () => number = Math.random,
     private readonly observer: DispatchObserver = { attempted: () => {}, queueDepth: () => {} },
-  ) {}
+  ) {
+    this.attempts = new AttemptLog(store);
+  }
 
   /** Loads pending deliveries and starts the periodic dispatch. */
   async start(intervalMs: number = DISPATCH_INTERVAL_MS): Promise<void> {
     for (const delivery of await this.store.listPending()) this.enqueue([delivery]);
     this.timer = setInterval(() => void this.runDue(), intervalMs);
     this.timer.unref();
+    this.soon();
   }
 
   enqueue(deliveries: Array<Omit<Queued, 'dueAt'> & { nextAttemptAt?: number | null }>): void {
@@ -60,7 +69,17 @@ export class WebhookDispatcher {
       this.queue.set(d.id, { id: d.id, tenantSeq: d.tenantSeq, endpointId: d.endpointId, eventId: d.eventId, payload: d.payload, attempts: d.attempts, dueAt: d.nextAttemptAt ?? now });
     }
     this.observer.queueDepth(this.queue.size);
-    if (deliveries.length && this.timer) setImmediate(() => void this.runDue());
+    if (deliveries.length) this.soon();
+  }
+
+  /** A freed slot or new work: look for due deliveries again right away (once per turn), not at the next tick. */
+  private soon(): void {
+    if (this.soonScheduled || !this.timer || !this.queue.size) return;
+    this.soonScheduled = true;
+    setImmediate(() => {
+      this.soonScheduled = false;
+      void this.runDue();
+    });
   }
 
   /** Forgets the queued deliveries of an endpoint (disabled or deleted). */
@@ -88,29 +107,48 @@ export class WebhookDispatcher {
   }
 
   private async dispatch(): Promise<void> {
-    const started: Promise<void>[] = [];
     const now = this.clock.now();
     const due = [...this.queue.values()].filter((d) => d.dueAt <= now && !this.inFlight.has(d.id)).sort((a, b) => a.dueAt - b.dueAt);
+    // Choose what the limits allow, then ask the store in one query which are still pending.
+    const chosen: Queued[] = [];
+    const planned = new Map<string, number>();
     for (const delivery of due) {
-      if (this.inFlight.size >= MAX_IN_FLIGHT) break;
-      const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
-      const busy = this.perEndpoint.get(key) ?? 0;
+      if (this.inFlight.size + chosen.length >= MAX_IN_FLIGHT) break;
+      const key = endpointKey(delivery);
+      const busy = (this.perEndpoint.get(key) ?? 0) + (planned.get(key) ?? 0);
       if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+      planned.set(key, (planned.get(key) ?? 0) + 1);
+      chosen.push(delivery);
+    }
+    if (!chosen.length) return;
+    const pending = await this.store.pendingAmong(chosen.map((d) => d.id));
+    const started: Promise<void>[] = [];
+    for (const delivery of chosen) {
+      if (!pending.has(delivery.id)) {
+        // Gone with its user or its endpoint.
+        this.queue.delete(delivery.id);
+        continue;
+      }
+      // Another pass may have started some while the store answered.
+      const key = endpointKey(delivery);
+      const busy = this.perEndpoint.get(key) ?? 0;
+      if (this.inFlight.has(delivery.id) || this.inFlight.size >= MAX_IN_FLIGHT || busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
       this.perEndpoint.set(key, busy + 1);
       const attempt = this.attempt(delivery).finally(() => {
         this.inFlight.delete(delivery.id);
         this.perEndpoint.set(key, (this.perEndpoint.get(key) ?? 1) - 1);
+        this.soon();
       });
       this.inFlight.set(delivery.id, attempt);
       started.push(attempt);
     }
+    this.observer.queueDepth(this.queue.size);
     await Promise.allSettled(started);
   }
 
   private async attempt(delivery: Queued): Promise<void> {
     const endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
-    if (!endpoint?.enabled || !(await this.store.isPending(delivery.id))) {
-      // Disabled endpoint, or the delivery went with its user or its endpoint.
+    if (!endpoint?.enabled) {
       this.queue.delete(delivery.id);
       return;
     }
@@ -139,7 +177,7 @@ export class WebhookDispatcher {
     }
     const next = ok || disableReason ? null : nextAttemptAt(after, attempts, this.random, parseRetryAfter(result.retryAfter, after));
     const status = ok ? 'delivered' : next === null ? 'failed' : 'pending';
-    await this.store.recordAttempt(delivery.id, {
+    await this.attempts.record(delivery.id, {
       status,
       attempts,
       nextAttemptAt: next,

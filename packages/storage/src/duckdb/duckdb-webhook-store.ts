@@ -1,4 +1,4 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+import { listValue, type DuckDBValue } from '@duckdb/node-api';
 import type { AttemptOutcome, DeliveryRecord, DeliveryStatus, WebhookEndpointRecord, WebhookStore } from '../webhook-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber, nullableString } from './row-values';
@@ -99,19 +99,37 @@ export class DuckDbWebhookStore implements WebhookStore {
     return rows.map(toDelivery);
   }
 
-  async isPending(id: string): Promise<boolean> {
-    const rows = await this.db.query(`SELECT 1 FROM webhook_deliveries WHERE id = $1::UUID AND status = 'pending'`, [id]);
-    return rows.length > 0;
+  async pendingAmong(ids: string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const rows = await this.db.query(
+      `SELECT id::VARCHAR AS id FROM webhook_deliveries WHERE status = 'pending' AND list_contains($1::UUID[], id)`,
+      [listValue(ids)],
+    );
+    return new Set(rows.map((row) => String(row.id)));
   }
 
-  async recordAttempt(id: string, o: AttemptOutcome): Promise<void> {
+  async recordAttempts(attempts: Array<{ id: string; outcome: AttemptOutcome }>): Promise<void> {
+    if (!attempts.length) return;
+    const column = <T extends DuckDBValue>(pick: (o: AttemptOutcome) => T) => listValue(attempts.map((a) => pick(a.outcome)));
     await this.db.write((c) =>
       c.run(
-        `UPDATE webhook_deliveries SET status = $2, attempts = $3, next_attempt_at = epoch_ms($4::BIGINT), last_attempt_at = epoch_ms($5::BIGINT),
-           last_status_code = $6, last_error = $7, last_latency_ms = $8,
-           delivered_at = CASE WHEN $2 = 'delivered' THEN epoch_ms($5::BIGINT) ELSE delivered_at END
-         WHERE id = $1::UUID`,
-        [id, o.status, o.attempts, o.nextAttemptAt, o.attemptedAt, o.statusCode, o.error, o.latencyMs],
+        `UPDATE webhook_deliveries d SET status = v.status, attempts = v.attempts, next_attempt_at = epoch_ms(v.next_ms),
+           last_attempt_at = epoch_ms(v.attempted_ms), last_status_code = v.status_code, last_error = v.error, last_latency_ms = v.latency_ms,
+           delivered_at = CASE WHEN v.status = 'delivered' THEN epoch_ms(v.attempted_ms) ELSE d.delivered_at END
+         FROM (SELECT unnest($1::UUID[]) AS id, unnest($2::VARCHAR[]) AS status, unnest($3::INTEGER[]) AS attempts,
+                      unnest($4::BIGINT[]) AS next_ms, unnest($5::BIGINT[]) AS attempted_ms, unnest($6::INTEGER[]) AS status_code,
+                      unnest($7::VARCHAR[]) AS error, unnest($8::INTEGER[]) AS latency_ms) v
+         WHERE d.id = v.id`,
+        [
+          listValue(attempts.map((a) => a.id)),
+          column((o) => o.status),
+          column((o) => o.attempts),
+          column((o) => o.nextAttemptAt),
+          column((o) => o.attemptedAt),
+          column((o) => o.statusCode),
+          column((o) => o.error),
+          column((o) => o.latencyMs),
+        ],
       ),
     );
   }

@@ -1,0 +1,34 @@
+import type { AttemptOutcome, WebhookStore } from '@svc/storage';
+
+/**
+ * Records delivery attempts in batches: attempts that end while a write is being prepared or
+ * running share the next write (one transaction), so a busy endpoint costs one database write
+ * per batch, not per delivery. `record` resolves once its attempt is stored.
+ */
+export class AttemptLog {
+  private waiting: Array<{ id: string; outcome: AttemptOutcome; done: () => void; failed: (error: unknown) => void }> = [];
+  private writing: Promise<void> | null = null;
+
+  constructor(private readonly store: WebhookStore) {}
+
+  record(id: string, outcome: AttemptOutcome): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ id, outcome, done: resolve, failed: reject });
+      if (!this.writing) this.writing = new Promise<void>((next) => setImmediate(next)).then(() => this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.waiting.length) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await this.store.recordAttempts(batch.map(({ id, outcome }) => ({ id, outcome })));
+        for (const entry of batch) entry.done();
+      } catch (error) {
+        for (const entry of batch) entry.failed(error);
+      }
+    }
+    this.writing = null;
+  }
+}
