@@ -43,7 +43,8 @@ export const SESSION_HOURS: HourRollup = {
   table: 'session_hours',
   columns: `session_key UBIGINT NOT NULL, viewer_key UBIGINT NOT NULL, first_ts TIMESTAMP NOT NULL, last_ts TIMESTAMP NOT NULL,
     joined BOOLEAN NOT NULL, engaged BOOLEAN NOT NULL, events BIGINT NOT NULL`,
-  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key,
+  // Here a session is a session in one broadcast, as the viewer panel counts them.
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, hash(session_id, broadcast_id) AS session_key,
       ${VIEWER_KEY} AS viewer_key, date_trunc('hour', ts) AS hour,
       min(ts) AS first_ts, max(ts) AS last_ts, bool_or(event = 'broadcast.joined') AS joined,
       bool_or(event IN ${ENGAGING_EVENTS}) AS engaged, count(*) AS events
@@ -56,14 +57,14 @@ export const SESSION_HOURS: HourRollup = {
 /** A viewer's votes on a poll in an hour: the first one's choice. */
 export const VOTE_HOURS: HourRollup = {
   table: 'vote_hours',
-  columns: `viewer_key UBIGINT NOT NULL, poll_id VARCHAR, first_ts TIMESTAMP NOT NULL, option_index INTEGER, option VARCHAR,
+  columns: `viewer_key UBIGINT NOT NULL, vote_key UBIGINT NOT NULL, poll_id VARCHAR, first_ts TIMESTAMP NOT NULL, option_index INTEGER, option VARCHAR,
     question VARCHAR, votes BIGINT NOT NULL`,
   derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${VIEWER_KEY} AS viewer_key,
-      ${json('pollId')} AS poll_id, date_trunc('hour', ts) AS hour, min(ts) AS first_ts,
+      hash(${json('pollId')}, coalesce(user_id, session_id)) AS vote_key, ${json('pollId')} AS poll_id, date_trunc('hour', ts) AS hour, min(ts) AS first_ts,
       arg_min(TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER), ts) AS option_index,
       arg_min(${json('optionSelected')}, ts) AS option, arg_min(${json('questionText')}, ts) AS question, count(*) AS votes
     FROM ${source} WHERE event = 'poll.voted' GROUP BY ALL`,
-  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, poll_id, hour',
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour',
   merge: `min(first_ts) AS first_ts, arg_min(option_index, first_ts) AS option_index, arg_min(option, first_ts) AS option,
     arg_min(question, first_ts) AS question, sum(votes)::BIGINT AS votes`,
 };
@@ -71,13 +72,15 @@ export const VOTE_HOURS: HourRollup = {
 /** A session's impressions and taps of a sponsor's moments in an hour. */
 export const SPONSOR_HOURS: HourRollup = {
   table: 'sponsor_hours',
-  columns: `session_key UBIGINT NOT NULL, sponsor_id VARCHAR, event_sponsor_id VARCHAR, impressions BIGINT NOT NULL, taps BIGINT NOT NULL`,
-  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key, ${json('sponsorId')} AS sponsor_id,
+  columns: `session_key UBIGINT NOT NULL, exposure_key UBIGINT NOT NULL, sponsor_id VARCHAR, event_sponsor_id VARCHAR,
+    impressions BIGINT NOT NULL, taps BIGINT NOT NULL`,
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${SESSION_KEY} AS session_key,
+      hash(${json('sponsorId')}, broadcast_id, session_id) AS exposure_key, ${json('sponsorId')} AS sponsor_id,
       coalesce(sponsor_id, ${json('sponsorId')}) AS event_sponsor_id, date_trunc('hour', ts) AS hour,
       count(*) FILTER (WHERE event = 'sponsor_moment.viewed') AS impressions,
       count(*) FILTER (WHERE event = 'sponsor_moment.tapped') AS taps
     FROM ${source} WHERE event IN ('sponsor_moment.viewed', 'sponsor_moment.tapped') GROUP BY ALL`,
-  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, sponsor_id, event_sponsor_id, hour',
+  key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, exposure_key, sponsor_id, event_sponsor_id, hour',
   merge: 'sum(impressions)::BIGINT AS impressions, sum(taps)::BIGINT AS taps',
 };
 

@@ -176,7 +176,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)},
-       votes AS (SELECT poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY poll_id, viewer_key),
+       votes AS (SELECT any_value(poll_id) AS poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY vote_key),
        counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
        labels AS (
          SELECT poll_id, option_index, any_value(broadcast_id) AS broadcast_id, any_value(question) AS question, any_value(option) AS option
@@ -226,10 +226,11 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
          FROM reports WHERE sponsor_id IS NOT NULL
          QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1),
        moments AS NOT MATERIALIZED (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
-       counts AS (
-         SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps,
-                count(DISTINCT session_key) FILTER (WHERE impressions > 0) AS exposed
-         FROM moments GROUP BY ALL),
+       counts AS (SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps FROM moments GROUP BY ALL),
+       exposed AS (
+         SELECT sponsor, broadcast_id, count(*) AS sessions FROM (
+           SELECT any_value(sponsor_id) AS sponsor, any_value(broadcast_id) AS broadcast_id FROM partials WHERE impressions > 0 GROUP BY exposure_key)
+         GROUP BY ALL),
        pairs AS (SELECT sponsor, broadcast_id FROM counts UNION SELECT sponsor, broadcast_id FROM orders),
        converted AS (
          SELECT o.sponsor, o.broadcast_id, count(DISTINCT o.session_key) AS sessions
@@ -239,9 +240,10 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
          SELECT sponsor, broadcast_id, list({'currency': currency, 'amount': amount} ORDER BY currency) AS revenue
          FROM (SELECT sponsor, broadcast_id, currency, sum(total) AS amount FROM orders GROUP BY ALL) GROUP BY ALL)
        SELECT p.sponsor, p.broadcast_id, coalesce(c.impressions, 0) AS impressions, coalesce(c.taps, 0) AS taps,
-              coalesce(c.exposed, 0) AS exposed, coalesce(v.sessions, 0) AS converted, r.revenue
+              coalesce(x.sessions, 0) AS exposed, coalesce(v.sessions, 0) AS converted, r.revenue
        FROM pairs p
        LEFT JOIN counts c USING (sponsor, broadcast_id)
+       LEFT JOIN exposed x USING (sponsor, broadcast_id)
        LEFT JOIN converted v USING (sponsor, broadcast_id)
        LEFT JOIN revenue r USING (sponsor, broadcast_id)
        WHERE p.sponsor IS NOT NULL
