@@ -1,9 +1,13 @@
 import type { AttemptOutcome, WebhookStore } from '@svc/storage';
 
+/** How long attempts wait to share one write, at most. */
+export const ATTEMPT_BATCH_MS = 50;
+
 /**
- * Records delivery attempts in batches: attempts that end while a write is being prepared or
- * running share the next write (one transaction), so a busy endpoint costs one database write
- * per batch, not per delivery. `record` resolves once its attempt is stored.
+ * Records delivery attempts in batches: attempts that end within 50 ms of each other, or while
+ * a write is running, share one write (one transaction), so a busy endpoint costs a few
+ * database writes a second instead of one per delivery and leaves the writer to ingestion.
+ * `record` resolves once its attempt is stored.
  */
 export class AttemptLog {
   private waiting: Array<{ id: string; outcome: AttemptOutcome; done: () => void; failed: (error: unknown) => void }> = [];
@@ -14,7 +18,7 @@ export class AttemptLog {
   record(id: string, outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ id, outcome, done: resolve, failed: reject });
-      if (!this.writing) this.writing = new Promise<void>((next) => setImmediate(next)).then(() => this.flush());
+      if (!this.writing) this.writing = new Promise<void>((next) => setTimeout(next, ATTEMPT_BATCH_MS)).then(() => this.flush());
     });
   }
 

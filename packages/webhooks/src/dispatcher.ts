@@ -39,6 +39,8 @@ export class WebhookDispatcher {
   private readonly queue = new Map<string, Queued>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
+  /** Requests waiting for a receiver's answer. */
+  private sending = 0;
   private timer: NodeJS.Timeout | null = null;
   private soonScheduled = false;
   /** Attempts that end together are recorded in one write. */
@@ -108,12 +110,13 @@ export class WebhookDispatcher {
 
   private async dispatch(): Promise<void> {
     const now = this.clock.now();
-    const due = [...this.queue.values()].filter((d) => d.dueAt <= now && !this.inFlight.has(d.id)).sort((a, b) => a.dueAt - b.dueAt);
-    // Choose what the limits allow, then ask the store in one query which are still pending.
+    // Choose what the limits allow (in queue order: new deliveries come last), then ask the
+    // store in one query which are still pending.
     const chosen: Queued[] = [];
     const planned = new Map<string, number>();
-    for (const delivery of due) {
-      if (this.inFlight.size + chosen.length >= MAX_IN_FLIGHT) break;
+    for (const delivery of this.queue.values()) {
+      if (this.sending + chosen.length >= MAX_IN_FLIGHT) break;
+      if (delivery.dueAt > now || this.inFlight.has(delivery.id)) continue;
       const key = endpointKey(delivery);
       const busy = (this.perEndpoint.get(key) ?? 0) + (planned.get(key) ?? 0);
       if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
@@ -132,13 +135,17 @@ export class WebhookDispatcher {
       // Another pass may have started some while the store answered.
       const key = endpointKey(delivery);
       const busy = this.perEndpoint.get(key) ?? 0;
-      if (this.inFlight.has(delivery.id) || this.inFlight.size >= MAX_IN_FLIGHT || busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+      if (this.inFlight.has(delivery.id) || this.sending >= MAX_IN_FLIGHT || busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
       this.perEndpoint.set(key, busy + 1);
-      const attempt = this.attempt(delivery).finally(() => {
-        this.inFlight.delete(delivery.id);
+      this.sending++;
+      // The slot is free once the receiver has answered; the delivery stays in flight (never
+      // sent twice at once) until its attempt is recorded.
+      const sent = () => {
+        this.sending--;
         this.perEndpoint.set(key, (this.perEndpoint.get(key) ?? 1) - 1);
         this.soon();
-      });
+      };
+      const attempt = this.attempt(delivery, sent).finally(() => this.inFlight.delete(delivery.id));
       this.inFlight.set(delivery.id, attempt);
       started.push(attempt);
     }
@@ -146,9 +153,10 @@ export class WebhookDispatcher {
     await Promise.allSettled(started);
   }
 
-  private async attempt(delivery: Queued): Promise<void> {
+  private async attempt(delivery: Queued, sent: () => void): Promise<void> {
     const endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
     if (!endpoint?.enabled) {
+      sent();
       this.queue.delete(delivery.id);
       return;
     }
@@ -166,7 +174,7 @@ export class WebhookDispatcher {
         'webhook-signature': signatureHeader(secrets, delivery.eventId, timestamp, delivery.payload),
       },
       delivery.payload,
-    );
+    ).finally(sent);
     const attempts = delivery.attempts + 1;
     const after = this.clock.now();
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
