@@ -140,9 +140,12 @@ function insertSql(source: string, compacted: boolean): string[] {
 /** The rollup rows of every stored event, as SQL (for a migration). */
 export const FILL_ROLLUPS_SQL = insertSql('events', true).join(';\n');
 
-/** Appends the rollup rows of `source` (events just stored in this transaction). */
-export async function appendRollups(connection: DuckDBConnection, source: string): Promise<void> {
-  for (const sql of insertSql(source, false)) await connection.run(sql);
+/**
+ * Statements that append the rollup rows of `source` (events just stored in this transaction);
+ * they take no parameters, so a commit sends them in one batch with its other statements.
+ */
+export function appendRollupsSql(source: string): string[] {
+  return insertSql(source, false);
 }
 
 /** Derives every rollup again from the stored events (for events loaded around the ingest path). */

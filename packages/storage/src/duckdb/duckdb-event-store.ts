@@ -12,7 +12,7 @@ import {
 } from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
-import { appendRollups, purgeRollupsBefore } from './analytics-rollups';
+import { appendRollupsSql, purgeRollupsBefore } from './analytics-rollups';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
 
@@ -95,7 +95,7 @@ export class DuckDbEventStore implements EventStore {
           return null;
         }
       }
-      if (work.hasRows) await appendRollups(connection, STAGED_EVENTS);
+      if (work.hasRows) await connection.run(appendRollupsSql(STAGED_EVENTS).join(';\n'));
       if (work.hasDeliveries) {
         // With ON CONFLICT, only the events this commit stored get deliveries.
         const only = skipConflicts ? 'WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || \':\' || d.event_id)' : '';
