@@ -441,7 +441,7 @@ export async function dashboardBenchmark(options: DashboardOptions): Promise<Ben
       runErrors: false,
       extra: [
         {
-          title: `Each panel alone (AnalyticsStore method, median of ${PANEL_RUNS} runs, ms); the overview runs them one after the other on the one read connection`,
+          title: `Each panel alone (AnalyticsStore method, median of ${PANEL_RUNS} runs, ms); the overview runs them side by side on four read connections`,
           header: ['panel', ...results.map((r) => r.view.key)],
           rows: [
             ...PANELS.map((panel, i) => [panel.name, ...results.map((r) => fmt.ms(r.panelMs[i]!))]),

@@ -74,8 +74,20 @@ export function renderTable(table: BenchTable): string {
   return parts.join('\n');
 }
 
+/** Every figure of every benchmark in one table, each named after its benchmark ("Ingest: …"). */
+export function renderSummary(tables: BenchTable[]): string {
+  const rows = tables.flatMap((table) => {
+    const name = table.title.split(':')[0]!;
+    const flag = table.runErrors ? ' (run had errors)' : '';
+    return table.rows.map((r) => [`${name}${flag}: ${r.figure}`, r.value, r.baseline, r.ratio, r.target, r.verdict]);
+  });
+  const failed = tables.flatMap((t) => t.rows).filter((r) => r.verdict === 'fail').length;
+  const passed = tables.flatMap((t) => t.rows).filter((r) => r.verdict === 'pass').length;
+  return ['### All figures', '', markdownTable(HEADER, rows), '', `Targets: ${passed} pass, ${failed} fail.`].join('\n');
+}
+
 export function renderReport(machine: Machine, tables: BenchTable[]): string {
-  return [`Machine: ${machineLine(machine)}`, '', ...tables.map(renderTable).join('\n\n').split('\n')].join('\n');
+  return [`Machine: ${machineLine(machine)}`, '', renderSummary(tables), '', ...tables.map(renderTable).join('\n\n').split('\n')].join('\n');
 }
 
 /** Formatting helpers shared by benchmark modules. */

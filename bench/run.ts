@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: runs the benchmarks and prints their tables as markdown on stdout
- * (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
+ * `npm run bench`: runs the benchmarks and prints, as markdown on stdout, one table of every
+ * figure (value, baseline, ratio, target, pass/fail) and then each benchmark's own table with
+ * its notes (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
  *   npm run bench -- [--only ingest,fanout,dashboard]
