@@ -65,6 +65,18 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
     this.webhookSeconds.observe(latencyMs / 1000);
   }
 
+  /** Reports the database's own memory (buffer cache included) at every scrape. */
+  watchDatabaseMemory(read: () => Promise<number>): void {
+    new Gauge({
+      name: 'svc_database_memory_bytes',
+      help: 'Memory held by the embedded database, its cache of the data file included',
+      registers: [this.registry],
+      async collect() {
+        this.set(await read().catch(() => Number.NaN));
+      },
+    });
+  }
+
   queueDepth(depth: number): void {
     this.webhookQueue.set(depth);
   }

@@ -51,6 +51,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const clock = overrides.clock ?? systemClock;
   const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir));
   const metrics = new ServerMetrics();
+  metrics.watchDatabaseMemory(() => storage.memoryBytes());
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate);

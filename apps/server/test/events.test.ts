@@ -219,6 +219,8 @@ describe('POST /v1/events', () => {
     expect(metrics).toContain('svc_events_duplicate_total 1');
     expect(metrics).toContain('svc_events_rejected_total{code="unknown_event"} 1');
     expect(metrics).toMatch(/svc_commit_duration_seconds_count \d+/);
+    // The database's memory, so that a soak can tell its cache from a leak.
+    expect(Number(/^svc_database_memory_bytes (\S+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
   });
 });
 

@@ -22,6 +22,8 @@ export interface Storage {
   analytics: AnalyticsStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
+  /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */
+  memoryBytes(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,7 @@ export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
     webhooks: new DuckDbWebhookStore(db),
     analytics: new DuckDbAnalyticsStore(db),
     ping: () => db.ping(),
+    memoryBytes: () => db.memoryBytes(),
     close: () => db.close(),
   };
 }

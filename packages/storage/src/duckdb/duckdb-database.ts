@@ -113,6 +113,12 @@ export class DuckDbDatabase {
     await this.query('SELECT 1');
   }
 
+  /** What DuckDB's buffer manager holds now, data cache included. */
+  async memoryBytes(): Promise<number> {
+    const rows = await this.query('SELECT sum(memory_usage_bytes) AS bytes FROM duckdb_memory()');
+    return Number(rows[0]?.bytes ?? 0);
+  }
+
   /** Waits for queued work, checkpoints the WAL into the file and closes. */
   async close(): Promise<void> {
     if (this.closed) return;
