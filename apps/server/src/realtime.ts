@@ -47,6 +47,8 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       filter.country,
     ),
   );
+  // A revoked key stops working at once, for open sockets too.
+  services.tenants.onApiKeyRevoked((record) => gateway.disconnectApiKey(record.tenantSeq, record.key));
   // Before the HTTP server stops: viewers get 1001 and pending events are written.
   app.addHook('preClose', async () => gateway.close());
   return gateway;

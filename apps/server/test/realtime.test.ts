@@ -273,6 +273,23 @@ describe('realtime gateway', () => {
     }
   });
 
+  it('closes the open sockets of a revoked API key, and only those', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/v1/api-keys', headers: admin(), payload: { name: 'web' } });
+    expect(created.statusCode, created.body).toBe(201);
+    const { id, key } = created.json() as { id: string; key: string };
+    const doomed = await join('b', {}, key);
+    await doomed.next((m) => m.type === 'welcome');
+    const kept = await welcomed('b');
+    const otherTenant = await join('b', {}, t.other.apiKey);
+    await otherTenant.next((m) => m.type === 'welcome');
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/api-keys/${id}`, headers: admin() })).statusCode).toBeLessThan(300);
+    expect(await doomed.closed).toEqual({ code: 4401, reason: 'invalid_api_key' });
+    const again = await join('b', {}, key);
+    expect(await again.closed).toEqual({ code: 4401, reason: 'invalid_api_key' });
+    const still = await Promise.race([kept.closed, otherTenant.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
+    expect(still).toBe('open');
+  });
+
   it("refuses origins outside the tenant's allowed list", async () => {
     await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin(), payload: { allowedOrigins: ['https://shop.example'] } });
     const stranger = await join('b', {}, t.demo.apiKey, { origin: 'https://evil.example' });

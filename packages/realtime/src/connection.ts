@@ -42,6 +42,8 @@ export class Connection {
   constructor(
     readonly ws: WebSocket,
     readonly session: Session,
+    /** The API key it was opened with: revoking the key closes it. */
+    readonly apiKey: string,
     private readonly limits: SendLimits,
     burst: number,
     now: number,

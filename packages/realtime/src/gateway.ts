@@ -229,6 +229,7 @@ export class Gateway {
     const connection = new Connection(
       ws,
       session,
+      apiKey,
       { softBufferBytes: this.options.softBufferBytes, hardBufferBytes: this.options.hardBufferBytes },
       this.options.messageBurst,
       this.deps.clock.now(),
@@ -264,6 +265,21 @@ export class Gateway {
     );
     this.viewersThrottle.trigger(room.key);
     for (const data of early) this.onMessage(connection, data, false);
+  }
+
+  /**
+   * Closes every connection opened with this (now revoked) API key with 4401: the viewer's
+   * session ends as after any lost connection, since a reconnect with the key is refused.
+   */
+  disconnectApiKey(tenantSeq: number, apiKey: string): number {
+    let closed = 0;
+    for (const session of this.sessions.values()) {
+      const connection = session.connection;
+      if (session.tenant.seq !== tenantSeq || connection?.apiKey !== apiKey) continue;
+      connection.close(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
+      closed++;
+    }
+    return closed;
   }
 
   /** The session of this id: the same one when it reconnects to the same broadcast in time. */

@@ -53,6 +53,7 @@ interface CacheEntry {
  */
 export class TenantService {
   private readonly cache = new Map<string, CacheEntry>();
+  private readonly revokedKeyListeners: Array<(record: ApiKeyRecord) => void> = [];
 
   constructor(
     private readonly meta: MetaStore,
@@ -147,7 +148,13 @@ export class TenantService {
     const record = await this.meta.revokeApiKey(tenantSeq, id, this.clock.now());
     this.cache.clear();
     if (!record) throw new SvcError('not_found', `No API key "${id}".`);
+    for (const listener of this.revokedKeyListeners) listener(record);
     return record;
+  }
+
+  /** Calls `listener` with each API key revoked through this service (e.g. to close its sockets). */
+  onApiKeyRevoked(listener: (record: ApiKeyRecord) => void): void {
+    this.revokedKeyListeners.push(listener);
   }
 
   async createAdminToken(
