@@ -38,8 +38,12 @@ function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+// A UUID's dash-separated digit groups (e.g. `…-7272-9249-64312…`) can pass for a card number.
+const UUID = /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/g;
+
 function hasCardNumber(value: string): boolean {
-  for (const match of value.matchAll(CARD_CANDIDATE)) {
+  const withoutUuids = value.includes('-') ? value.replace(UUID, ' ') : value;
+  for (const match of withoutUuids.matchAll(CARD_CANDIDATE)) {
     const digits = match[0].replace(/[ -]/g, '');
     if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits) && !/^(\d)\1+$/.test(digits)) return true;
   }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { uuidv7 } from 'uuidv7';
 import { detectPii, findPii } from '../src/pii-guard';
 
 describe('privacy guard', () => {
@@ -34,6 +35,16 @@ describe('privacy guard', () => {
     '1111111111111111',
   ])('lets %s through', (value) => {
     expect(detectPii(value)).toBeNull();
+  });
+
+  it('never takes a UUID for a card number, alone or inside an id, and still finds a card next to one', () => {
+    // This one's groups 7272-9249-64312 pass the Luhn check.
+    expect(detectPii('ord_01a2014f-bfef-7272-9249-64312ca6c193')).toBeNull();
+    for (let i = 0; i < 20_000; i++) {
+      const id = i % 2 ? crypto.randomUUID() : uuidv7();
+      expect(detectPii(`ord_${id}`), id).toBeNull();
+    }
+    expect(detectPii('01a2014f-bfef-7272-9249-64312ca6c193 4111 1111 1111 1111')).toBe('card_number');
   });
 
   it('walks nested objects and arrays, keys included, and reports JSON Pointer paths', () => {
