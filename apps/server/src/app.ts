@@ -7,6 +7,7 @@ import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { registerProblemErrors } from './plugins/problem-errors';
+import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { DashboardSessions } from './dashboard-sessions';
 import { sessionRoutes } from './routes/session';
@@ -74,6 +75,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
 
   registerProblemErrors(app);
+  await registerSecurityHeaders(app, config);
   app.addSchema(problemSchema);
   await app.register(swagger, {
     openapi: {
