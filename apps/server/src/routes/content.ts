@@ -23,7 +23,7 @@ const list = (items: object) => ({ type: 'object', properties: { data: { type: '
 
 export async function contentRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   const { content } = services;
-  const admin = { preHandler: guards.admin };
+  const admin = { onRequest: guards.admin };
   const doc = (summary: string, tags: string[], extra: object = {}) => ({ summary, tags, security: ADMIN_SECURITY, ...extra });
 
   // Campaigns
