@@ -6,7 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
-import { registerProblemErrors } from './plugins/problem-errors';
+import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { DashboardSessions } from './dashboard-sessions';
@@ -56,6 +56,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
@@ -100,9 +102,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     hook: 'onRequest',
     delegator: (request, callback) => {
       const path = (request.url ?? '').split('?')[0] ?? '';
+      // strictPreflight off: an OPTIONS request that is no preflight gets a plain answer, not a text/plain 400.
       callback(null, PUBLIC_CORS_ROUTES.has(path)
-        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['content-type', 'x-svc-api-key', 'if-none-match'], exposedHeaders: ['etag', 'x-request-id', 'retry-after'], maxAge: 86_400 }
-        : { origin: false });
+        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['content-type', 'x-svc-api-key', 'if-none-match'], exposedHeaders: ['etag', 'x-request-id', 'retry-after'], maxAge: 86_400, strictPreflight: false }
+        : { origin: false, strictPreflight: false });
     },
   });
 
