@@ -6,7 +6,8 @@ import type { DestinationStream } from 'pino';
 import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
-import { registerProblemErrors } from './plugins/problem-errors';
+import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
+import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { DashboardSessions } from './dashboard-sessions';
 import { sessionRoutes } from './routes/session';
@@ -55,6 +56,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
@@ -74,6 +77,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
 
   registerProblemErrors(app);
+  await registerSecurityHeaders(app, config);
   app.addSchema(problemSchema);
   await app.register(swagger, {
     openapi: {
@@ -98,9 +102,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     hook: 'onRequest',
     delegator: (request, callback) => {
       const path = (request.url ?? '').split('?')[0] ?? '';
+      // strictPreflight off: an OPTIONS request that is no preflight gets a plain answer, not a text/plain 400.
       callback(null, PUBLIC_CORS_ROUTES.has(path)
-        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['content-type', 'x-svc-api-key', 'if-none-match'], exposedHeaders: ['etag', 'x-request-id', 'retry-after'], maxAge: 86_400 }
-        : { origin: false });
+        ? { origin: '*', methods: ['GET', 'POST'], allowedHeaders: ['content-type', 'x-svc-api-key', 'if-none-match'], exposedHeaders: ['etag', 'x-request-id', 'retry-after'], maxAge: 86_400, strictPreflight: false }
+        : { origin: false, strictPreflight: false });
     },
   });
 

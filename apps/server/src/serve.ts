@@ -24,10 +24,15 @@ export async function serve(
   const services = await createServices(config, options);
   const created = await services.tenants.bootstrap({ apiKey: config.bootstrapApiKey, adminToken: config.bootstrapAdminToken });
   if (created) {
-    // Printed once, on the terminal only: the token is never logged and only its hash is kept.
+    // A generated token is printed once, on the terminal only: it is never logged and only its
+    // hash is kept. A token the operator supplied is not echoed: stdout is often a log stream.
     print(`Created tenant "demo".`);
     print(`  API key:     ${created.apiKey.key}`);
-    print(`  Admin token: ${created.adminToken}   (shown once; keep it safe)`);
+    print(
+      config.bootstrapAdminToken
+        ? '  Admin token: the one in SVC_BOOTSTRAP_ADMIN_TOKEN'
+        : `  Admin token: ${created.adminToken}   (shown once; keep it safe)`,
+    );
   }
   const app = await buildApp(services, options);
   const demo = new DemoBroadcast(services.content, services.tenants);

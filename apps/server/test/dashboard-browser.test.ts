@@ -18,6 +18,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
   let browser: Browser;
   let t: TestApp;
   let page: Page;
+  let cspViolations: string[];
 
   beforeAll(async () => {
     await buildDashboard();
@@ -29,10 +30,16 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)), config: { webhookAllowPrivate: true } });
     await loadAnalyticsFixture(t.app, t.demo.adminToken);
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    cspViolations = [];
+    page.on('console', (message) => {
+      if (/Content[- ]Security[- ]Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
   });
   afterEach(async () => {
     await page.context().close();
     await t.close();
+    // Every page of the dashboard works within its Content-Security-Policy.
+    expect(cspViolations).toEqual([]);
   });
 
   const text = (testId: string) => page.getByTestId(testId).textContent();

@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -14,12 +16,21 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   let context: BrowserContext;
   let page: Page;
 
+  let hostServer: Server;
+  let hostOrigin: string;
+
   beforeAll(async () => {
+    hostServer = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
+    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
+    hostOrigin = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
     await buildSdk();
     browser = await launchBrowser();
     mkdirSync(SCREENSHOTS, { recursive: true });
   });
-  afterAll(async () => browser?.close());
+  afterAll(async () => {
+    await browser?.close();
+    hostServer?.close();
+  });
   beforeEach(async () => {
     t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50, resumeGraceMs: 300 } } });
     // Viewers are placed in Germany, one of the default markets.
@@ -34,6 +45,8 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   });
 
   const admin = () => ({ authorization: `Bearer ${t.demo.adminToken}` });
+  /** The customer's page: another origin, with its own CSP (none), not the service's. */
+  const hostPage = () => `${hostOrigin}/player`;
   async function patchSettings(payload: object): Promise<void> {
     const response = await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin(), payload });
     expect(response.statusCode).toBe(200);
@@ -59,7 +72,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
 
   /** A host page on the service's origin: the SDK from a plain script tag and the overlay over a "player". */
   async function openPlayer(options: { apiKey?: string; content?: string | null; userId?: string } = {}): Promise<void> {
-    await page.goto(`${t.url}/healthz`);
+    await page.goto(hostPage());
     await page.setContent(`<!doctype html><html><body style="margin:0">
       <div id="player" style="position:relative;width:900px;height:506px;background:#111"></div>
       <script src="${t.url}/sdk/svc-core.js"></script>
@@ -170,7 +183,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   });
 
   it('sends the events a closed tab left in its queue', async () => {
-    await page.goto(`${t.url}/healthz`);
+    await page.goto(hostPage());
     const orphan = { event: 'product.tapped', eventId: '0190a6a0-0000-7000-8000-00000000abcd', sessionId: 'svc_oldtab', broadcastId: 'match-1', timestamp: new Date().toISOString(), data: { productId: 'left-behind' } };
     await page.evaluate(([key, value]) => localStorage.setItem(key!, value!), [`svc:queue:${t.demo.apiKey}:svc_oldtab`, JSON.stringify([orphan])]);
     await openPlayer();
@@ -248,7 +261,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     page.on('console', (message) => {
       if (message.type() === 'warning') warnings.push(message.text());
     });
-    await page.goto(`${t.url}/healthz`);
+    await page.goto(hostPage());
     await page.setContent(`<script src="${t.url}/sdk/svc-core.js"></script>`);
     const result = await page.evaluate(async (apiKey) => {
       const core = (window as unknown as { SvcCore: Record<string, any> }).SvcCore;
@@ -268,12 +281,21 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(joined.map((e) => e.broadcastId)).toEqual(['legacy-show']);
   });
 
-  it('serves the demo page with the overlay and no admin token', async () => {
+  it('serves the demo page with the overlay and no admin token, within its CSP', async () => {
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content[- ]Security[- ]Policy/i.test(message.text())) violations.push(message.text());
+    });
     const response = await page.goto(`${t.url}/demo`);
     const html = await response!.text();
     expect(html).toContain(t.demo.apiKey);
     expect(html).not.toContain(t.demo.adminToken);
     expect(html).toContain('<script src="/sdk/svc-core.js"></script>');
+    expect(html).not.toMatch(/<script>/);
+    expect(response!.headers()['content-security-policy']).toContain("script-src 'self';");
     await page.locator('svc-engagement-overlay').waitFor({ state: 'attached' });
+    // The page's own script ran: it joined the broadcast over the WebSocket.
+    await page.locator('#status', { hasText: /Connected|watching/ }).waitFor();
+    expect(violations).toEqual([]);
   });
 });

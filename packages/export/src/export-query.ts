@@ -42,6 +42,14 @@ export function parseExportQuery(params: ExportQueryParams): ExportQuery {
   const errors: FieldError[] = [];
   const fail = (name: string, message: string) => errors.push({ path: `/query/${name}`, code: 'invalid_value', message });
   const filter: ExportQuery['filter'] = {};
+  // A repeated parameter arrives as an array: refuse it rather than guess which one was meant.
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && typeof value !== 'string') {
+      throw new SvcError('validation_failed', `Invalid query parameter ${name}: must be given once.`, {
+        errors: [{ path: `/query/${name}`, code: 'invalid_value', message: 'must be given once' }],
+      });
+    }
+  }
 
   if (params.campaignId !== undefined) {
     const id = Number(params.campaignId);

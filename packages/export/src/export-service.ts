@@ -1,6 +1,7 @@
 import { systemClock, toExportRecord, type Clock, type ExportRecord } from '@svc/protocol';
 import type { EventStore, Tenant } from '@svc/storage';
 import { CSV_HEADER, eventToCsv } from './csv';
+import { eventToNdjson } from './ndjson';
 import { decodeCursor, encodeCursor, filterFingerprint } from './export-cursor';
 import type { ExportQuery } from './export-query';
 
@@ -49,7 +50,7 @@ export class ExportService {
     if (format === 'csv') yield CSV_HEADER;
     for await (const chunk of this.events.streamEvents({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs })) {
       let text = '';
-      for (const event of chunk) text += format === 'csv' ? eventToCsv(event) : `${JSON.stringify(toExportRecord(event))}\n`;
+      for (const event of chunk) text += format === 'csv' ? eventToCsv(event) : eventToNdjson(event);
       yield text;
     }
   }

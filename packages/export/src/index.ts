@@ -1,4 +1,5 @@
 export * from './csv';
+export * from './ndjson';
 export * from './export-query';
 export * from './export-cursor';
 export * from './export-service';

@@ -19,6 +19,11 @@ export const ERROR_CATALOGUE = {
   unsupported_format: { status: 406, title: 'Unsupported format' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  // Requests the HTTP layer cannot take apart.
+  malformed_request: { status: 400, title: 'Malformed request' },
+  request_timeout: { status: 408, title: 'Request timeout' },
+  uri_too_long: { status: 414, title: 'URI too long' },
+  header_too_large: { status: 431, title: 'Request headers too large' },
   // Per-event rejections (also usable as whole-request answers).
   unknown_event: { status: 422, title: 'Unknown event name' },
   missing_field: { status: 422, title: 'Required field missing' },

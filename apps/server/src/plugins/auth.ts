@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { SvcError } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 import type { TenantService } from '@svc/tenancy';
@@ -9,7 +9,7 @@ export type CredentialKind = 'apiKey' | 'admin';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The tenant the request's credential belongs to; set by the auth pre-handlers. */
+    /** The tenant the request's credential belongs to; set by the auth hooks. */
     tenant: Tenant;
     credentialKind: CredentialKind;
   }
@@ -22,15 +22,17 @@ export interface Limiters {
 
 export interface AuthGuards {
   /** Admin token in `Authorization: Bearer`, or a dashboard session cookie. */
-  admin: preHandlerAsyncHookHandler;
+  admin: onRequestAsyncHookHandler;
   /** Public API key in `x-svc-api-key` or the `apiKey` query parameter. */
-  apiKey: preHandlerAsyncHookHandler;
+  apiKey: onRequestAsyncHookHandler;
   /** Either of the two (ingest accepts server-to-server calls too). */
-  apiKeyOrAdmin: preHandlerAsyncHookHandler;
+  apiKeyOrAdmin: onRequestAsyncHookHandler;
 }
 
 /**
- * Credential checks and rate limits, as pre-handlers. Unauthenticated and public-key traffic
+ * Credential checks and rate limits, as `onRequest` hooks: a caller without the right
+ * credential is refused before its body is read, parsed or validated, so that it learns
+ * nothing from validation errors and costs no parsing. Unauthenticated and public-key traffic
  * is limited per client address before any lookup, so floods of bad keys stay cheap; every
  * credential then has its own bucket.
  */

@@ -1,3 +1,6 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemFor, SvcError, type FieldError } from '@svc/protocol';
 
@@ -14,6 +17,48 @@ export function registerProblemErrors(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     sendProblem(request, reply, new SvcError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors`: URLs that the router refuses before any hook runs (broken
+ * percent-encoding, a path parameter over the length limit).
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff');
+  let svcError: SvcError;
+  if (error.code === 'FST_ERR_BAD_URL') svcError = new SvcError('malformed_request', 'The URL is not valid (broken percent-encoding).');
+  else if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') svcError = new SvcError('uri_too_long', 'A path segment is longer than this API accepts.');
+  else {
+    request.log.error({ err: error }, 'router failed');
+    svcError = new SvcError('internal_error', 'Something went wrong on our side; the request id identifies it in the logs.');
+  }
+  sendProblem(request, reply, svcError);
+}
+
+/**
+ * Node's `clientError`: bytes that are not HTTP/1.1 (or headers over the size limit). There is
+ * no request object yet, so the answer is written to the socket, which is then closed.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const svcError =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? new SvcError('header_too_large', 'The request headers are larger than this server accepts.')
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? new SvcError('request_timeout', 'The request did not arrive in time.')
+        : new SvcError('malformed_request', 'The request is not valid HTTP/1.1.');
+  const body = JSON.stringify(problemFor(svcError));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${svcError.status} ${STATUS_CODES[svcError.status]}\r\n` +
+        'Content-Type: application/problem+json\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${randomUUID()}\r\n` +
+        'X-Content-Type-Options: nosniff\r\n' +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: SvcError): FastifyReply {

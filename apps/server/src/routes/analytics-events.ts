@@ -15,7 +15,7 @@ export async function analyticsEventRoutes(app: FastifyInstance, { services, gua
   app.get(
     '/v1/analytics/events',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'Raw export of every tracked event (JSON pages, NDJSON or CSV streams)',
         description:

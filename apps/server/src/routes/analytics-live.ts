@@ -31,7 +31,7 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
   app.get(
     '/v1/analytics/live',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'Live dashboard updates (Server-Sent Events: `overview`, `viewers`)',
         tags: ['Analytics'],

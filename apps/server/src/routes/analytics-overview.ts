@@ -10,7 +10,7 @@ export async function analyticsOverviewRoutes(app: FastifyInstance, { services, 
   app.get(
     '/v1/analytics/overview',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'The six dashboard panels for a set of filters',
         description:

@@ -30,7 +30,7 @@ function view(record: ApiKeyRecord) {
 }
 
 export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
-  const common = { preHandler: guards.admin };
+  const common = { onRequest: guards.admin };
   const tags = ['API keys'];
 
   app.get(

@@ -23,15 +23,16 @@ const list = (items: object) => ({ type: 'object', properties: { data: { type: '
 
 export async function contentRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   const { content } = services;
-  const admin = { preHandler: guards.admin };
+  const admin = { onRequest: guards.admin };
   const doc = (summary: string, tags: string[], extra: object = {}) => ({ summary, tags, security: ADMIN_SECURITY, ...extra });
 
-  // Campaigns
-  const campaignParams = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } } as const;
+  // Campaigns. Ids are stored as BIGINT; larger numbers are refused here, not by the database.
+  const campaignId = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
+  const campaignParams = { type: 'object', required: ['id'], properties: { id: campaignId } } as const;
   app.post('/v1/campaigns', {
     ...admin,
     schema: doc('Create a campaign', ['Content'], {
-      body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER }, name } },
+      body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: campaignId, name } },
       response: { 201: campaignSchema, ...problems(400, 401, 409, 429) },
     }),
   }, async (request, reply) => reply.code(201).send(campaignView(await content.createCampaign(request.tenant, request.body as { id?: number; name: string }))));
@@ -67,7 +68,7 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
   app.post('/v1/broadcasts', {
     ...admin,
     schema: doc('Register a broadcast (its id is the content id the SDK passes to setContent)', ['Content'], {
-      body: { type: 'object', additionalProperties: false, required: ['id', 'campaignId'], properties: { id: textId, campaignId: { type: 'integer', minimum: 1 }, title: name } },
+      body: { type: 'object', additionalProperties: false, required: ['id', 'campaignId'], properties: { id: textId, campaignId, title: name } },
       response: { 201: broadcastSchema, ...problems(400, 401, 409, 429) },
     }),
   }, async (request, reply) => reply.code(201).send(broadcastView(await content.createBroadcast(request.tenant, request.body as { id: string; campaignId: number; title?: string }))));
@@ -79,7 +80,7 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
     ...admin,
     schema: doc('Change a broadcast\'s campaign or title', ['Content'], {
       params: broadcastParams,
-      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { campaignId: { type: 'integer', minimum: 1 }, title: { type: ['string', 'null'], maxLength: 200 } } },
+      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { campaignId, title: { type: ['string', 'null'], maxLength: 200 } } },
       response: { 200: broadcastSchema, ...problems(400, 401, 404, 429) },
     }),
   }, async (request) => broadcastView(await content.updateBroadcast(request.tenant, (request.params as { id: string }).id, request.body as { campaignId?: number; title?: string | null })));

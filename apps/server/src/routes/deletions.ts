@@ -36,7 +36,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
   app.delete(
     '/v1/users/:userId/events',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: "Delete every event of one user (asynchronous job)",
         description:
@@ -56,7 +56,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
   app.get(
     '/v1/deletions/:id',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'Status of a deletion job',
         tags: ['Privacy'],

@@ -58,7 +58,7 @@ export async function eventRoutes(app: FastifyInstance, { services, guards }: { 
     '/v1/events',
     {
       bodyLimit: MAX_REQUEST_BYTES,
-      preHandler: guards.apiKeyOrAdmin,
+      onRequest: guards.apiKeyOrAdmin,
       // Each event is validated on its own, so that one bad event does not sink its batch.
       validatorCompiler: () => () => true,
       schema: {

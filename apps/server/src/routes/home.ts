@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildDashboard, DASHBOARD_DIST } from '@svc/dashboard/build';
+import { pageSecurity } from '../plugins/security-headers';
+import type { Services } from '../services';
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -11,12 +13,13 @@ const PAGE = `<!doctype html>
 <script src="/assets/dashboard.js"></script></body></html>`;
 
 /** The dashboard single-page app at `/` (built once if the bundle is missing). */
-export async function homeRoutes(app: FastifyInstance): Promise<void> {
+export async function homeRoutes(app: FastifyInstance, { services }: { services: Services }): Promise<void> {
+  const helmet = pageSecurity(services.config);
   let bundle: Buffer | null = null;
   let building: Promise<unknown> | null = null;
   for (const path of ['/', '/events', '/broadcasts', '/rejected', '/settings']) {
-    app.get(path, { schema: { hide: true } }, async (_request, reply) =>
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('x-frame-options', 'DENY').send(PAGE),
+    app.get(path, { schema: { hide: true }, helmet }, async (_request, reply) =>
+      reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').send(PAGE),
     );
   }
   app.get('/assets/dashboard.js', { schema: { hide: true } }, async (_request, reply) => {

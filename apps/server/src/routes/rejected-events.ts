@@ -7,7 +7,7 @@ export async function rejectedEventRoutes(app: FastifyInstance, { services, guar
   app.get(
     '/v1/rejected-events',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'Rejected events in quarantine (kept 30 days), newest first',
         tags: ['Events'],

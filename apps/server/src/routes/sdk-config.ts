@@ -36,7 +36,7 @@ export async function sdkConfigRoutes(app: FastifyInstance, { services, guards }
   app.get(
     '/v1/sdk/config',
     {
-      preHandler: guards.apiKey,
+      onRequest: guards.apiKey,
       schema: {
         summary: 'Runtime configuration for the SDK',
         tags: ['SDK'],

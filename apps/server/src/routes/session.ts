@@ -4,7 +4,7 @@ import { hashToken } from '@svc/tenancy';
 import { SESSION_COOKIE, SESSION_TTL_MS, cookieValue, type DashboardSessions } from '../dashboard-sessions';
 import type { AuthGuards, Limiters } from '../plugins/auth';
 import { limitAddress } from '../plugins/auth';
-import { problems } from '../schemas';
+import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
 
 export async function sessionRoutes(
@@ -39,7 +39,7 @@ export async function sessionRoutes(
 
   app.get(
     '/v1/session',
-    { preHandler: guards.admin, schema: { summary: 'Who is logged in', tags: ['Dashboard'], response: { 200: sessionView, ...problems(401) } } },
+    { onRequest: guards.admin, schema: { summary: 'Who is logged in', tags: ['Dashboard'], security: ADMIN_SECURITY, response: { 200: sessionView, ...problems(401) } } },
     async (request) => ({ tenant: request.tenant.id, name: request.tenant.name }),
   );
 

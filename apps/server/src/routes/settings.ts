@@ -28,7 +28,7 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
   app.get(
     '/v1/settings',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: "The tenant's runtime configuration, markets and retention",
         tags: ['Settings'],
@@ -42,7 +42,7 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
   app.patch(
     '/v1/settings',
     {
-      preHandler: guards.admin,
+      onRequest: guards.admin,
       schema: {
         summary: 'Change runtime configuration, markets or retention (nested objects are merged)',
         tags: ['Settings'],

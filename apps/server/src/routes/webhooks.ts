@@ -88,7 +88,7 @@ const idParams = { type: 'object', required: ['id'], properties: { id: { type: '
 
 export async function webhookRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   const { webhooks } = services;
-  const admin = { preHandler: guards.admin };
+  const admin = { onRequest: guards.admin };
   const doc = (summary: string, extra: object) => ({ summary, tags: ['Webhooks'], security: ADMIN_SECURITY, ...extra });
   const idOf = (request: { params: unknown }) => (request.params as { id: string }).id;
 
