@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DuckDbDatabase, openEmbeddedStorage } from '../src';
+import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { storeContract } from './store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
@@ -47,6 +48,14 @@ describe('DuckDB database file', () => {
     expect(await second.events.countEvents({ tenantSeq: tenant.seq })).toBe(2);
     expect(await second.events.listRejected(tenant.seq, { limit: 10 })).toHaveLength(1);
     await second.close();
+  });
+
+  it('checkpoints only once the WAL passes its threshold, not at DuckDB\'s 16 MB default', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    const [row] = await db.query("SELECT current_setting('checkpoint_threshold') AS threshold");
+    expect(row?.threshold).toBe(`${CHECKPOINT_THRESHOLD_MIB}.0 MiB`);
+    expect(CHECKPOINT_THRESHOLD_MIB).toBeGreaterThanOrEqual(256);
+    await db.close();
   });
 
   it('refuses a closed database with a catalogue error', async () => {
