@@ -227,6 +227,8 @@ function median(runs: TargetRun[]): TargetRun {
 }
 
 const rates = (runs: TargetRun[]) => runs.map((r) => fmt.int(perSecond(r))).join(', ');
+/** CPU microseconds the server spent per event: on a shared machine it moves less than events/s. */
+const cpuPerEvent = (runs: TargetRun[]) => runs.map((r) => ((r.serverCpuCores / perSecond(r)) * 1e6).toFixed(1)).join(', ');
 
 /**
  * The ingest benchmark: the full service against a bare Fastify server, same client, same
@@ -345,6 +347,7 @@ export async function ingestBenchmark(options: IngestOptions): Promise<BenchTabl
     `Full service: node apps/server/bin/svc.js serve, fresh data folder per run, rate limits off, log level warn; an answer means the events are durably committed in DuckDB.`,
     `CPU used during the measured window, in cores (1.00 = one core busy): service process ${service.serverCpuCores.toFixed(2)} (main JS thread ${service.mainThreadCpuCores.toFixed(2)}), ` +
       `baseline server ${baseline.serverCpuCores.toFixed(2)} (main thread ${baseline.mainThreadCpuCores.toFixed(2)}), load client ${(service.load.clientCpuSeconds / service.load.seconds).toFixed(2)} during the service run and ${(baseline.load.clientCpuSeconds / baseline.load.seconds).toFixed(2)} during the baseline run.`,
+    `Service CPU per event, µs, every run in order (less sensitive than events/s to other work on the machine): ${cpuPerEvent(services)}.`,
   ];
   if (service.commits) {
     const c = service.commits;

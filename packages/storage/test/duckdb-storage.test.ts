@@ -2,7 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DuckDbDatabase, openEmbeddedStorage } from '../src';
+import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
+import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { storeContract } from './store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
@@ -47,6 +48,60 @@ describe('DuckDB database file', () => {
     expect(await second.events.countEvents({ tenantSeq: tenant.seq })).toBe(2);
     expect(await second.events.listRejected(tenant.seq, { limit: 10 })).toHaveLength(1);
     await second.close();
+  });
+
+  it('falls back for an id stored before a restart: deliveries only for new events, nothing left staged', async () => {
+    const dir = freshDir();
+    const row = (eventId: string) => ({ tenantSeq: 1, eventId, event: 'broadcast.joined', userId: null, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' });
+    const delivery = (eventId: string, n: number) => ({ id: `0190a6a0-0000-7000-9000-00000000000${n}`, tenantSeq: 1, endpointId: 'ep', eventId, event: 'broadcast.joined', userId: null, payload: '{}', createdAt: 5 });
+    const old = '0190a6a0-0000-7000-8000-0000000000aa';
+    const fresh = '0190a6a0-0000-7000-8000-0000000000bb';
+    const later = '0190a6a0-0000-7000-8000-0000000000cc';
+    const first = await DuckDbDatabase.open(dir);
+    await new DuckDbEventStore(first).commit({ events: [row(old)], rejects: [] });
+    await first.close();
+
+    const db = await DuckDbDatabase.open(dir);
+    const events = new DuckDbEventStore(db);
+    const staged = () =>
+      db.write(async (c) => db.writeQuery(c, 'SELECT (SELECT count(*) FROM event_stage) + (SELECT count(*) FROM delivery_stage) AS n'));
+    const pending = async () => (await db.query('SELECT event_id::VARCHAR AS id FROM webhook_deliveries ORDER BY id')).map((r) => r.id);
+
+    const outcome = await events.commit({ events: [row(old), row(fresh)], rejects: [], deliveries: [delivery(old, 1), delivery(fresh, 2)] });
+    expect([...outcome.inserted]).toEqual([`1:${fresh}`]);
+    expect(await pending()).toEqual([fresh]);
+    expect(Number((await staged())[0]?.n)).toBe(0);
+
+    await events.commit({ events: [row(later)], rejects: [], deliveries: [delivery(later, 3)] });
+    expect(await pending()).toEqual([fresh, later]);
+    expect(Number((await staged())[0]?.n)).toBe(0);
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(3);
+    await db.close();
+  });
+
+  it('stores nothing of a failed commit, and the next commit does not carry its rows', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    const events = new DuckDbEventStore(db);
+    const row = (eventId: string) => ({ tenantSeq: 1, eventId, event: 'broadcast.joined', userId: null, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' });
+    const failed = '0190a6a0-0000-7000-8000-0000000000aa';
+    // A delivery id that is not a UUID makes the transaction fail after the events went in.
+    const broken = { id: 'not-a-uuid', tenantSeq: 1, endpointId: 'ep', eventId: failed, event: 'broadcast.joined', userId: null, payload: '{}', createdAt: 5 };
+    await expect(events.commit({ events: [row(failed)], rejects: [], deliveries: [broken] })).rejects.toThrow();
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(0);
+
+    const next = '0190a6a0-0000-7000-8000-0000000000bb';
+    const outcome = await events.commit({ events: [row(next)], rejects: [] });
+    expect([...outcome.inserted]).toEqual([`1:${next}`]);
+    expect((await events.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => e.eventId)).toEqual([next]);
+    await db.close();
+  });
+
+  it('checkpoints only once the WAL passes its threshold, not at DuckDB\'s 16 MB default', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    const [row] = await db.query("SELECT current_setting('checkpoint_threshold') AS threshold");
+    expect(row?.threshold).toBe(`${CHECKPOINT_THRESHOLD_MIB}.0 MiB`);
+    expect(CHECKPOINT_THRESHOLD_MIB).toBeGreaterThanOrEqual(256);
+    await db.close();
   });
 
   it('refuses a closed database with a catalogue error', async () => {
