@@ -195,7 +195,7 @@ describe('fault injection: SIGKILL at random moments', () => {
 
     console.info(`ingest/deletion/webhook kills: ${acknowledged.size} events acknowledged, ${receiver.received.length} deliveries; deletion at kill time: ${stats.jobUnfinishedAtKill} unfinished, ${stats.jobDoneAtKill} done`);
     expect(acknowledged.size).toBeGreaterThan(KILLS * EVENTS_PER_REQUEST);
-  }, 240_000);
+  }, 420_000);
 
   it(`keeps every stored event and purges every expired one after ${KILLS} kills during the retention purge at start`, async () => {
     const between = uniform(seededRandom(faultSeed('retention purge kills')));
@@ -266,5 +266,5 @@ describe('fault injection: SIGKILL at random moments', () => {
     await storage.close();
     expect([...kept].filter((id) => !stored.has(id))).toEqual([]);
     console.info(`retention purge kills: ${kept.size} recent events kept; expired events still there after ${purgeUnfinishedAtKill} of ${KILLS} kills, ${listened} kills after listening`);
-  }, 240_000);
+  }, 420_000);
 });
