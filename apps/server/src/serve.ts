@@ -38,6 +38,19 @@ export async function serve(
   const demo = new DemoBroadcast(services.content, services.tenants);
   app.addHook('preClose', async () => demo.stop());
   services.startBackgroundWork((error) => app.log.warn({ err: error }, 'dashboard store compaction failed'));
+
+  // Before listening and before saying so: a SIGTERM that follows the announcement at once
+  // must find its handler (and a clean shutdown), not the default action.
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= app.close().then(() => undefined));
+  if (options.handleSignals !== false) {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      process.once(signal, () => {
+        app.log.info({ signal }, 'shutting down');
+        void close().then(() => process.exit(0), () => process.exit(1));
+      });
+    }
+  }
   await app.listen({ port: config.port, host: config.host });
   if (options.demo !== false) await demo.start().catch((error: unknown) => app.log.warn({ err: error }, 'demo broadcast did not start'));
   if (created && config.sampleData) {
@@ -51,15 +64,5 @@ export async function serve(
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   print(`Svc listening on ${url} (data in ${config.dataDir})`);
 
-  let closing: Promise<void> | null = null;
-  const close = () => (closing ??= app.close().then(() => undefined));
-  if (options.handleSignals !== false) {
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      process.once(signal, () => {
-        app.log.info({ signal }, 'shutting down');
-        void close().then(() => process.exit(0), () => process.exit(1));
-      });
-    }
-  }
   return { app, url, close };
 }

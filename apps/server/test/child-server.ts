@@ -23,13 +23,31 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Runs `svc serve` in a child process and waits until it listens. */
-export async function startChildServer(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [SVC_BIN, 'serve'], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', SVC_SAMPLE_DATA: 'false', ...env },
+export interface ChildOptions {
+  /** Soft RLIMIT_FSIZE of the child in KiB (`ulimit -S -f`): writes past it fail with EFBIG, as on a full disk. */
+  fileSizeLimitKiB?: number;
+  /** Run the child as this user and group (only root may): file permissions then apply to it. */
+  user?: { uid: number; gid: number };
+}
+
+/** Starts `svc <args>` as a child process with the test defaults. */
+export async function spawnSvc(args: string[], env: Record<string, string>, options: ChildOptions = {}): Promise<ChildProcess> {
+  const port = env.PORT ?? String(await freePort());
+  const command = options.fileSizeLimitKiB === undefined
+    ? [process.execPath, SVC_BIN, ...args]
+    // exec keeps the pid: the limit can later be lifted with `prlimit --pid`.
+    : ['bash', '-c', `ulimit -S -f ${options.fileSizeLimitKiB} && exec "$@"`, 'bash', process.execPath, SVC_BIN, ...args];
+  return spawn(command[0]!, command.slice(1), {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: port, SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', SVC_SAMPLE_DATA: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...options.user,
   });
+}
+
+/** Runs `svc serve` in a child process and waits until it listens. */
+export async function startChildServer(env: Record<string, string>, timeoutMs = 20_000, options: ChildOptions = {}): Promise<ChildServer> {
+  const port = await freePort();
+  const child = await spawnSvc(['serve'], { ...env, PORT: String(port) }, options);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -49,4 +67,15 @@ export async function startChildServer(env: Record<string, string>, timeoutMs = 
     });
   });
   return { process: child, url: `http://127.0.0.1:${port}`, output: () => output, exited };
+}
+
+/** Runs `svc <args>` to its end: exit code (or signal) and everything it printed. */
+export async function runSvc(args: string[], env: Record<string, string>, options: ChildOptions = {}): Promise<{ exit: number | string | null; output: string }> {
+  const child = await spawnSvc(args, env, options);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  // 'close', not 'exit': the output is complete only once the pipes are closed.
+  const exit = await new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
+  return { exit, output };
 }

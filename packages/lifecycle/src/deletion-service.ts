@@ -12,7 +12,8 @@ export function hashUserId(userId: string): string {
  * Per-user deletion as asynchronous jobs: a request is recorded (with only a hash of the
  * userId) and answered at once; a worker in this process erases the user's data, one job at
  * a time, and resumes unfinished jobs after a restart. A repeated request while a job for the
- * same user is unfinished returns that job.
+ * same user is unfinished returns that job. A job the disk refused (`storage_unavailable`) stays
+ * pending; other failures mark it failed.
  */
 export class DeletionService {
   private working: Promise<void> | null = null;
@@ -23,7 +24,7 @@ export class DeletionService {
     private readonly store: DeletionStore,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
-    private readonly onError: (error: unknown, job: DeletionJob) => void = () => {},
+    private readonly onError: (error: unknown, job: DeletionJob | null) => void = () => {},
   ) {}
 
   async request(tenant: Tenant, userId: string): Promise<DeletionJob> {
@@ -73,7 +74,7 @@ export class DeletionService {
       this.again = true;
       return;
     }
-    this.working = this.work().finally(() => {
+    this.working = this.work().catch((error: unknown) => this.onError(error, null)).finally(() => {
       this.working = null;
       if (this.again) {
         this.again = false;
@@ -89,6 +90,9 @@ export class DeletionService {
         await this.store.execute(job, this.clock.now());
       } catch (error) {
         this.onError(error, job);
+        // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
+        // the job stays pending and runs again at the next deletion request or start.
+        if (error instanceof SvcError && error.code === 'storage_unavailable') return;
         await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
       }
     }

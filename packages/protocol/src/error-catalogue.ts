@@ -42,6 +42,7 @@ export const ERROR_CATALOGUE = {
   already_entered: { status: 409, title: 'Already entered' },
   // Server side.
   database_locked: { status: 503, title: 'Database in use by another process' },
+  storage_unavailable: { status: 503, title: 'Storage does not accept writes' },
   not_ready: { status: 503, title: 'Service not ready' },
   internal_error: { status: 500, title: 'Internal server error' },
 } as const satisfies Record<string, { status: number; title: string }>;

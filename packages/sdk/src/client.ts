@@ -28,7 +28,7 @@ export type TrackFields = CommerceFields & { data?: Record<string, unknown> };
 type Listener = (payload: unknown) => void;
 const ACK_TIMEOUT_MS = 10_000;
 /** Answers after which the same events are sent again later. */
-const TRANSIENT_CODES = new Set(['internal_error', 'not_ready', 'rate_limited', 'timeout', 'disconnected', 'database_locked']);
+const TRANSIENT_CODES = new Set(['internal_error', 'not_ready', 'rate_limited', 'timeout', 'disconnected', 'database_locked', 'storage_unavailable']);
 
 /** What the overlay shows; changes are announced with the `state` event. */
 export interface OverlayState {

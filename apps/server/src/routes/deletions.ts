@@ -44,7 +44,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
         tags: ['Privacy'],
         security: ADMIN_SECURITY,
         params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: 128 } } },
-        response: { 202: jobSchema, ...problems(400, 401, 429) },
+        response: { 202: jobSchema, ...problems(400, 401, 429, 503) },
       },
     },
     async (request, reply) => {

@@ -66,7 +66,7 @@ export async function eventRoutes(app: FastifyInstance, { services, guards }: { 
         tags: ['Events'],
         security: [...API_KEY_SECURITY, ...ADMIN_SECURITY],
         body: bodySchema,
-        response: { 200: ingestResultSchema, ...problems(400, 401, 413, 415, 429) },
+        response: { 200: ingestResultSchema, ...problems(400, 401, 413, 415, 429, 503) },
       },
     },
     async (request) => {

@@ -9,6 +9,7 @@ export async function healthRoutes(app: FastifyInstance, { services }: { service
     try {
       await services.ready();
     } catch (error) {
+      if (error instanceof SvcError && error.code === 'storage_unavailable') throw error;
       throw new SvcError('not_ready', 'The database does not answer.', { cause: error });
     }
     return { status: 'ready' };

@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { SvcError } from '@svc/protocol';
 import { MIGRATIONS } from './migrations';
 import { SerialQueue } from './serial-queue';
+import { isStorageFailure, storageFailureReason } from './storage-failure';
 
 export const DATABASE_FILE_NAME = 'svc.duckdb';
 /**
@@ -19,6 +21,14 @@ const READ_CONNECTIONS = 4;
  * 256 MiB, a million events); a clean close checkpoints.
  */
 export const CHECKPOINT_THRESHOLD_MIB = 256;
+/**
+ * How much a probe write puts in the WAL. A disk with room for a few bytes only would let a tiny
+ * probe through while every real commit fails; one DuckDB block is about what a large ingest
+ * request needs.
+ */
+const STORAGE_PROBE_BYTES = 256 * 1024;
+/** What a refused write tells clients to wait before retrying. */
+export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
 export type Row = Record<string, unknown>;
 
@@ -32,6 +42,8 @@ export class DuckDbDatabase {
   private readonly reads: SerialQueue[];
   private nextReader = 0;
   private closed = false;
+  /** The last write the disk refused, until a probe write succeeds. */
+  private writeFailure: unknown = null;
 
   private constructor(
     readonly path: string,
@@ -42,12 +54,16 @@ export class DuckDbDatabase {
     this.reads = readers.map(() => new SerialQueue());
   }
 
-  /** Opens (creating if needed) `<dataDir>/svc.duckdb` and applies pending migrations. */
+  /**
+   * Opens (creating if needed) `<dataDir>/svc.duckdb` and applies pending migrations. A folder
+   * that cannot be used (read-only, full, missing permissions) fails with `storage_unavailable`
+   * and a one-line message naming the folder.
+   */
   static async open(dataDir: string): Promise<DuckDbDatabase> {
-    mkdirSync(dataDir, { recursive: true });
     const path = join(dataDir, DATABASE_FILE_NAME);
     let instance: DuckDBInstance;
     try {
+      mkdirSync(dataDir, { recursive: true });
       instance = await DuckDBInstance.create(path, { checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB` });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -58,18 +74,38 @@ export class DuckDbDatabase {
           { cause: error },
         );
       }
-      throw error;
+      throw unusableFolder(dataDir, error);
     }
     const readers = await Promise.all(Array.from({ length: READ_CONNECTIONS }, () => instance.connect()));
     const db = new DuckDbDatabase(path, instance, await instance.connect(), readers);
-    await db.migrate();
+    try {
+      await db.migrate();
+      // A folder that lets the file open but refuses writes (full disk, size limit) fails here, not at the first request.
+      await db.probeWrites();
+    } catch (error) {
+      db.closeConnections();
+      throw isStorageFailure(error) || (error instanceof SvcError && error.code === 'storage_unavailable')
+        ? unusableFolder(dataDir, error instanceof SvcError ? error.cause : error)
+        : error;
+    }
     return db;
   }
 
-  /** Runs `job` on the write connection after every earlier write job. */
+  /**
+   * Runs `job` on the write connection after every earlier write job. A job that fails because
+   * the disk refuses the write (full, read-only, size limit) rejects with `storage_unavailable`,
+   * and readiness fails until a probe write succeeds again.
+   */
   write<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     this.assertOpen();
-    return this.writes.run(() => job(this.writer));
+    return this.writes.run(() => job(this.writer)).catch((error: unknown) => {
+      if (error instanceof SvcError || !isStorageFailure(error)) throw error;
+      this.writeFailure = error;
+      throw new SvcError('storage_unavailable', 'The service cannot store data right now; nothing of this request was stored. Retry later.', {
+        cause: error,
+        headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+      });
+    });
   }
 
   /** Runs `job` in one transaction on the write connection; rolls back if it throws. */
@@ -117,8 +153,20 @@ export class DuckDbDatabase {
     return (await connection.runAndReadAll(sql, values)).getRowObjectsJS() as Row[];
   }
 
+  /**
+   * Throws when the database cannot take work: reads must answer, and after a failed write a
+   * probe write must succeed (a healthy database is not written to by readiness checks).
+   */
   async ping(): Promise<void> {
     await this.query('SELECT 1');
+    if (this.writeFailure) await this.probeWrites();
+  }
+
+  private async probeWrites(): Promise<void> {
+    // Random text: DuckDB would store a repeated character in a few bytes.
+    const padding = randomBytes((STORAGE_PROBE_BYTES * 3) / 4).toString('base64');
+    await this.write((c) => c.run('INSERT OR REPLACE INTO storage_probe VALUES (1, now(), $1)', [padding]));
+    this.writeFailure = null;
   }
 
   /** What DuckDB's buffer manager holds now, data cache included. */
@@ -134,6 +182,11 @@ export class DuckDbDatabase {
     await Promise.all(this.reads.map((queue) => queue.drain()));
     this.closed = true;
     await this.writer.run('CHECKPOINT').catch(() => undefined);
+    this.closeConnections();
+  }
+
+  private closeConnections(): void {
+    this.closed = true;
     this.writer.closeSync();
     for (const reader of this.readers) reader.closeSync();
     this.instance.closeSync();
@@ -156,4 +209,8 @@ export class DuckDbDatabase {
       });
     }
   }
+}
+
+function unusableFolder(dataDir: string, error: unknown): SvcError {
+  return new SvcError('storage_unavailable', `The data folder ${dataDir} cannot be used: ${storageFailureReason(error)}.`, { cause: error });
 }

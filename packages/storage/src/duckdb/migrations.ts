@@ -182,4 +182,10 @@ export const MIGRATIONS: Migration[] = [
       ${FILL_ROLLUPS_SQL};
     `,
   },
+  {
+    version: 6,
+    name: 'storage probe',
+    // One row that readiness rewrites to learn whether writes reach the disk again.
+    sql: `CREATE TABLE storage_probe (id INTEGER PRIMARY KEY, probed_at TIMESTAMP NOT NULL, padding VARCHAR NOT NULL);`,
+  },
 ];

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock, SvcError } from '@svc/protocol';
+import type { DeletionJob, DeletionStore } from '@svc/storage';
+import { DeletionService } from '../src/deletion-service';
+
+/** Jobs in memory; `execute` fails with what `failure` returns, if anything. */
+class FakeDeletionStore implements DeletionStore {
+  readonly jobs = new Map<string, DeletionJob>();
+  failure: (() => Error) | null = null;
+  markFailedError: Error | null = null;
+
+  async create(job: DeletionJob) { this.jobs.set(job.id, { ...job }); }
+  async get(_tenantSeq: number, id: string) { return this.jobs.get(id) ?? null; }
+  async findUnfinished(tenantSeq: number, userHash: string) {
+    return [...this.jobs.values()].find((j) => j.tenantSeq === tenantSeq && j.userHash === userHash && (j.status === 'pending' || j.status === 'running')) ?? null;
+  }
+  async listUnfinished() { return [...this.jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running'); }
+  async execute(job: DeletionJob, completedAt: number) {
+    if (this.failure) throw this.failure();
+    const done = { ...job, status: 'completed' as const, completedAt, deletedEvents: 1, deletedRejects: 0 };
+    this.jobs.set(job.id, done);
+    return done;
+  }
+  async markFailed(id: string, error: string) {
+    if (this.markFailedError) throw this.markFailedError;
+    this.jobs.set(id, { ...this.jobs.get(id)!, status: 'failed', error });
+  }
+}
+
+const tenant = { seq: 1 } as Parameters<DeletionService['request']>[0];
+
+describe('DeletionService', () => {
+  it('leaves a job the disk refused pending and completes it on the next run', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new SvcError('storage_unavailable', 'disk full');
+    const service = new DeletionService(store, new ManualClock(0));
+    const job = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(store.jobs.get(job.id)!.status).toBe('pending');
+
+    store.failure = null;
+    service.start();
+    await service.idle();
+    expect(store.jobs.get(job.id)!.status).toBe('completed');
+  });
+
+  it('marks a job failed for any other error', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new Error('Binder Error: no such column');
+    const service = new DeletionService(store, new ManualClock(0));
+    const job = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(store.jobs.get(job.id)).toMatchObject({ status: 'failed', error: 'Binder Error: no such column' });
+  });
+
+  it('reports a failure to record the failure instead of leaving it unhandled', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new Error('boom');
+    store.markFailedError = new Error('cannot write either');
+    const errors: unknown[] = [];
+    const service = new DeletionService(store, new ManualClock(0), undefined, (error) => errors.push(error));
+    await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'cannot write either']);
+  });
+});
