@@ -132,10 +132,12 @@ export class WebhookDispatcher {
         this.queue.delete(delivery.id);
         continue;
       }
-      // Another pass may have started some while the store answered.
+      // Another pass may have started, or even finished, some while the store answered: a
+      // finished attempt removed or replaced the queue entry this pass chose.
       const key = endpointKey(delivery);
       const busy = this.perEndpoint.get(key) ?? 0;
-      if (this.inFlight.has(delivery.id) || this.sending >= MAX_IN_FLIGHT || busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
+      if (this.queue.get(delivery.id) !== delivery || this.inFlight.has(delivery.id)) continue;
+      if (this.sending >= MAX_IN_FLIGHT || busy >= MAX_IN_FLIGHT_PER_ENDPOINT) continue;
       this.perEndpoint.set(key, busy + 1);
       this.sending++;
       // The slot is free once the receiver has answered; the delivery stays in flight (never
