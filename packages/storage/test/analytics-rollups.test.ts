@@ -151,7 +151,7 @@ describe('dashboard rollups', () => {
     await storage.close();
   });
 
-  it('merges the rows commits append, one per session and hour', async () => {
+  it('merges the rows commits append, one per session and hour, and answers the same before and after', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const storage = await openEmbeddedStorage(dir);
     const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
@@ -168,7 +168,10 @@ describe('dashboard rollups', () => {
     const before = await count();
     expect(before.rows).toBe(events.length); // one partial row per commit here
     const reopened = await openEmbeddedStorage(dir);
+    // One event per commit: each commit wrote only the rollups its event feeds.
+    await expectModel(reopened, events, { tenantSeq: tenant.seq });
     await reopened.analytics.compact();
+    await expectModel(reopened, events, { tenantSeq: tenant.seq });
     await reopened.close();
     const after = await count();
     expect(after.rows).toBe(before.keys);

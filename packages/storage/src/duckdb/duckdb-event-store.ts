@@ -32,6 +32,8 @@ const FROM_DELIVERY_STAGE = `SELECT d.id::UUID, d.tenant_seq, d.endpoint_id, d.e
 
 interface StagedWork {
   hasRows: boolean;
+  /** The event types among the staged rows. */
+  eventTypes: ReadonlySet<string>;
   hasDeliveries: boolean;
   rejects: QuarantineRow[];
 }
@@ -64,7 +66,12 @@ export class DuckDbEventStore implements EventStore {
         if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
-        const work = { hasRows: events.length > 0, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
+        const work = {
+          hasRows: events.length > 0,
+          eventTypes: new Set(events.map((e) => e.event)),
+          hasDeliveries: deliveries.length > 0,
+          rejects: batch.rejects,
+        };
         if (await this.insertPlain(connection, work)) return candidates;
         return await this.insertSkippingConflicts(connection, work);
       } catch (error) {
@@ -87,7 +94,7 @@ export class DuckDbEventStore implements EventStore {
   private async insertPlain(connection: DuckDBConnection, work: StagedWork): Promise<boolean> {
     const statements = ['BEGIN TRANSACTION'];
     // The dashboard's rollups of the new rows go in the same transaction (see analytics-rollups).
-    if (work.hasRows) statements.push(`INSERT INTO events ${FROM_STAGE}`, ...appendRollupsSql(STAGED_EVENTS));
+    if (work.hasRows) statements.push(`INSERT INTO events ${FROM_STAGE}`, ...appendRollupsSql(STAGED_EVENTS, work.eventTypes));
     if (work.hasDeliveries) statements.push(`INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE}`);
     statements.push(...this.clearStages());
     // Rejects need bound parameters, so with rejects the COMMIT is a call of its own.
@@ -120,7 +127,7 @@ export class DuckDbEventStore implements EventStore {
           [listValue([...inserted])],
         );
       }
-      if (work.hasRows) await connection.run(appendRollupsSql(STAGED_EVENTS).join(';\n'));
+      if (work.hasRows) await connection.run(appendRollupsSql(STAGED_EVENTS, work.eventTypes).join(';\n'));
       if (work.hasDeliveries) {
         await connection.run(
           `INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE} WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || ':' || d.event_id)`,
