@@ -9,7 +9,7 @@ import { TenantService } from '@svc/tenancy';
 import { generateDashboardData, type GeneratedData } from './dashboard-data';
 import { base62 } from './ingest';
 import { percentile } from './load';
-import { startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
+import { startService, tempFolder, type Child } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The issue's targets: p95 of the whole overview, and how soon a live dashboard shows a new event. */
@@ -293,24 +293,7 @@ async function probeStream(
 
 async function liveProbes(dataDir: string, credentials: { apiKey: string; adminToken: string }, broadcastId: string, probes: number, log: (line: string) => void): Promise<ProbeSet[]> {
   log('live: starting the service on the generated data…');
-  const server = await startServer({
-    name: 'svc',
-    command: process.execPath,
-    args: ['apps/server/bin/svc.js', 'serve'],
-    cwd: ROOT,
-    env: {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SVC_DATA_DIR: dataDir,
-      SVC_LOG_LEVEL: 'warn',
-      SVC_RATE_LIMIT_PER_KEY: '0',
-      SVC_RATE_LIMIT_PER_IP: '0',
-      SVC_SAMPLE_DATA: 'false',
-    },
-    readyLine: READY_LINE,
-    readyPath: '/readyz',
-    timeoutMs: 120_000,
-  });
+  const server = await startService(dataDir, {}, 120_000);
   try {
     const sets = [
       await probeStream(server, credentials, 'one broadcast, quiet', `?broadcastId=${broadcastId}`, broadcastId, probes, false, log),

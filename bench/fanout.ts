@@ -4,7 +4,7 @@ import { request } from 'undici';
 import type { ClientCommand, ClientReport } from './fanout-client';
 import { base62, scrapeCommits, type CommitSample } from './ingest';
 import { percentile } from './load';
-import { cpuSeconds, spawnTracked, startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
+import { cpuSeconds, spawnTracked, startServer, startService, tempFolder, type Child, READY_LINE, ROOT } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The issue's targets: viewers held by one server process, and show latency against the bare baseline. */
@@ -194,26 +194,7 @@ async function startServiceTarget(): Promise<Target> {
   const adminToken = `svc_sk_${base62(32)}`;
   let child: Child;
   try {
-    child = await startServer({
-      name: 'svc',
-      command: process.execPath,
-      args: ['apps/server/bin/svc.js', 'serve'],
-      cwd: ROOT,
-      env: {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        SVC_DATA_DIR: dataDir.path,
-        SVC_BOOTSTRAP_API_KEY: apiKey,
-        SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken,
-        SVC_LOG_LEVEL: 'warn',
-        SVC_RATE_LIMIT_PER_KEY: '0',
-        SVC_RATE_LIMIT_PER_IP: '0',
-        // No sample activity loaded into the fresh tenant in the background while we measure.
-        SVC_SAMPLE_DATA: 'false',
-      },
-      readyLine: READY_LINE,
-      readyPath: '/readyz',
-    });
+    child = await startService(dataDir.path, { SVC_BOOTSTRAP_API_KEY: apiKey, SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken });
   } catch (error) {
     dataDir.remove();
     throw error;

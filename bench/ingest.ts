@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { request } from 'undici';
 import { EVENTS_PER_BATCH, makeBodies, makeBody } from './events';
 import { percentile, runLoad, type BodySource, type LoadResult } from './load';
-import { cpuSeconds, startServer, tempFolder, type Child, READY_LINE, ROOT } from './processes';
+import { cpuSeconds, startServer, startService, tempFolder, type Child, READY_LINE, ROOT } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The issue's targets for this 2-core machine. */
@@ -70,28 +70,9 @@ interface TargetRun {
   builtLive: number;
 }
 
-async function startService(dataDir: string): Promise<{ child: Child; apiKey: string }> {
+async function startKeyedService(dataDir: string): Promise<{ child: Child; apiKey: string }> {
   const apiKey = `svc_pk_${base62(32)}`;
-  const child = await startServer({
-    name: 'svc',
-    command: process.execPath,
-    args: ['apps/server/bin/svc.js', 'serve'],
-    cwd: ROOT,
-    env: {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      SVC_DATA_DIR: dataDir,
-      SVC_BOOTSTRAP_API_KEY: apiKey,
-      SVC_BOOTSTRAP_ADMIN_TOKEN: `svc_sk_${base62(32)}`,
-      SVC_LOG_LEVEL: 'warn',
-      SVC_RATE_LIMIT_PER_KEY: '0',
-      SVC_RATE_LIMIT_PER_IP: '0',
-      // No sample activity loaded into the fresh tenant in the background while we measure.
-      SVC_SAMPLE_DATA: 'false',
-    },
-    readyLine: READY_LINE,
-    readyPath: '/readyz',
-  });
+  const child = await startService(dataDir, { SVC_BOOTSTRAP_API_KEY: apiKey, SVC_BOOTSTRAP_ADMIN_TOKEN: `svc_sk_${base62(32)}` });
   return { child, apiKey };
 }
 
@@ -191,7 +172,7 @@ async function runService(pool: Buffer[], options: IngestOptions, connections: n
   const dataDir = tempFolder('svc-bench-');
   let child: Child | null = null;
   try {
-    const started = await startService(dataDir.path);
+    const started = await startKeyedService(dataDir.path);
     child = started.child;
     return await measure(child, new UniqueBodies(pool), { 'x-svc-api-key': started.apiKey }, options, connections, true);
   } finally {

@@ -168,3 +168,30 @@ export function cpuSeconds(pid: number, tid?: number): number {
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** The line a server prints once it listens; group 1 is its URL. */
 export const READY_LINE = /listening on (http:\/\/127\.0\.0\.1:\d+)/;
+
+/**
+ * Starts `svc serve` on 127.0.0.1 as the benchmarks run it: data in `dataDir`, rate limits off,
+ * log level `warn`, and no sample activity loaded into a fresh tenant in the background while
+ * they measure. `env` adds to that (bootstrap credentials, …).
+ */
+export function startService(dataDir: string, env: Record<string, string> = {}, timeoutMs?: number): Promise<Child> {
+  return startServer({
+    name: 'svc',
+    command: process.execPath,
+    args: ['apps/server/bin/svc.js', 'serve'],
+    cwd: ROOT,
+    env: {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: dataDir,
+      SVC_LOG_LEVEL: 'warn',
+      SVC_RATE_LIMIT_PER_KEY: '0',
+      SVC_RATE_LIMIT_PER_IP: '0',
+      SVC_SAMPLE_DATA: 'false',
+      ...env,
+    },
+    readyLine: READY_LINE,
+    readyPath: '/readyz',
+    timeoutMs,
+  });
+}

@@ -20,7 +20,7 @@ import { VirtualViewer } from '@svc/simulator';
 import { base62, metric } from './ingest';
 import { makeBody, EVENTS_PER_BATCH } from './events';
 import { percentile } from './load';
-import { startServer, tempFolder, READY_LINE, ROOT } from './processes';
+import { startService, tempFolder } from './processes';
 import { machineInfo, machineLine } from './report';
 
 const { values: args } = parseArgs({
@@ -69,18 +69,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const receiverPort = (receiver.address() as { port: number }).port;
 
-  const service = await startServer({
-    name: 'svc',
-    command: process.execPath,
-    args: ['apps/server/bin/svc.js', 'serve'],
-    cwd: ROOT,
-    env: {
-      PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: folder.path, SVC_BOOTSTRAP_API_KEY: apiKey, SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken,
-      SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', SVC_SAMPLE_DATA: 'false', SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
-    },
-    readyLine: READY_LINE,
-    readyPath: '/readyz',
-  });
+  const service = await startService(folder.path, { SVC_BOOTSTRAP_API_KEY: apiKey, SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken, SVC_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const admin = { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' };
   const call = async (method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = admin) => {
     const { 'content-type': _json, ...bare } = headers;
@@ -106,11 +95,10 @@ async function main(): Promise<void> {
       viewers.delete(viewer);
     });
   };
-  const countViewerEvents = (v: VirtualViewer) => v.stats.events;
   let leftEvents = 0;
   const leave = (viewer: VirtualViewer) => {
     viewer.leave();
-    leftEvents += countViewerEvents(viewer);
+    leftEvents += viewer.stats.events;
     viewers.delete(viewer);
   };
 

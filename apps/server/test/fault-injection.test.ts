@@ -2,11 +2,12 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { uuidv7 } from 'uuidv7';
 import { hashUserId } from '@svc/lifecycle';
+import { seededRandom } from '@svc/protocol';
 import { openEmbeddedStorage, type EventRow } from '@svc/storage';
 import { readStoppedDatabase } from './database-snapshot';
 import { spawnSvc, startChildServer, type ChildServer } from './child-server';
 import { validEvent } from './events-fixture';
-import { faultSeed, seededRandom } from './seeded-random';
+import { faultSeed } from './fault-seed';
 import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
 import { WebhookReceiver } from './webhook-receiver';
 

@@ -2,10 +2,10 @@ import { connect } from 'node:net';
 import { parse } from 'csv-parse/sync';
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CATALOGUE, isErrorCode } from '@svc/protocol';
+import { ERROR_CATALOGUE, isErrorCode, seededRandom } from '@svc/protocol';
 import { validEvent } from './events-fixture';
 import { OTHER_ROUTES, RequestFactory, type FuzzRequest, type Method, type Operation } from './fuzz/fuzz-requests';
-import { HOSTILE_STRINGS, Picker, seededRandom } from './fuzz/hostile-inputs';
+import { HOSTILE_STRINGS, Picker } from './fuzz/hostile-inputs';
 import { startTestApp, type TestApp } from './test-app';
 
 /**

@@ -10,3 +10,4 @@ export * from './export-record';
 export * from './overlays';
 export * from './realtime-protocol';
 export * from './sdk-config';
+export * from './seeded-random';

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '@svc/protocol';
 import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
 import type { EventRow } from '../src/records';
 import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
@@ -16,16 +17,9 @@ const SETTINGS = {
   allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1,
 };
 
-/** A small deterministic random source, so that a failing seed can be replayed. */
+/** Draws from a seeded source, so that a failing seed can be replayed. */
 function random(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T; chance(p: number): boolean } {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   return { int: (n) => Math.floor(next() * n), pick: (items) => items[Math.floor(next() * items.length)]!, chance: (p) => next() < p };
 }
 

@@ -3,18 +3,6 @@
  * so that a failing run can be replayed with its seed.
  */
 
-/** mulberry32: small, fast, good enough to pick test inputs. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 export class Picker {
   constructor(readonly random: () => number) {}
   int(max: number): number {

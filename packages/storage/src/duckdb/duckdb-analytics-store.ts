@@ -16,14 +16,27 @@ import { numberOrZero } from './row-values';
 
 /** The dashboard's metrics (DESIGN section 7) in SQL over the rollups of the embedded database. */
 export class DuckDbAnalyticsStore implements AnalyticsStore {
+  /** The answer of `wholeHours` for a filter while it is being worked out: the panels of one overview share it. */
+  private readonly hoursInProgress = new WeakMap<AnalyticsFilter, Promise<WholeHours>>();
+
   constructor(private readonly db: DuckDbDatabase) {}
 
   /**
    * The hours of the range the rollup tables can answer: the whole hours inside it, and an end
    * hour that holds no event outside it (a range that ends now, as in live mode, usually has
-   * one), so that only the rest is derived from events.
+   * one), so that only the rest is derived from events. Panels asked at the same time with the
+   * same filter (an overview) share one lookup.
    */
-  private async wholeHours(filter: AnalyticsFilter): Promise<WholeHours> {
+  private wholeHours(filter: AnalyticsFilter): Promise<WholeHours> {
+    let hours = this.hoursInProgress.get(filter);
+    if (!hours) {
+      hours = this.lookUpWholeHours(filter).finally(() => this.hoursInProgress.delete(filter));
+      this.hoursInProgress.set(filter, hours);
+    }
+    return hours;
+  }
+
+  private async lookUpWholeHours(filter: AnalyticsFilter): Promise<WholeHours> {
     const { fromMs, toMs } = filter;
     const hours: WholeHours = {
       from: fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS,
