@@ -1,7 +1,6 @@
-import { systemClock, toExportRecord, type Clock, type ExportRecord } from '@svc/protocol';
+import { systemClock, toExportRecord, type Clock, type ExportRecord, type ExportTextFormat } from '@svc/protocol';
 import type { EventStore, Tenant } from '@svc/storage';
-import { CSV_HEADER, eventToCsv } from './csv';
-import { eventToNdjson } from './ndjson';
+import { CSV_HEADER } from './csv';
 import { decodeCursor, encodeCursor, filterFingerprint } from './export-cursor';
 import type { ExportQuery } from './export-query';
 
@@ -15,7 +14,7 @@ export interface ExportPage {
  * Raw export for data warehouses. JSON pages follow a keyset cursor over (timestamp, eventId)
  * and are pinned to the events received when the first page was read, so that joining the
  * pages gives every event exactly once even while ingest goes on. NDJSON and CSV stream the
- * whole result in chunks.
+ * whole result in chunks of database-made text.
  */
 export class ExportService {
   constructor(
@@ -45,13 +44,12 @@ export class ExportService {
     return this.events.countEvents({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs });
   }
 
-  /** The whole result as NDJSON lines or CSV records (header first), a chunk of text at a time. */
-  async *stream(tenant: Tenant, query: ExportQuery, format: 'ndjson' | 'csv', asOfMs: number): AsyncIterable<string> {
+  /**
+   * The whole result as NDJSON lines or CSV records (header first), a chunk of text at a time:
+   * the database writes the text, the stream only passes it on.
+   */
+  async *stream(tenant: Tenant, query: ExportQuery, format: ExportTextFormat, asOfMs: number): AsyncIterable<string> {
     if (format === 'csv') yield CSV_HEADER;
-    for await (const chunk of this.events.streamEvents({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs })) {
-      let text = '';
-      for (const event of chunk) text += format === 'csv' ? eventToCsv(event) : eventToNdjson(event);
-      yield text;
-    }
+    yield* this.events.streamEventText({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs }, format);
   }
 }

@@ -1,5 +1,4 @@
 export * from './csv';
-export * from './ndjson';
 export * from './export-query';
 export * from './export-cursor';
 export * from './export-service';

@@ -5,6 +5,27 @@ import type { StoredEvent } from './event-types';
  * An event as exported and forwarded: spec 2.1 plus eventId, receivedAt and country; the
  * commerce fields (orderId, sponsorId, items, total) only on commerce events.
  */
+/** Column order of the CSV export (DESIGN 5.3); `items` and `data` hold JSON text. */
+export const CSV_COLUMNS = [
+  'eventId',
+  'event',
+  'userId',
+  'sessionId',
+  'broadcastId',
+  'campaignId',
+  'timestamp',
+  'receivedAt',
+  'country',
+  'orderId',
+  'sponsorId',
+  'total',
+  'items',
+  'data',
+] as const;
+
+/** The text encodings of a streamed export. */
+export type ExportTextFormat = 'ndjson' | 'csv';
+
 export type ExportRecord = Omit<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'> &
   Partial<Pick<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'>>;
 

@@ -1,4 +1,4 @@
-import type { StoredEvent } from '@svc/protocol';
+import type { ExportTextFormat, StoredEvent } from '@svc/protocol';
 import type { EventRow, QuarantineRow } from './records';
 
 export interface CommitBatch {
@@ -75,8 +75,13 @@ export interface EventStore {
   commit(batch: CommitBatch): Promise<CommitOutcome>;
   /** One page in (timestamp, eventId) order. */
   queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]>;
-  /** Every matching event in (timestamp, eventId) order, a chunk at a time, in constant memory. */
-  streamEvents(filter: EventFilter): AsyncIterable<StoredEvent[]>;
+  /**
+   * Every matching event in (timestamp, eventId) order as export text (NDJSON lines or CSV
+   * records without the header), a chunk at a time, in constant memory. The text is made by
+   * the database: each event's line equals what `toExportRecord` and JSON.stringify, or the
+   * CSV column list of DESIGN 5.3, give for it.
+   */
+  streamEventText(filter: EventFilter, format: ExportTextFormat): AsyncIterable<string>;
   countEvents(filter: EventFilter): Promise<number>;
   /** Removes events whose time is before `cutoffMs`; returns how many. */
   purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number>;

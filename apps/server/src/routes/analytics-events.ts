@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { CSV_COLUMNS, formatFromAccept, MAX_PAGE_LIMIT, parseExportQuery, type ExportQueryParams } from '@svc/export';
-import { EVENT_NAMES, SvcError } from '@svc/protocol';
+import { formatFromAccept, MAX_PAGE_LIMIT, parseExportQuery, type ExportQueryParams } from '@svc/export';
+import { CSV_COLUMNS, EVENT_NAMES, SvcError } from '@svc/protocol';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';

@@ -132,16 +132,18 @@ export class DuckDbDatabase {
   }
 
   /**
-   * Rows of a long read, a chunk at a time, on a connection of its own so that it holds up
-   * neither writes nor other reads. Memory stays constant whatever the result's size.
+   * The first column (text) of a long read's rows, a chunk of rows at a time, on a connection
+   * of its own so that it holds up neither writes nor other reads.
    */
-  async *stream(sql: string, values?: DuckDBValue[]): AsyncIterable<Row[]> {
+  async *streamColumn(sql: string, values?: DuckDBValue[]): AsyncIterable<string[]> {
     this.assertOpen();
     const connection = await this.instance.connect();
     try {
       const result = await connection.stream(sql, values);
-      for await (const rows of result.yieldRowObjectJs()) {
-        if (rows.length) yield rows as Row[];
+      for (;;) {
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        yield chunk.getColumnValues(0) as string[];
       }
     } finally {
       connection.closeSync();

@@ -1,5 +1,5 @@
 import { listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import type { EventName, StoredEvent } from '@svc/protocol';
+import type { EventName, ExportTextFormat, StoredEvent } from '@svc/protocol';
 import {
   eventKey,
   type CommitBatch,
@@ -13,8 +13,14 @@ import {
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { appendRollupsSql, purgeRollupsBefore } from './analytics-rollups';
+import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
+
+/** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
+const FIRST_WINDOW_MS = 3_600_000;
+/** Rows an export window aims at: enough to amortize a query, few enough to sort in little memory. */
+const WINDOW_ROWS = 100_000;
 
 /** Event keys remembered as stored, per generation (two generations are kept). */
 const RECENT_KEYS_PER_GENERATION = 500_000;
@@ -53,7 +59,11 @@ export class DuckDbEventStore implements EventStore {
   private stageReady = false;
   private deliveryStageReady = false;
 
-  constructor(private readonly db: DuckDbDatabase) {}
+  constructor(
+    private readonly db: DuckDbDatabase,
+    /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
+    private readonly exportWindowRows = WINDOW_ROWS,
+  ) {}
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
     // Ids stored recently are answered from memory; only the rest go to the database.
@@ -227,11 +237,29 @@ export class DuckDbEventStore implements EventStore {
     return rows.map(toStoredEvent);
   }
 
-  async *streamEvents(filter: EventFilter): AsyncIterable<StoredEvent[]> {
+  async *streamEventText(filter: EventFilter, format: ExportTextFormat): AsyncIterable<string> {
     const values: DuckDBValue[] = [];
     const where = eventWhere(filter, values);
-    for await (const rows of this.db.stream(`SELECT ${EVENT_SELECT} FROM events WHERE ${where} ORDER BY ts, event_id`, values)) {
-      yield rows.map(toStoredEvent);
+    const [bounds] = await this.db.query(`SELECT epoch_ms(min(ts)) AS first_ms, epoch_ms(max(ts)) AS last_ms FROM events WHERE ${where}`, values);
+    if (bounds?.first_ms === null || bounds?.first_ms === undefined) return;
+    const lastMs = Number(bounds.last_ms);
+    // Time windows, each sorted on its own: a sort of the whole result would hold all of it.
+    let fromMs = Number(bounds.first_ms);
+    let spanMs = FIRST_WINDOW_MS;
+    const line = exportLineSql(format);
+    while (fromMs <= lastMs) {
+      const toMs = Math.min(fromMs + spanMs, lastMs + 1);
+      const window = [...values, fromMs, toMs];
+      const sql = `SELECT ${line} FROM events WHERE ${where} AND ts >= epoch_ms($${values.length + 1}::BIGINT) AND ts < epoch_ms($${values.length + 2}::BIGINT)
+        ORDER BY ts, event_id`;
+      let rows = 0;
+      for await (const lines of this.db.streamColumn(sql, window)) {
+        rows += lines.length;
+        yield lines.join('');
+      }
+      if (rows < this.exportWindowRows / 2) spanMs *= 2;
+      else if (rows > this.exportWindowRows * 2) spanMs = Math.max(1, Math.floor(spanMs / 2));
+      fromMs = toMs;
     }
   }
 
