@@ -102,7 +102,7 @@ describe('deletion worker', () => {
     const t = await startTestApp();
     const at = new Date(Date.now() - 1000);
     await t.app.inject({ method: 'POST', url: '/v1/events', headers: { 'x-svc-api-key': t.demo.apiKey }, payload: validEvent('poll.voted', at, { userId: 'left-behind' }) });
-    const { hashUserId } = await import('@svc/lifecycle');
+    const { hashUserId } = await import('@svc/storage');
     await t.services.storage.deletions.create({
       id: 'del_resume', tenantSeq: t.demo.seq, userHash: hashUserId('left-behind'), status: 'pending',
       requestedAt: Date.now(), completedAt: null, deletedEvents: null, deletedRejects: null, error: null,

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { uuidv7 } from 'uuidv7';
-import { hashUserId } from '@svc/lifecycle';
+import { hashUserId } from '@svc/storage';
 import { seededRandom } from '@svc/protocol';
 import { openEmbeddedStorage, type EventRow } from '@svc/storage';
 import { readStoppedDatabase } from './database-snapshot';

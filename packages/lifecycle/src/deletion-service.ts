@@ -1,12 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { randomBase62, SvcError, systemClock, type Clock } from '@svc/protocol';
-import type { DeletionJob, DeletionStore, Tenant } from '@svc/storage';
+import { hashUserId, type DeletionJob, type DeletionStore, type Tenant } from '@svc/storage';
 
 export type RandomBytes = (size: number) => Uint8Array;
-
-export function hashUserId(userId: string): string {
-  return createHash('sha256').update(userId).digest('hex');
-}
 
 /**
  * Per-user deletion as asynchronous jobs: a request is recorded (with only a hash of the
@@ -19,6 +15,11 @@ export class DeletionService {
   private working: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  /**
+   * The userId of each job requested by this process and not yet run, by job id. Only in
+   * memory: it lets the job match rows by equality; a job resumed after a restart has only the hash.
+   */
+  private readonly clearIds = new Map<string, string>();
 
   constructor(
     private readonly store: DeletionStore,
@@ -30,7 +31,10 @@ export class DeletionService {
   async request(tenant: Tenant, userId: string): Promise<DeletionJob> {
     const userHash = hashUserId(userId);
     const existing = await this.store.findUnfinished(tenant.seq, userHash);
-    if (existing) return existing;
+    if (existing) {
+      this.clearIds.set(existing.id, userId);
+      return existing;
+    }
     const job: DeletionJob = {
       id: `del_${randomBase62(20, this.random)}`,
       tenantSeq: tenant.seq,
@@ -43,6 +47,7 @@ export class DeletionService {
       error: null,
     };
     await this.store.create(job);
+    this.clearIds.set(job.id, userId);
     this.kick();
     return job;
   }
@@ -87,12 +92,14 @@ export class DeletionService {
     for (const job of await this.store.listUnfinished()) {
       if (this.stopped) return;
       try {
-        await this.store.execute(job, this.clock.now());
+        await this.store.execute(job, this.clock.now(), this.clearIds.get(job.id));
+        this.clearIds.delete(job.id);
       } catch (error) {
         this.onError(error, job);
         // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
         // the job stays pending and runs again at the next deletion request or start.
         if (error instanceof SvcError && error.code === 'storage_unavailable') return;
+        this.clearIds.delete(job.id);
         await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
       }
     }

@@ -8,6 +8,8 @@ class FakeDeletionStore implements DeletionStore {
   readonly jobs = new Map<string, DeletionJob>();
   failure: (() => Error) | null = null;
   markFailedError: Error | null = null;
+  /** The clear userId each execute call was given, by job id. */
+  readonly clearIds = new Map<string, string | undefined>();
 
   async create(job: DeletionJob) { this.jobs.set(job.id, { ...job }); }
   async get(_tenantSeq: number, id: string) { return this.jobs.get(id) ?? null; }
@@ -15,7 +17,8 @@ class FakeDeletionStore implements DeletionStore {
     return [...this.jobs.values()].find((j) => j.tenantSeq === tenantSeq && j.userHash === userHash && (j.status === 'pending' || j.status === 'running')) ?? null;
   }
   async listUnfinished() { return [...this.jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running'); }
-  async execute(job: DeletionJob, completedAt: number) {
+  async execute(job: DeletionJob, completedAt: number, userId?: string) {
+    this.clearIds.set(job.id, userId);
     if (this.failure) throw this.failure();
     const done = { ...job, status: 'completed' as const, completedAt, deletedEvents: 1, deletedRejects: 0 };
     this.jobs.set(job.id, done);
@@ -30,6 +33,22 @@ class FakeDeletionStore implements DeletionStore {
 const tenant = { seq: 1 } as Parameters<DeletionService['request']>[0];
 
 describe('DeletionService', () => {
+  it('runs a job it was asked for with the userId in clear, and a job found at start with the hash only', async () => {
+    const store = new FakeDeletionStore();
+    const asked = await new DeletionService(store, new ManualClock(0)).request(tenant, 'user-1');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(store.clearIds.get(asked.id)).toBe('user-1');
+
+    const resumed: DeletionJob = { ...asked, id: 'del_resumed', status: 'pending', completedAt: null };
+    await store.create(resumed);
+    const restarted = new DeletionService(store, new ManualClock(0));
+    restarted.start();
+    await restarted.idle();
+    expect(store.jobs.get('del_resumed')!.status).toBe('completed');
+    expect(store.clearIds.has('del_resumed')).toBe(true);
+    expect(store.clearIds.get('del_resumed')).toBeUndefined();
+  });
+
   it('leaves a job the disk refused pending and completes it on the next run', async () => {
     const store = new FakeDeletionStore();
     store.failure = () => new SvcError('storage_unavailable', 'disk full');

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 export type DeletionStatus = 'pending' | 'running' | 'completed' | 'failed';
 
 export interface DeletionJob {
@@ -13,6 +14,11 @@ export interface DeletionJob {
   error: string | null;
 }
 
+/** What a deletion job keeps of a userId: its hex SHA-256. */
+export function hashUserId(userId: string): string {
+  return createHash('sha256').update(userId).digest('hex');
+}
+
 /**
  * Per-user erasure. `execute` removes the user's events, quarantined rejects (and, once there
  * is one, pending webhook deliveries) and marks the job completed in one transaction, so a
@@ -25,6 +31,11 @@ export interface DeletionStore {
   findUnfinished(tenantSeq: number, userHash: string): Promise<DeletionJob | null>;
   /** Every pending or running job, oldest first (resumed after a restart). */
   listUnfinished(): Promise<DeletionJob[]>;
-  execute(job: DeletionJob, completedAt: number): Promise<DeletionJob>;
+  /**
+   * `userId` is the user's id in clear while the request that made the job is still in memory
+   * (it is never stored): rows are then matched by plain equality instead of hashing every row
+   * of the tenant, which is what a job resumed after a restart has to do.
+   */
+  execute(job: DeletionJob, completedAt: number, userId?: string): Promise<DeletionJob>;
   markFailed(id: string, error: string): Promise<void>;
 }

@@ -5,7 +5,7 @@ export * from './deletion-store';
 export * from './content-store';
 export * from './webhook-store';
 export * from './analytics-store';
-export { DuckDbDatabase, DATABASE_FILE_NAME } from './duckdb/duckdb-database';
+export { DuckDbDatabase, DATABASE_FILE_NAME, type DatabaseOptions } from './duckdb/duckdb-database';
 export { DuckDbEventStore } from './duckdb/duckdb-event-store';
 export { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
 export { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';

@@ -1,4 +1,4 @@
-import type { DeletionJob, DeletionStatus, DeletionStore } from '../deletion-store';
+import { hashUserId, type DeletionJob, type DeletionStatus, type DeletionStore } from '../deletion-store';
 import { deleteUserRollups } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber } from './row-values';
@@ -40,16 +40,18 @@ export class DuckDbDeletionStore implements DeletionStore {
     return rows.map(toJob);
   }
 
-  execute(job: DeletionJob, completedAt: number): Promise<DeletionJob> {
+  execute(job: DeletionJob, completedAt: number, userId?: string): Promise<DeletionJob> {
+    // Without the id in clear, sha256() over the user column finds the rows by their hash.
+    const clear = userId !== undefined && hashUserId(userId) === job.userHash;
+    const match = clear ? 'tenant_seq = $1 AND user_id = $2' : 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
+    const values = [job.tenantSeq, clear ? userId : job.userHash];
     return this.db.transaction(async (c) => {
-      // sha256() over the user column: the job never needs the userId in clear.
-      const match = 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
-      const events = await c.run(`DELETE FROM events WHERE ${match}`, [job.tenantSeq, job.userHash]);
-      const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, [job.tenantSeq, job.userHash]);
-      await deleteUserRollups(c, match, [job.tenantSeq, job.userHash]);
+      const events = await c.run(`DELETE FROM events WHERE ${match}`, values);
+      const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, values);
+      await deleteUserRollups(c, match, values);
       // Deliveries go too (their payloads hold the events): pending ones are never sent, since
       // the dispatcher checks a delivery is still pending first, and logged ones cannot be replayed.
-      await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, [job.tenantSeq, job.userHash]);
+      await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, values);
       const rows = await this.db.writeQuery(
         c,
         `UPDATE deletion_jobs SET status = 'completed', completed_at = epoch_ms($2::BIGINT), deleted_events = $3,
