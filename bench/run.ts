@@ -4,14 +4,16 @@
  * its notes (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--only ingest,fanout,dashboard]
+ *   npm run bench -- [--only ingest,fanout,dashboard,export]
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
+ *     export: [--export-events N] [--export-deletions N]
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
 import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
+import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { killAll } from './processes';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -32,6 +34,8 @@ const { values } = parseArgs({
     'dashboard-events': { type: 'string', default: String(DEFAULT_DASHBOARD_EVENTS) },
     'dashboard-runs': { type: 'string', default: '20' },
     'dashboard-probes': { type: 'string', default: '10' },
+    'export-events': { type: 'string', default: String(DEFAULT_EXPORT_EVENTS) },
+    'export-deletions': { type: 'string', default: '5' },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -40,10 +44,11 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
+      `  export: [--export-events ${DEFAULT_EXPORT_EVENTS}] [--export-deletions 5]`,
       '',
     ].join('\n'),
   );
@@ -102,6 +107,15 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         events: Math.round(positive('dashboard-events', values['dashboard-events'])),
         runs: Math.round(positive('dashboard-runs', values['dashboard-runs'])),
         probes: Math.round(positive('dashboard-probes', values['dashboard-probes'])),
+        log,
+      }),
+  },
+  {
+    name: 'export',
+    run: () =>
+      exportBenchmark({
+        events: Math.round(positive('export-events', values['export-events'])),
+        deletions: Math.round(positive('export-deletions', values['export-deletions'])),
         log,
       }),
   },

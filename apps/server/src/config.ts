@@ -6,6 +6,8 @@ export interface ServerConfig {
   port: number;
   host: string;
   dataDir: string;
+  /** DuckDB's memory limit (its cache and working memory), e.g. `512MB`; DuckDB's default (80% of RAM) when unset. */
+  databaseMemoryLimit?: string;
   publicUrl: string;
   bootstrapApiKey?: string;
   bootstrapAdminToken?: string;
@@ -51,6 +53,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     port,
     host,
     dataDir: resolve(env.SVC_DATA_DIR || './data'),
+    databaseMemoryLimit: memorySize(env, 'SVC_DB_MEMORY_LIMIT'),
     publicUrl: (env.SVC_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     bootstrapApiKey: env.SVC_BOOTSTRAP_API_KEY || undefined,
     bootstrapAdminToken: env.SVC_BOOTSTRAP_ADMIN_TOKEN || undefined,
@@ -85,6 +88,16 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 
 function optionalInteger<K extends keyof GatewayOptions>(env: Env, name: string, key: K, min: number, max: number): Partial<GatewayOptions> {
   return env[name] ? { [key]: integer(env, name, 0, min, max) } : {};
+}
+
+/** A size such as `512MB` or `2GiB`, as DuckDB's memory_limit takes it. */
+function memorySize(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw)) {
+    throw new Error(`${name} must be a size such as 512MB or 2GiB; got "${raw}".`);
+  }
+  return raw;
 }
 
 function boolean(env: Env, name: string): boolean {

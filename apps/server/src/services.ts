@@ -49,7 +49,7 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
-  const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir));
+  const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit }));
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   const committer = new GroupCommitter(storage.events, metrics);

@@ -1,4 +1,4 @@
-import { DuckDbDatabase } from './duckdb/duckdb-database';
+import { DuckDbDatabase, type DatabaseOptions } from './duckdb/duckdb-database';
 import { DuckDbEventStore } from './duckdb/duckdb-event-store';
 import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
 import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
@@ -28,8 +28,8 @@ export interface Storage {
 }
 
 /** The embedded default: one DuckDB file under `dataDir` holds everything. */
-export async function openEmbeddedStorage(dataDir: string): Promise<Storage> {
-  const db = await DuckDbDatabase.open(dataDir);
+export async function openEmbeddedStorage(dataDir: string, options: DatabaseOptions = {}): Promise<Storage> {
+  const db = await DuckDbDatabase.open(dataDir, options);
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),

@@ -104,6 +104,13 @@ describe('DuckDB database file', () => {
     await db.close();
   });
 
+  it('takes a memory limit for its cache and working memory', async () => {
+    const db = await DuckDbDatabase.open(freshDir(), { memoryLimit: '256MB' });
+    const [row] = await db.query("SELECT current_setting('memory_limit') AS setting");
+    expect(row?.setting).toMatch(/^2\d\d\.\d MiB$/);
+    await db.close();
+  });
+
   it('refuses a closed database with a catalogue error', async () => {
     const db = await DuckDbDatabase.open(freshDir());
     await db.close();

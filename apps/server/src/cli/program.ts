@@ -9,7 +9,8 @@ import { addSimulateCommand } from './simulate-command';
 
 /** Runs an operator command against the data folder (the server must not hold it open). */
 async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
-  const storage = await openEmbeddedStorage(loadConfig().dataDir);
+  const config = loadConfig();
+  const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit });
   try {
     return await job(new TenantService(storage.meta));
   } finally {

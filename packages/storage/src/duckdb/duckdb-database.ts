@@ -32,6 +32,11 @@ export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
 export type Row = Record<string, unknown>;
 
+export interface DatabaseOptions {
+  /** DuckDB's memory_limit (cache and working memory), e.g. `512MB`; DuckDB's default when unset. */
+  memoryLimit?: string;
+}
+
 /**
  * The embedded database: one DuckDB file under the data folder. Writes go through one
  * connection in strict order (transactions never interleave); reads use other connections
@@ -59,12 +64,15 @@ export class DuckDbDatabase {
    * that cannot be used (read-only, full, missing permissions) fails with `storage_unavailable`
    * and a one-line message naming the folder.
    */
-  static async open(dataDir: string): Promise<DuckDbDatabase> {
+  static async open(dataDir: string, options: DatabaseOptions = {}): Promise<DuckDbDatabase> {
     const path = join(dataDir, DATABASE_FILE_NAME);
     let instance: DuckDBInstance;
     try {
       mkdirSync(dataDir, { recursive: true });
-      instance = await DuckDBInstance.create(path, { checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB` });
+      instance = await DuckDBInstance.create(path, {
+        checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
+        ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+      });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
@@ -143,7 +151,10 @@ export class DuckDbDatabase {
       for (;;) {
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
-        yield chunk.getColumnValues(0) as string[];
+        const values = chunk.getColumnValues(0) as string[];
+        // Frees the chunk's string data now: the JS wrapper holding it may wait long for a GC.
+        chunk.reset();
+        yield values;
       }
     } finally {
       connection.closeSync();

@@ -26,16 +26,22 @@ const csvField = (text: string) =>
 
 const IS_COMMERCE = `event IN (${COMMERCE_EVENTS.map((name) => `'${name}'`).join(', ')})`;
 
+/** One string from parts in a single call: a chain of `||` would allocate every intermediate. */
+const concat = (parts: string[]) => `concat(${parts.join(', ')})`;
+
 /** The export record (toExportRecord) as one JSON line. */
-const NDJSON_LINE = `'{"eventId":"' || event_id::VARCHAR || '","event":' || ${jsonString('event')}
-  || ',"userId":' || ${jsonString('user_id')} || ',"sessionId":' || ${jsonString('session_id')}
-  || ',"broadcastId":' || ${jsonString('broadcast_id')} || ',"campaignId":' || campaign_id::VARCHAR
-  || ',"timestamp":"' || ${isoTime('ts')} || '","receivedAt":"' || ${isoTime('received_at')}
-  || '","country":' || ${jsonString('country')} || ',"data":' || data
-  || CASE WHEN ${IS_COMMERCE}
-       THEN ',"orderId":' || ${jsonString('order_id')} || ',"sponsorId":' || ${jsonString('sponsor_id')}
-         || ',"items":' || coalesce(items, '[]') || ',"total":' || coalesce(${numberText('total')}, '0') || '}'
-       ELSE '}' END || chr(10)`;
+const NDJSON_LINE = concat([
+  `'{"eventId":"'`, 'event_id::VARCHAR', `'","event":'`, jsonString('event'),
+  `',"userId":'`, jsonString('user_id'), `',"sessionId":'`, jsonString('session_id'),
+  `',"broadcastId":'`, jsonString('broadcast_id'), `',"campaignId":'`, 'campaign_id::VARCHAR',
+  `',"timestamp":"'`, isoTime('ts'), `'","receivedAt":"'`, isoTime('received_at'),
+  `'","country":'`, jsonString('country'), `',"data":'`, 'data',
+  `CASE WHEN ${IS_COMMERCE} THEN ${concat([
+    `',"orderId":'`, jsonString('order_id'), `',"sponsorId":'`, jsonString('sponsor_id'),
+    `',"items":'`, `coalesce(items, '[]')`, `',"total":'`, `coalesce(${numberText('total')}, '0')`,
+  ])} ELSE '' END`,
+  `'}'`, 'chr(10)',
+]);
 
 /** Each CSV column's text (NULL for an empty field). */
 const CSV_TEXT: Record<(typeof CSV_COLUMNS)[number], string> = {
@@ -56,7 +62,7 @@ const CSV_TEXT: Record<(typeof CSV_COLUMNS)[number], string> = {
 };
 
 /** One CRLF-terminated CSV record in the documented column order. */
-const CSV_LINE = `${CSV_COLUMNS.map((column) => csvField(CSV_TEXT[column])).join(` || ',' || `)} || chr(13) || chr(10)`;
+const CSV_LINE = concat([...CSV_COLUMNS.flatMap((column, i) => (i ? [`','`, csvField(CSV_TEXT[column])] : [csvField(CSV_TEXT[column])])), 'chr(13)', 'chr(10)']);
 
 export function exportLineSql(format: ExportTextFormat): string {
   return format === 'csv' ? CSV_LINE : NDJSON_LINE;

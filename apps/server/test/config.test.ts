@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config';
+
+describe('configuration from the environment', () => {
+  it('reads the database memory limit, and refuses one DuckDB would not understand', () => {
+    expect(loadConfig({}).databaseMemoryLimit).toBeUndefined();
+    expect(loadConfig({ SVC_DB_MEMORY_LIMIT: '512MB' }).databaseMemoryLimit).toBe('512MB');
+    expect(loadConfig({ SVC_DB_MEMORY_LIMIT: '1.5GiB' }).databaseMemoryLimit).toBe('1.5GiB');
+    expect(() => loadConfig({ SVC_DB_MEMORY_LIMIT: 'lots' })).toThrow(/SVC_DB_MEMORY_LIMIT must be a size such as 512MB/);
+    expect(() => loadConfig({ SVC_DB_MEMORY_LIMIT: '512' })).toThrow(/SVC_DB_MEMORY_LIMIT/);
+  });
+
+  it('refuses a port that is not a whole number in range', () => {
+    expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
+    expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);
+  });
+});

@@ -1,0 +1,301 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { request } from 'undici';
+import { DuckDbDatabase, DuckDbMetaStore } from '@svc/storage';
+import { TenantService } from '@svc/tenancy';
+import { generateDashboardData } from './dashboard-data';
+import { base62 } from './ingest';
+import { cpuSeconds, startService, tempFolder, type Child } from './processes';
+import { fmt, type BenchTable, type Row } from './report';
+
+export const TARGET_EVENTS_PER_SECOND = 300_000;
+export const TARGET_PEAK_RSS_MIB = 300;
+export const TARGET_DELETION_MS = 1_000;
+export const DEFAULT_EXPORT_EVENTS = 10_000_000;
+/** SVC_DB_MEMORY_LIMIT of the second service run: the database cache held small. */
+const LIMITED_DATABASE_MEMORY = '128MB';
+
+export interface ExportOptions {
+  /** Events generated into the fresh database. */
+  events: number;
+  /** Users deleted one after the other. */
+  deletions: number;
+  log: (line: string) => void;
+}
+
+type Format = 'ndjson' | 'csv';
+
+interface StreamResult {
+  format: Format;
+  /** The SVC_DB_MEMORY_LIMIT the service ran with, if any. */
+  memoryLimit?: string;
+  seconds: number;
+  bytes: number;
+  lines: number;
+  /** Peak RSS of the service process during the export (VmHWM after a reset), MiB. */
+  peakRssMiB: number;
+  rssBeforeMiB: number;
+  /** What DuckDB's buffer manager held at the end (svc_database_memory_bytes), MiB. */
+  databaseMiB: number;
+  cpuSeconds: number;
+}
+
+interface NativeResult {
+  format: Format;
+  seconds: number;
+  bytes: number;
+}
+
+interface DeletionResult {
+  userEvents: number;
+  /** From the DELETE request to the job seen completed (polled every 10 ms), ms. */
+  clientMs: number;
+  /** completedAt − requestedAt of the job, ms. */
+  jobMs: number;
+  deleted: number;
+}
+
+const MiB = 2 ** 20;
+
+/** Resident set high-water mark of a process, MiB (Linux). */
+function peakRss(pid: number): number {
+  const match = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+function currentRss(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : NaN;
+}
+
+/** Starts a new high-water mark at the current RSS (writing 5 to clear_refs, Linux ≥ 4.0). */
+function resetPeakRss(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
+}
+
+async function databaseMemoryMiB(server: Child): Promise<number> {
+  const { body } = await request(`${server.url}/metrics`);
+  const match = /^svc_database_memory_bytes (\S+)$/m.exec(await body.text());
+  return match ? Number(match[1]) / MiB : NaN;
+}
+
+/**
+ * The database's own export of the same rows in the same order and columns, to a file: the
+ * floor the streamed export is compared with.
+ */
+async function nativeExport(db: DuckDbDatabase, folder: string, tenantSeq: number, format: Format): Promise<NativeResult> {
+  const file = join(folder, `native.${format}`);
+  const options = format === 'csv' ? '(FORMAT csv, HEADER)' : '(FORMAT json)';
+  const sql = `COPY (SELECT event_id, event, user_id, session_id, broadcast_id, campaign_id, ts, received_at, country, order_id, sponsor_id, total, items, data
+                     FROM events WHERE tenant_seq = ${tenantSeq} ORDER BY ts, event_id) TO '${file}' ${options}`;
+  const t0 = performance.now();
+  await db.write((connection) => connection.run(sql));
+  return { format, seconds: (performance.now() - t0) / 1000, bytes: statSync(file).size };
+}
+
+async function streamExport(server: Child, adminToken: string, format: Format, memoryLimit?: string): Promise<StreamResult> {
+  const rssBeforeMiB = currentRss(server.pid);
+  resetPeakRss(server.pid);
+  const cpu0 = cpuSeconds(server.pid);
+  const t0 = performance.now();
+  const { statusCode, body } = await request(`${server.url}/v1/analytics/events?format=${format}`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  if (statusCode !== 200) throw new Error(`export answered ${statusCode}: ${await body.text()}`);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    bytes += chunk.length;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    format,
+    memoryLimit,
+    seconds,
+    bytes,
+    // CSV: the header is a line, and a quoted field may hold line feeds (not in the generated data).
+    lines: format === 'csv' ? lines - 1 : lines,
+    peakRssMiB: peakRss(server.pid),
+    rssBeforeMiB,
+    databaseMiB: await databaseMemoryMiB(server),
+    cpuSeconds: cpuSeconds(server.pid) - cpu0,
+  };
+}
+
+async function deleteUser(server: Child, adminToken: string, userId: string, userEvents: number): Promise<DeletionResult> {
+  const headers = { authorization: `Bearer ${adminToken}` };
+  const t0 = performance.now();
+  const started = await request(`${server.url}/v1/users/${encodeURIComponent(userId)}/events`, { method: 'DELETE', headers });
+  if (started.statusCode !== 202) throw new Error(`deletion answered ${started.statusCode}: ${await started.body.text()}`);
+  await started.body.dump();
+  const location = String(started.headers.location);
+  for (;;) {
+    const { statusCode, body } = await request(`${server.url}${location}`, { headers });
+    const job = (await body.json()) as { status: string; requestedAt: string; completedAt: string | null; deletedEvents: number | null; error?: string };
+    if (statusCode !== 200) throw new Error(`deletion job answered ${statusCode}`);
+    if (job.status === 'failed') throw new Error(`deletion failed: ${job.error}`);
+    if (job.status === 'completed') {
+      return {
+        userEvents,
+        clientMs: performance.now() - t0,
+        jobMs: Date.parse(job.completedAt!) - Date.parse(job.requestedAt),
+        deleted: job.deletedEvents ?? 0,
+      };
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function remainingEvents(server: Child, adminToken: string, userId: string): Promise<number> {
+  const { body } = await request(`${server.url}/v1/analytics/events?format=ndjson&userId=${encodeURIComponent(userId)}`, {
+    headers: { authorization: `Bearer ${adminToken}` },
+  });
+  const text = await body.text();
+  return text ? text.trimEnd().split('\n').length : 0;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+
+/**
+ * The export benchmark: NDJSON and CSV streamed by the service over HTTP from `events`
+ * generated events (events/s, MB/s, the service's peak RSS), next to DuckDB's own COPY of the
+ * same rows in the same run; then the time to delete one user's events among them.
+ */
+export async function exportBenchmark(options: ExportOptions): Promise<BenchTable> {
+  const log = options.log;
+  const folder = tempFolder('svc-bench-export-');
+  const loadBefore = loadavg()[0]!;
+  try {
+    const credentials = { apiKey: `svc_pk_${base62(32)}`, adminToken: `svc_sk_${base62(32)}` };
+    const native: NativeResult[] = [];
+    let events: number;
+    let users: { userId: string; events: number }[];
+    let fileMiB: number;
+    const db = await DuckDbDatabase.open(folder.path);
+    try {
+      const tenants = new TenantService(new DuckDbMetaStore(db));
+      const { tenant } = await tenants.createTenant({ id: 'bench', name: 'Export benchmark', ...credentials });
+      log(`generating ${fmt.int(options.events)} events…`);
+      const data = await generateDashboardData(db, tenant.seq, options.events, Date.now());
+      events = data.events;
+      await db.write((connection) => connection.run('CHECKPOINT'));
+      fileMiB = statSync(db.path).size / MiB;
+      // Users with a typical number of events, picked the same way on every run.
+      users = (
+        await db.query(
+          `SELECT user_id, count(*) AS n FROM events WHERE tenant_seq = $1 AND user_id IS NOT NULL GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions}`,
+          [tenant.seq],
+        )
+      ).map((row) => ({ userId: String(row.user_id), events: Number(row.n) }));
+      for (const format of ['ndjson', 'csv'] as const) {
+        log(`native COPY (${format})…`);
+        const result = await nativeExport(db, folder.path, tenant.seq, format);
+        native.push(result);
+        log(`  ${fmt.int(events / result.seconds)} rows/s, ${fmt.int(result.bytes / MiB)} MiB in ${result.seconds.toFixed(1)} s`);
+      }
+    } finally {
+      await db.close();
+    }
+
+    log('starting the service on the generated data…');
+    const server = await startService(folder.path, {}, 120_000);
+    const streamed: StreamResult[] = [];
+    const deletions: DeletionResult[] = [];
+    let leftBehind = 0;
+    try {
+      for (const format of ['ndjson', 'csv'] as const) {
+        log(`streamed export (${format})…`);
+        const result = await streamExport(server, credentials.adminToken, format);
+        streamed.push(result);
+        log(
+          `  ${fmt.int(result.lines / result.seconds)} events/s, ${(result.bytes / MiB / result.seconds).toFixed(0)} MiB/s, ` +
+            `${fmt.int(result.lines)} lines, peak RSS ${fmt.int(result.peakRssMiB)} MiB (database ${fmt.int(result.databaseMiB)} MiB)`,
+        );
+      }
+      for (const user of users) {
+        const result = await deleteUser(server, credentials.adminToken, user.userId, user.events);
+        deletions.push(result);
+        leftBehind += await remainingEvents(server, credentials.adminToken, user.userId);
+        log(`  deleted ${user.userId}: ${result.deleted} of ${user.events} events, ${fmt.int(result.clientMs)} ms (job ${fmt.int(result.jobMs)} ms)`);
+      }
+      if (server.exitCode() !== 'running') throw new Error(`the service exited during the run:\n${server.output()}`);
+    } finally {
+      await server.stop();
+    }
+    log(`the service again, with SVC_DB_MEMORY_LIMIT=${LIMITED_DATABASE_MEMORY}…`);
+    const limited = await startService(folder.path, { SVC_DB_MEMORY_LIMIT: LIMITED_DATABASE_MEMORY }, 120_000);
+    try {
+      const result = await streamExport(limited, credentials.adminToken, 'ndjson', LIMITED_DATABASE_MEMORY);
+      streamed.push(result);
+      log(`  ${fmt.int(result.lines / result.seconds)} events/s, peak RSS ${fmt.int(result.peakRssMiB)} MiB (database ${fmt.int(result.databaseMiB)} MiB)`);
+    } finally {
+      await limited.stop();
+    }
+
+    const rows: Row[] = [];
+    let runErrors = false;
+    // The run with the memory limit comes after the deletions.
+    const deletedTotal = deletions.reduce((sum, d) => sum + d.deleted, 0);
+    const expectedLines = (result: StreamResult) => (result.memoryLimit ? events - deletedTotal : events);
+    for (const result of streamed) {
+      const base = native.find((n) => n.format === result.format)!;
+      const name = `${result.format === 'csv' ? 'CSV' : 'NDJSON'}${result.memoryLimit ? ` (SVC_DB_MEMORY_LIMIT=${result.memoryLimit})` : ''}`;
+      const rate = result.lines / result.seconds;
+      const baseRate = events / base.seconds;
+      if (result.memoryLimit) {
+        rows.push(
+          { figure: `${name} export, events/s`, value: fmt.int(rate), baseline: fmt.int(baseRate), ratio: fmt.ratio(rate, baseRate), target: '—', verdict: '—' },
+          { figure: `${name} export, service peak RSS during the export, MiB`, value: fmt.int(result.peakRssMiB), baseline: '—', ratio: '—', target: `< ${TARGET_PEAK_RSS_MIB}`, verdict: result.peakRssMiB < TARGET_PEAK_RSS_MIB ? 'pass' : 'fail' },
+        );
+        if (result.lines !== expectedLines(result)) runErrors = true;
+        continue;
+      }
+      if (result.lines !== expectedLines(result)) runErrors = true;
+      rows.push(
+        { figure: `${name} export, events/s (streamed over HTTP; baseline: DuckDB COPY of the same rows to a file)`, value: fmt.int(rate), baseline: fmt.int(baseRate), ratio: fmt.ratio(rate, baseRate), target: `≥ ${fmt.int(TARGET_EVENTS_PER_SECOND)}`, verdict: rate >= TARGET_EVENTS_PER_SECOND ? 'pass' : 'fail' },
+        { figure: `${name} export, MB/s`, value: (result.bytes / 1e6 / result.seconds).toFixed(0), baseline: (base.bytes / 1e6 / base.seconds).toFixed(0), ratio: fmt.ratio(result.bytes / result.seconds, base.bytes / base.seconds), target: '—', verdict: '—' },
+        { figure: `${name} export, service peak RSS during the export, MiB`, value: fmt.int(result.peakRssMiB), baseline: '—', ratio: '—', target: `< ${TARGET_PEAK_RSS_MIB}`, verdict: result.peakRssMiB < TARGET_PEAK_RSS_MIB ? 'pass' : 'fail' },
+        { figure: `${name} export, service RSS before it, and the database cache at its end, MiB`, value: `${fmt.int(result.rssBeforeMiB)} / ${fmt.int(result.databaseMiB)}`, baseline: '—', ratio: '—', target: '—', verdict: '—' },
+        { figure: `${name} export, service CPU µs per event`, value: ((result.cpuSeconds / result.lines) * 1e6).toFixed(2), baseline: '—', ratio: '—', target: '—', verdict: '—' },
+      );
+    }
+    const deletionMs = deletions.map((d) => d.clientMs);
+    const worst = Math.max(...deletionMs);
+    rows.push(
+      { figure: `Deletion of one user's events among ${fmt.int(events)}, request → job completed, median ms (${deletions.length} users)`, value: fmt.int(median(deletionMs)), baseline: '—', ratio: '—', target: '—', verdict: '—' },
+      { figure: `Deletion of one user's events among ${fmt.int(events)}, request → job completed, max ms`, value: fmt.int(worst), baseline: '—', ratio: '—', target: `< ${fmt.int(TARGET_DELETION_MS)}`, verdict: worst < TARGET_DELETION_MS ? 'pass' : 'fail' },
+    );
+    const wrongDeletes = deletions.filter((d) => d.deleted !== d.userEvents).length;
+    if (wrongDeletes || leftBehind) runErrors = true;
+    rows.push({
+      figure: 'Errors: exports missing or adding events, deletions leaving events or deleting others',
+      value: String(streamed.filter((s) => s.lines !== expectedLines(s)).length + wrongDeletes + leftBehind),
+      baseline: '0',
+      ratio: '—',
+      target: '0',
+      verdict: runErrors ? 'fail' : 'pass',
+    });
+
+    const sample = createHash('sha256').update(users.map((u) => u.userId).join(',')).digest('hex').slice(0, 8);
+    return {
+      title: 'Raw export and deletion',
+      rows,
+      notes: [
+        `Data: ${fmt.int(events)} events of one tenant (bench/dashboard-data.ts), DuckDB file ${fmt.int(fileMiB)} MiB after CHECKPOINT. ` +
+          'The service is started fresh on that file; each export is one GET /v1/analytics/events over HTTP, read to the end by undici; ' +
+          'peak RSS is the service process\'s VmHWM, reset before each export.',
+        `Baseline: DuckDB's COPY (SELECT … ORDER BY ts, event_id) TO a file, CSV with header and JSON lines, in the benchmark process before the service starts: ` +
+          native.map((n) => `${n.format} ${fmt.int(n.bytes / MiB)} MiB in ${n.seconds.toFixed(1)} s`).join(', ') + '.',
+        `Deletions: ${deletions.map((d) => `${d.deleted} events in ${fmt.int(d.clientMs)} ms (job ${fmt.int(d.jobMs)})`).join('; ')} (users ${sample}…); ` +
+          `afterwards an export filtered by each user found ${leftBehind} events.`,
+        `Load average before the run: ${loadBefore.toFixed(1)}.`,
+      ],
+      runErrors,
+    };
+  } finally {
+    folder.remove();
+  }
+}
