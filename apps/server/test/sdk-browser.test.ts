@@ -375,6 +375,47 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(joined.map((e) => e.broadcastId).sort()).toEqual(['legacy-show', 'legacy-show-2']);
   });
 
+  it('shows the overlay in the configured default language', async () => {
+    await show('match-1', await createOverlay('match-1', { type: 'contest', title: 'Ball' }));
+    await show('match-1', await createOverlay('match-1', { type: 'lineup', items: [{ title: 'Kick-off' }] }));
+    await show('match-1', await createOverlay('match-1', { type: 'product', name: 'Scarf', price: 20, currency: 'EUR', placement: 'carousel' }));
+    const strings: Record<string, string[]> = {
+      en: ['Enter', 'Coming up', 'Add to cart', 'Cart (0)'],
+      de: ['Teilnehmen', 'Als Nächstes', 'In den Warenkorb', 'Warenkorb (0)'],
+      fr: ['Participer', 'À suivre', 'Ajouter au panier', 'Panier (0)'],
+    };
+    for (const language of ['de', 'fr', 'en']) {
+      await patchSettings({ localization: { defaultLanguage: language } });
+      await openPlayer();
+      // The cached configuration (the previous language) may show first; the server's follows.
+      await overlay().getByRole('button', { name: strings[language]![0], exact: true }).waitFor({ timeout: 5_000 });
+      const shown = await overlay().evaluate((el) => Array.from(el.shadowRoot!.querySelectorAll('button, h3, .label, li')).map((node) => node.textContent));
+      expect(shown, language).toEqual(expect.arrayContaining(strings[language]!));
+      const others = Object.entries(strings).flatMap(([other, texts]) => (other === language ? [] : texts));
+      expect(shown.filter((text) => others.includes(text!)), language).toEqual([]);
+    }
+  });
+
+  it('does not animate the overlay when the viewer prefers reduced motion', async () => {
+    await show('match-1', await createOverlay('match-1', { type: 'poll', question: 'Calm?', options: ['Yes', 'No'] }));
+    await openPlayer();
+    // A vote draws the result bars, whose width is animated too.
+    await overlay().getByRole('button', { name: 'Yes' }).click();
+    await overlay().getByText('Thanks for voting', { exact: true }).waitFor();
+    const moving = () =>
+      overlay().evaluate((el) =>
+        Array.from(el.shadowRoot!.querySelectorAll('*')).flatMap((node) => {
+          const style = getComputedStyle(node);
+          const transitions = style.transitionDuration.split(',').some((duration) => parseFloat(duration) > 0);
+          const name = [node.localName, ...Array.from(node.classList)].join('.');
+          return [...(style.animationName !== 'none' ? [`${name} animation`] : []), ...(transitions ? [`${name} transition`] : [])];
+        }),
+      );
+    expect(await moving()).toEqual(expect.arrayContaining(['section.card animation', 'span transition']));
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    expect(await moving()).toEqual([]);
+  });
+
   it('serves the demo page with the overlay and no admin token, within its CSP', async () => {
     const violations: string[] = [];
     page.on('console', (message) => {
