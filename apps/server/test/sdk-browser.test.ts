@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
+import { DemoBroadcast } from '../src/demo-broadcast';
 import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 
@@ -414,6 +415,42 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(await moving()).toEqual(expect.arrayContaining(['section.card animation', 'span transition']));
     await page.emulateMedia({ reducedMotion: 'reduce' });
     expect(await moving()).toEqual([]);
+  });
+
+  it('plays the scripted demo on /demo: a poll, the lineup, a sponsor moment, a contest and products in turn', async () => {
+    const demo = new DemoBroadcast(t.services.content, t.services.tenants, { stepMs: 1_000 });
+    try {
+      await page.goto(`${t.url}/demo`);
+      await page.locator('#status', { hasText: /Connected|watching/ }).waitFor();
+      // What the viewer sees, sampled: each set of cards on screen, and each card as it appears.
+      await page.evaluate(() => {
+        const w = window as unknown as { screens: string[][]; appeared: string[] };
+        w.screens = [];
+        w.appeared = [];
+        let onScreen = new Set<string>();
+        setInterval(() => {
+          const cards = Array.from(document.querySelector('svc-engagement-overlay')!.shadowRoot!.querySelectorAll<HTMLElement>('section.card[data-overlay]'));
+          for (const card of cards) if (!onScreen.has(card.dataset.overlay!)) w.appeared.push(card.dataset.type!);
+          onScreen = new Set(cards.map((card) => card.dataset.overlay!));
+          const screen = cards.map((card) => card.dataset.type!).sort();
+          if (screen.length && JSON.stringify(screen) !== JSON.stringify(w.screens.at(-1))) w.screens.push(screen);
+        }, 50);
+      });
+      await demo.start();
+      const order = ['poll', 'lineup', 'sponsor_moment', 'contest', 'product', 'product'];
+      const seen = () =>
+        page.evaluate(() => {
+          const { screens, appeared } = window as unknown as { screens: string[][]; appeared: string[] };
+          return { screens, appeared };
+        });
+      await expect.poll(async () => (await seen()).appeared.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(order.length);
+      const { screens, appeared } = await seen();
+      expect(appeared.slice(0, order.length)).toEqual(order);
+      // One at a time: each step was on screen alone.
+      expect(screens).toEqual(expect.arrayContaining([['poll'], ['lineup'], ['sponsor_moment'], ['contest'], ['product', 'product']]));
+    } finally {
+      demo.stop();
+    }
   });
 
   it('serves the demo page with the overlay and no admin token, within its CSP', async () => {
