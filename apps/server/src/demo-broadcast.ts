@@ -24,17 +24,22 @@ export class DemoBroadcast {
   private timer: NodeJS.Timeout | null = null;
   private step = 0;
   private overlays: Overlay[] = [];
+  private readonly stepMs: number;
 
+  /** `stepMs`: how long each overlay stays on screen (default `DEMO_STEP_MS`); tests shorten it. */
   constructor(
     private readonly content: ContentService,
     private readonly tenants: TenantService,
-  ) {}
+    options: { stepMs?: number } = {},
+  ) {
+    this.stepMs = options.stepMs ?? DEMO_STEP_MS;
+  }
 
   async start(): Promise<void> {
     const tenant = await this.tenants.getTenant('demo').catch(() => null);
     if (!tenant) return;
     const ready = await this.prepare(tenant);
-    this.timer = setInterval(() => void this.next(ready).catch(() => undefined), DEMO_STEP_MS);
+    this.timer = setInterval(() => void this.next(ready).catch(() => undefined), this.stepMs);
     this.timer.unref();
     await this.next(ready);
   }

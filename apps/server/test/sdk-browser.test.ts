@@ -1,14 +1,18 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
+import { DemoBroadcast } from '../src/demo-broadcast';
 import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
+/** Long enough that a broadcast.left stored within it cannot be the one the server writes after it. */
+const RESUME_GRACE_MS = 3_000;
 
 describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   let browser: Browser;
@@ -32,7 +36,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     hostServer?.close();
   });
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50, resumeGraceMs: 300 } } });
+    t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50, resumeGraceMs: RESUME_GRACE_MS } } });
     // Viewers are placed in Germany, one of the default markets.
     await patchSettings({ fallbackCountry: 'DE' });
     context = await browser.newContext({ viewport: { width: 960, height: 640 } });
@@ -86,30 +90,37 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   }
   const overlay = () => page.locator('svc-engagement-overlay');
 
-  it('fetches the configuration once, then serves the cached one at once and revalidates with If-None-Match', async () => {
+  it('fetches the configuration once, then applies the cached one (theme and flags) before the revalidation answers', async () => {
     const configRequests: Array<Record<string, string>> = [];
     page.on('request', (request) => {
       if (request.url().includes('/v1/sdk/config')) configRequests.push(request.headers());
     });
-    await patchSettings({ theme: { primaryColor: '#E4007C' } });
-    const pollId = await createOverlay('match-1', { type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'] });
-    await show('match-1', pollId);
+    await patchSettings({ theme: { primaryColor: '#E4007C' }, featureFlags: { polls: false } });
+    for (const body of [{ type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'] }, { type: 'contest', title: 'Win a ball' }]) {
+      await show('match-1', await createOverlay('match-1', body));
+    }
     await openPlayer();
     expect(await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined)).toBe('ok');
     expect(configRequests).toHaveLength(1);
+    const primary = () => overlay().evaluate((el) => getComputedStyle(el).getPropertyValue('--svc-primary').trim().toLowerCase());
 
-    // Next start: the config answer is held back 2 s, yet the cached theme applies at once.
+    // The dashboard changes both; the next start shows the cached ones until the server answers.
+    await patchSettings({ theme: { primaryColor: '#00A86B' }, featureFlags: { polls: true } });
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
     await page.route('**/v1/sdk/config**', async (route) => {
-      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      await answered;
       await route.continue();
     });
-    const started = Date.now();
     await openPlayer();
-    await overlay().locator('button', { hasText: 'Reds' }).waitFor({ timeout: 1_500 });
-    expect(Date.now() - started).toBeLessThan(2_000);
-    const color = await overlay().evaluate((el) => getComputedStyle(el).getPropertyValue('--svc-primary').trim());
-    expect(color.toLowerCase()).toBe('#e4007c');
-    await until(async () => configRequests.length, (n) => n === 2);
+    await overlay().getByText('Win a ball').first().waitFor({ timeout: 5_000 });
+    await expect.poll(() => configRequests.length).toBe(2);
+    expect(await overlay().getByText('Who wins?').count()).toBe(0);
+    expect(await primary()).toBe('#e4007c');
+
+    answer();
+    await overlay().getByRole('button', { name: 'Reds' }).waitFor({ timeout: 5_000 });
+    await expect.poll(primary).toBe('#00a86b');
     expect(configRequests[1]!['if-none-match']).toMatch(/^"[\w-]+"$/);
   });
 
@@ -192,16 +203,26 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(await page.evaluate((key) => localStorage.getItem(key), `svc:queue:${t.demo.apiKey}:svc_oldtab`)).toBeNull();
   });
 
-  it('emits broadcast.left on disconnect()', async () => {
+  it('emits broadcast.left on disconnect(): its own event, not the one the server writes after the grace', async () => {
     await openPlayer();
     await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
-    await page.evaluate(() => (window as unknown as { SvcSDK: { disconnect(): void } }).SvcSDK.disconnect());
-    await until(() => stored('broadcast.left'), (rows) => rows.length > 0);
-    // After the reconnect grace, still exactly one: the server knows the viewer left on purpose.
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    const left = await stored('broadcast.left');
+    const disconnectedAt = Date.now();
+    const sent = await page.evaluate(() => {
+      const sdk = (window as unknown as { SvcSDK: { on(name: string, fn: (record: unknown) => void): void; disconnect(): void } }).SvcSDK;
+      let record: unknown = null;
+      sdk.on('broadcast.left', (r) => (record = r));
+      sdk.disconnect();
+      return record as { eventId: string; sessionId: string; data: { reason: string; watchedMs: number } } | null;
+    });
+    expect(sent).not.toBeNull();
+    // Stored well before the server's grace could run out, with the eventId the SDK gave it.
+    const left = await until(() => stored('broadcast.left'), (rows) => rows.length > 0, RESUME_GRACE_MS - 1_000);
+    expect(Date.now() - disconnectedAt).toBeLessThan(RESUME_GRACE_MS);
     expect(left).toHaveLength(1);
-    expect(left[0]!.data).toMatchObject({ reason: 'closed' });
+    expect(left[0]).toMatchObject({ eventId: sent!.eventId, sessionId: sent!.sessionId, broadcastId: 'match-1', data: { reason: 'closed', watchedMs: sent!.data.watchedMs } });
+    // After the grace, still that one: the server knows the viewer left on purpose.
+    await new Promise((resolve) => setTimeout(resolve, disconnectedAt + RESUME_GRACE_MS + 1_000 - Date.now()));
+    expect((await stored('broadcast.left')).map((row) => row.eventId)).toEqual([sent!.eventId]);
   });
 
   it('hides polls when the flag is off and commerce outside the markets', async () => {
@@ -228,35 +249,110 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect(await overlay().evaluate((el) => el.shadowRoot!.querySelectorAll('section').length)).toBe(0);
   });
 
-  it('loses nothing offline and stores each event once when the network returns', async () => {
+  it('loses nothing in a network outage and stores each event once when the network returns', async () => {
+    // Upgrades reach the gateway only while `socketsUp`; destroying a socket is the network dropping it.
+    let socketsUp = true;
+    const sockets: Duplex[] = [];
+    t.app.server.prependListener('upgrade', (_request, socket: Duplex) => (socketsUp ? sockets.push(socket) : socket.destroy()));
     await openPlayer();
-    await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
+    await page.evaluate(() => {
+      const w = window as unknown as { SvcSDK: { on(name: string, fn: (e: { open: boolean }) => void): void }; connectionOpen: boolean; joined: Promise<string> };
+      w.connectionOpen = true;
+      w.SvcSDK.on('connection', (e) => (w.connectionOpen = e.open));
+      return w.joined;
+    });
+    await until(() => stored('broadcast.joined'), (rows) => rows.length === 1);
+    let offline = false;
+    const offlineAttempts: string[] = [];
+    const sends: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname !== '/v1/events') return;
+      if (offline) offlineAttempts.push(request.url());
+      else sends.push(...((JSON.parse(request.postData() ?? '{}') as { events?: Array<{ eventId: string }> }).events ?? []).map((e) => e.eventId));
+    });
+
+    // The outage. Offline mode fails new requests and sockets and clears navigator.onLine, but
+    // only holds the frames of a socket already open (playwright#4910): that one is cut here.
+    offline = true;
+    socketsUp = false;
+    await page.route('**/v1/events*', (route) => route.abort('internetdisconnected'));
     await context.setOffline(true);
+    for (const socket of sockets) socket.destroy();
+    await page.waitForFunction(() => (window as unknown as { connectionOpen: boolean }).connectionOpen === false);
     const ids = await page.evaluate(() => {
       const sdk = (window as unknown as { SvcSDK: { track(name: string, fields: object): string } }).SvcSDK;
       return Array.from({ length: 8 }, (_, i) => sdk.track('product.tapped', { data: { productId: `p${i}` } }));
     });
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Long enough for reconnect attempts (the first comes within 1.5 s) to fail.
+    await page.waitForTimeout(2_500);
+    expect(await stored('product.tapped')).toEqual([]);
+    const queued = await page.evaluate((prefix) => {
+      const keys = Object.keys(localStorage).filter((key) => key.startsWith(prefix));
+      return keys.flatMap((key) => (JSON.parse(localStorage.getItem(key)!) as Array<{ eventId: string }>).map((e) => e.eventId));
+    }, `svc:queue:${t.demo.apiKey}:`);
+    expect(queued.sort()).toEqual([...ids].sort());
+    // While the browser says it is offline the queue waits for `online` instead of trying in vain.
+    expect(offlineAttempts).toEqual([]);
+
+    // The network returns, the realtime endpoint not yet: the `online` event sends the queue over HTTP.
+    offline = false;
+    await page.unroute('**/v1/events*');
     await context.setOffline(false);
-    const rows = await until(() => stored('product.tapped'), (r) => r.length >= 8, 15_000);
-    expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+    await until(() => stored('product.tapped'), (rows) => rows.length >= ids.length, 15_000);
+    await expect.poll(() => page.evaluate(() => (window as unknown as { SvcSDK: { client: { pendingEvents: number } } }).SvcSDK.client.pendingEvents), { timeout: 10_000 }).toBe(0);
+    const exported = (await t.app.inject({ url: '/v1/analytics/events?event=product.tapped&format=ndjson', headers: admin() })).body;
+    const exportedIds = exported.trim().split('\n').map((line) => (JSON.parse(line) as { eventId: string }).eventId);
+    expect(exportedIds.sort()).toEqual([...ids].sort());
+    // Each was sent once: nothing went out half-way during the outage to be sent again after it.
+    expect(ids.map((id) => sends.filter((sent) => sent === id).length)).toEqual(ids.map(() => 1));
   });
 
-  it('sends queued events with the beacon when the page goes away', async () => {
+  it('delivers the queued events with sendBeacon when the page is closed while the socket holds them', async () => {
+    // How each /v1/events request reached the server: sendBeacon posts text/plain with the key in the query.
+    const arrivals: Array<{ method: string | undefined; contentType: string | undefined; keyInQuery: boolean }> = [];
+    t.app.server.on('request', (request: IncomingMessage) => {
+      const url = new URL(request.url ?? '/', t.url);
+      if (url.pathname !== '/v1/events') return;
+      arrivals.push({ method: request.method, contentType: request.headers['content-type'], keyInQuery: url.searchParams.has('apiKey') });
+    });
+    // The socket stays open but, once `holding`, its `track` frames never reach the server (no ack).
+    let holding = false;
+    const held: string[] = [];
+    await page.routeWebSocket(/\/v1\/ws/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((message) => {
+        const text = String(message);
+        const parsed = JSON.parse(text) as { type: string; events?: Array<{ eventId: string }> };
+        if (holding && parsed.type === 'track') held.push(...(parsed.events ?? []).map((e) => e.eventId));
+        else server.send(text);
+      });
+    });
+    // The fetch path (key in a header) hangs, should the SDK turn to it.
+    await page.route((url) => url.pathname === '/v1/events' && !url.searchParams.has('apiKey'), () => undefined);
     await openPlayer();
     await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
-    // Track and leave in the same task: the queue has no chance to flush normally.
+    await until(() => stored('broadcast.joined'), (rows) => rows.length === 1);
+
+    holding = true;
     const ids = await page.evaluate(() => {
       const sdk = (window as unknown as { SvcSDK: { track(name: string, fields: object): string } }).SvcSDK;
-      const tracked = Array.from({ length: 5 }, (_, i) => sdk.track('sponsor_moment.tapped', { data: { momentId: `m${i}`, sponsorId: 'acme' } }));
-      window.location.href = 'about:blank';
-      return tracked;
+      return Array.from({ length: 5 }, (_, i) => sdk.track('sponsor_moment.tapped', { data: { momentId: `m${i}`, sponsorId: 'acme' } }));
     });
-    const rows = await until(() => stored('sponsor_moment.tapped'), (r) => r.length >= 5);
+    // The normal path tried and could not deliver: the events wait in the queue for an ack.
+    await expect.poll(() => held.length).toBe(ids.length);
+    expect(held.sort()).toEqual([...ids].sort());
+    expect(await page.evaluate(() => (window as unknown as { SvcSDK: { client: { pendingEvents: number } } }).SvcSDK.client.pendingEvents)).toBe(ids.length);
+    expect(await stored('sponsor_moment.tapped')).toEqual([]);
+    expect(arrivals).toEqual([]);
+
+    // Closing the tab fires pagehide; only the beacon can still carry the events.
+    await page.close({ runBeforeUnload: true });
+    const rows = await until(() => stored('sponsor_moment.tapped'), (r) => r.length >= ids.length);
     expect(rows.map((r) => r.eventId).sort()).toEqual([...ids].sort());
+    expect(arrivals).toEqual([{ method: 'POST', contentType: expect.stringMatching(/^text\/plain\b/), keyInQuery: true }]);
   });
 
-  it('runs the migration shims of 0.1.x with one warning each', async () => {
+  it('runs every migration shim of 0.1.x, each warning once however often it is used', async () => {
     const warnings: string[] = [];
     page.on('console', (message) => {
       if (message.type() === 'warning') warnings.push(message.text());
@@ -265,20 +361,96 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await page.setContent(`<script src="${t.url}/sdk/svc-core.js"></script>`);
     const result = await page.evaluate(async (apiKey) => {
       const core = (window as unknown as { SvcCore: Record<string, any> }).SvcCore;
-      core.SvcSDK.configure({ apiKey, campaignApiKey: apiKey, autoDiscover: true });
-      core.SvcSDK.configure({ apiKey, campaignApiKey: apiKey });
+      for (let i = 0; i < 2; i++) core.SvcSDK.configure({ apiKey, campaignApiKey: apiKey, autoDiscover: true, configFile: 'svc-config.json' });
       const config = await core.ConfigurationLoader.loadConfiguration({ userCountryCode: 'DE' });
       await core.ConfigurationLoader.loadConfiguration({});
       await core.setBroadcastContext(new core.BroadcastContext('legacy-show'));
+      await core.setBroadcastContext(new core.BroadcastContext('legacy-show-2'));
       return config.theme.primaryColor;
     }, t.demo.apiKey);
     expect(result).toMatch(/^#/);
-    expect(warnings.filter((w) => w.includes('campaignApiKey'))).toHaveLength(1);
-    expect(warnings.filter((w) => w.includes('autoDiscover'))).toHaveLength(1);
-    expect(warnings.filter((w) => w.includes('ConfigurationLoader'))).toHaveLength(1);
-    expect(warnings.filter((w) => w.includes('setBroadcastContext'))).toHaveLength(1);
-    const joined = await until(() => stored('broadcast.joined'), (rows) => rows.length > 0);
-    expect(joined.map((e) => e.broadcastId)).toEqual(['legacy-show']);
+    const shims = ['campaignApiKey', 'autoDiscover', 'svc-config.json', 'ConfigurationLoader.loadConfiguration', 'setBroadcastContext'];
+    expect(shims.map((shim) => warnings.filter((w) => w.includes(shim)).length)).toEqual(shims.map(() => 1));
+    expect(warnings.filter((w) => w.startsWith('[SvcSDK]'))).toHaveLength(shims.length);
+    const joined = await until(() => stored('broadcast.joined'), (rows) => rows.length === 2);
+    expect(joined.map((e) => e.broadcastId).sort()).toEqual(['legacy-show', 'legacy-show-2']);
+  });
+
+  it('shows the overlay in the configured default language', async () => {
+    await show('match-1', await createOverlay('match-1', { type: 'contest', title: 'Ball' }));
+    await show('match-1', await createOverlay('match-1', { type: 'lineup', items: [{ title: 'Kick-off' }] }));
+    await show('match-1', await createOverlay('match-1', { type: 'product', name: 'Scarf', price: 20, currency: 'EUR', placement: 'carousel' }));
+    const strings: Record<string, string[]> = {
+      en: ['Enter', 'Coming up', 'Add to cart', 'Cart (0)'],
+      de: ['Teilnehmen', 'Als Nächstes', 'In den Warenkorb', 'Warenkorb (0)'],
+      fr: ['Participer', 'À suivre', 'Ajouter au panier', 'Panier (0)'],
+    };
+    for (const language of ['de', 'fr', 'en']) {
+      await patchSettings({ localization: { defaultLanguage: language } });
+      await openPlayer();
+      // The cached configuration (the previous language) may show first; the server's follows.
+      await overlay().getByRole('button', { name: strings[language]![0], exact: true }).waitFor({ timeout: 5_000 });
+      const shown = await overlay().evaluate((el) => Array.from(el.shadowRoot!.querySelectorAll('button, h3, .label, li')).map((node) => node.textContent));
+      expect(shown, language).toEqual(expect.arrayContaining(strings[language]!));
+      const others = Object.entries(strings).flatMap(([other, texts]) => (other === language ? [] : texts));
+      expect(shown.filter((text) => others.includes(text!)), language).toEqual([]);
+    }
+  });
+
+  it('does not animate the overlay when the viewer prefers reduced motion', async () => {
+    await show('match-1', await createOverlay('match-1', { type: 'poll', question: 'Calm?', options: ['Yes', 'No'] }));
+    await openPlayer();
+    // A vote draws the result bars, whose width is animated too.
+    await overlay().getByRole('button', { name: 'Yes' }).click();
+    await overlay().getByText('Thanks for voting', { exact: true }).waitFor();
+    const moving = () =>
+      overlay().evaluate((el) =>
+        Array.from(el.shadowRoot!.querySelectorAll('*')).flatMap((node) => {
+          const style = getComputedStyle(node);
+          const transitions = style.transitionDuration.split(',').some((duration) => parseFloat(duration) > 0);
+          const name = [node.localName, ...Array.from(node.classList)].join('.');
+          return [...(style.animationName !== 'none' ? [`${name} animation`] : []), ...(transitions ? [`${name} transition`] : [])];
+        }),
+      );
+    expect(await moving()).toEqual(expect.arrayContaining(['section.card animation', 'span transition']));
+    await page.emulateMedia({ reducedMotion: 'reduce' });
+    expect(await moving()).toEqual([]);
+  });
+
+  it('plays the scripted demo on /demo: a poll, the lineup, a sponsor moment, a contest and products in turn', async () => {
+    const demo = new DemoBroadcast(t.services.content, t.services.tenants, { stepMs: 1_000 });
+    try {
+      await page.goto(`${t.url}/demo`);
+      await page.locator('#status', { hasText: /Connected|watching/ }).waitFor();
+      // What the viewer sees, sampled: each set of cards on screen, and each card as it appears.
+      await page.evaluate(() => {
+        const w = window as unknown as { screens: string[][]; appeared: string[] };
+        w.screens = [];
+        w.appeared = [];
+        let onScreen = new Set<string>();
+        setInterval(() => {
+          const cards = Array.from(document.querySelector('svc-engagement-overlay')!.shadowRoot!.querySelectorAll<HTMLElement>('section.card[data-overlay]'));
+          for (const card of cards) if (!onScreen.has(card.dataset.overlay!)) w.appeared.push(card.dataset.type!);
+          onScreen = new Set(cards.map((card) => card.dataset.overlay!));
+          const screen = cards.map((card) => card.dataset.type!).sort();
+          if (screen.length && JSON.stringify(screen) !== JSON.stringify(w.screens.at(-1))) w.screens.push(screen);
+        }, 50);
+      });
+      await demo.start();
+      const order = ['poll', 'lineup', 'sponsor_moment', 'contest', 'product', 'product'];
+      const seen = () =>
+        page.evaluate(() => {
+          const { screens, appeared } = window as unknown as { screens: string[][]; appeared: string[] };
+          return { screens, appeared };
+        });
+      await expect.poll(async () => (await seen()).appeared.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(order.length);
+      const { screens, appeared } = await seen();
+      expect(appeared.slice(0, order.length)).toEqual(order);
+      // One at a time: each step was on screen alone.
+      expect(screens).toEqual(expect.arrayContaining([['poll'], ['lineup'], ['sponsor_moment'], ['contest'], ['product', 'product']]));
+    } finally {
+      demo.stop();
+    }
   });
 
   it('serves the demo page with the overlay and no admin token, within its CSP', async () => {

@@ -7,7 +7,6 @@ export const OVERLAY_CSS = `
 .shelf { position: absolute; right: 16px; bottom: 16px; display: flex; gap: 12px; max-width: calc(100% - 400px); overflow-x: auto; }
 .card { pointer-events: auto; background: rgba(255,255,255,0.96); border-radius: 14px; padding: 14px 16px; box-shadow: 0 8px 28px rgba(0,0,0,.28); animation: in .25s ease-out; }
 @keyframes in { from { opacity: 0; transform: translateY(8px); } to { opacity: 1; transform: none; } }
-@media (prefers-reduced-motion: reduce) { .card { animation: none; } .bar span { transition: none; } }
 h3 { margin: 0 0 10px; font-size: 16px; }
 p { margin: 0 0 10px; }
 .label { font-size: 11px; text-transform: uppercase; letter-spacing: .06em; color: #666; margin-bottom: 4px; }
@@ -33,4 +32,6 @@ ol { margin: 0; padding-left: 18px; }
 .row { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 6px; }
 .actions { display: flex; gap: 8px; margin-top: 8px; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+/* Last: it overrides rules of the same specificity only when it comes after them. */
+@media (prefers-reduced-motion: reduce) { .card { animation: none; } .bar span { transition: none; } }
 `;
