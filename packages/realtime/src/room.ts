@@ -138,6 +138,16 @@ export class Room {
     this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
   }
 
+  /**
+   * Sends a poll's results now (it was shown again) when it has votes, and counts them as
+   * sent: a throttled update still due for the same votes would repeat them.
+   */
+  sendResults(pollId: string): void {
+    const poll = this.pollState(pollId);
+    poll.sentVersion = poll.version;
+    if (poll.voters.size > 0) this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
+  }
+
   /** Sends the viewer count if it changed since the last time. */
   flushViewers(): void {
     const count = this.connections.size;
