@@ -258,7 +258,7 @@ export class Gateway {
         overlays: room.activeOverlays(),
         pollResults: room.activeResults(),
         viewer: room.viewerState(session.viewer),
-        viewers: room.connections.size,
+        viewers: room.welcomeCount(),
         serverTime: new Date(this.deps.clock.now()).toISOString(),
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       }),

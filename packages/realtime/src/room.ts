@@ -148,6 +148,17 @@ export class Room {
     if (poll.voters.size > 0) this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
   }
 
+  /**
+   * The count for a new viewer's welcome. When it differs from the last count sent, the next
+   * update goes out even if the count is back to that one by then, or the new viewer would
+   * keep the count of its welcome.
+   */
+  welcomeCount(): number {
+    const count = this.connections.size;
+    if (count !== this.viewersSent) this.viewersSent = -1;
+    return count;
+  }
+
   /** Sends the viewer count if it changed since the last time. */
   flushViewers(): void {
     const count = this.connections.size;

@@ -141,4 +141,17 @@ describe('gateway', () => {
       [1, 1],
     ]);
   });
+
+  it('corrects the count a viewer was welcomed with, even when the count returns to the last one sent within the interval', async () => {
+    h = await startGateway({ throttleMs: THROTTLE_MS });
+    const first = await h.join('svc_first');
+    await first.next((m) => m.type === 'viewers' && m.count === 1);
+    // Inside one interval: a second viewer joins (welcomed with 2), then the first leaves.
+    const second = await h.join('svc_second');
+    expect(second.ofType('welcome')[0]).toMatchObject({ viewers: 2 });
+    first.ws.close();
+    for (let i = 0; i < 100 && (await h.gateway.viewerCount(1, 'b')) !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    h.timers.advance(THROTTLE_MS);
+    expect(await second.next((m) => m.type === 'viewers')).toEqual({ type: 'viewers', count: 1 });
+  });
 });
