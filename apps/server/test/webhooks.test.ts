@@ -221,6 +221,25 @@ describe('webhooks', () => {
     expect(r.received).toHaveLength(sent);
   });
 
+  it('fails a delivery that was in flight when its endpoint was disabled, and tries it no more', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const [gone, slow] = [validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())];
+    // One delivery meets 410 Gone at once; the other's 500 comes long after the endpoint is disabled.
+    r.respond = (res, request) => (request.body.includes(String(slow.eventId)) ? setTimeout(() => res.writeHead(500).end(), 600) : res.writeHead(410).end());
+    const endpoint = await addEndpoint(r.url);
+    await send([gone, slow]);
+    await t.services.dispatcher.runDue();
+    const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d]));
+    expect(log.get(gone.eventId)).toMatchObject({ status: 'failed', lastStatusCode: 410 });
+    expect(log.get(slow.eventId)).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Endpoint disabled: The receiver answered 410 Gone.' });
+    expect(t.services.dispatcher.depth).toBe(0);
+    clock.advance(DAY);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(2);
+  });
+
   it('counts a receiver slower than the timeout as a failure, and tries again on the schedule', async () => {
     const clock = new ManualClock(Date.now());
     t = await start(clock, 300);
