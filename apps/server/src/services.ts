@@ -7,7 +7,7 @@ import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
 import { openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
-import { HttpWebhookSender, WebhookDispatcher, WebhookService, type WebhookSender } from '@svc/webhooks';
+import { HttpWebhookSender, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
 import { ServerMetrics } from './metrics';
 
@@ -45,6 +45,8 @@ export interface ServiceOverrides {
   /** Random source of retry jitter. */
   random?: () => number;
   webhookSender?: WebhookSender;
+  /** How webhook hosts are resolved, when saved and at each connection (DNS by default). */
+  resolveHost?: ResolveHost;
 }
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
@@ -54,8 +56,8 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
-  const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate);
-  const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate }, clock);
+  const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
+  const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   const dispatcher = new WebhookDispatcher(storage.webhooks, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());

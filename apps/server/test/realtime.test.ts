@@ -3,6 +3,21 @@ import { startTestApp, type TestApp } from './test-app';
 import { TestViewer, type Message } from './ws-client';
 
 const REALTIME = { heartbeatIntervalMs: 150, resumeGraceMs: 300, throttleMs: 50 };
+/** Room for a busy machine when measuring how soon something happened. */
+const SLACK_MS = 350;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Reads until `done` holds, or gives up after `timeoutMs` with the last value. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await sleep(25);
+  }
+}
+const socketOf = (viewer: TestViewer) => (viewer.ws as unknown as { _socket: import('node:net').Socket })._socket;
+const sessionOf = (viewer: TestViewer) => String((viewer.messages.find((m) => m.type === 'welcome')!.session as { id: string }).id);
 
 describe('realtime gateway', () => {
   let t: TestApp;
@@ -200,15 +215,93 @@ describe('realtime gateway', () => {
     expect([...rooms.keys()]).toEqual([`${t.demo.seq}:second`]);
   });
 
-  it('drops a viewer who stops answering heartbeats and records a timeout', async () => {
-    const silent = await welcomed('quiet');
-    const watcher = await welcomed('quiet');
-    // Stop reading: pings go unanswered.
-    (silent.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    await watcher.next((m) => m.type === 'viewers' && m.count === 1, 3_000);
-    await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 300));
-    const lefts = await storedEvents('broadcast.left');
-    expect(lefts.map((e) => e.data.reason)).toEqual(['timeout']);
+  it('drops vanished viewers from the count within two heartbeat intervals plus the throttle, and writes one broadcast.left for each', async () => {
+    const heartbeatMs = 500;
+    await t.close();
+    t = await startTestApp({ listen: true, config: { realtime: { ...REALTIME, heartbeatIntervalMs: heartbeatMs } } });
+    const joinStartedAt = Date.now();
+    const watcher = await welcomed('vanishing');
+    const reset = await welcomed('vanishing');
+    const silent = [await welcomed('vanishing'), await welcomed('vanishing')];
+    const welcomedAt = Date.now();
+    await watcher.next((m) => m.type === 'viewers' && m.count === 4);
+
+    // A connection reset, without any closing handshake: out of the count at once.
+    let seen = watcher.messages.length;
+    const resetAt = Date.now();
+    socketOf(reset).resetAndDestroy();
+    await watcher.next((m) => m.type === 'viewers' && m.count === 3, 5_000, seen);
+    const resetSeenAt = Date.now();
+    expect(resetSeenAt - resetAt).toBeLessThan(REALTIME.throttleMs + SLACK_MS);
+
+    // Two viewers stop reading just after answering a heartbeat ping: the next ping goes
+    // unanswered and the one after drops them, 2 intervals later; the count follows within
+    // the throttle.
+    seen = watcher.messages.length;
+    const pausedAt = await Promise.all(
+      silent.map(
+        (viewer) =>
+          new Promise<number>((resolve) =>
+            viewer.ws.once('ping', () => {
+              socketOf(viewer).pause();
+              resolve(Date.now());
+            }),
+          ),
+      ),
+    );
+    await watcher.next((m) => m.type === 'viewers' && m.count === 1, 5_000, seen);
+    const droppedSeenAt = Date.now();
+    const elapsed = droppedSeenAt - Math.min(...pausedAt);
+    expect(elapsed).toBeGreaterThan(heartbeatMs);
+    expect(elapsed).toBeLessThan(2 * heartbeatMs + REALTIME.throttleMs + SLACK_MS);
+    expect(await t.app.gateway.viewerCount(t.demo.seq, 'vanishing')).toBe(1);
+
+    // After the reconnect grace: one broadcast.left per vanished session, none for the watcher.
+    const lefts = await until(() => storedEvents('broadcast.left'), (events) => events.length >= 3);
+    await sleep(REALTIME.resumeGraceMs + 200);
+    expect(await storedEvents('broadcast.left')).toHaveLength(3);
+    const bySession = new Map(lefts.map((e) => [e.sessionId, e]));
+    expect(bySession.size).toBe(3);
+    expect(bySession.has(sessionOf(watcher))).toBe(false);
+    const resetLeft = bySession.get(sessionOf(reset))!;
+    expect(resetLeft.data.reason).toBe('disconnect');
+    // Watching time runs from the connection to the moment the server saw it end.
+    expect(Number(resetLeft.data.watchedMs)).toBeGreaterThanOrEqual(resetAt - welcomedAt);
+    expect(Number(resetLeft.data.watchedMs)).toBeLessThanOrEqual(resetSeenAt - joinStartedAt);
+    silent.forEach((viewer, i) => {
+      const left = bySession.get(sessionOf(viewer))!;
+      expect(left.data.reason).toBe('timeout');
+      expect(Number(left.data.watchedMs)).toBeGreaterThanOrEqual(pausedAt[i]! - welcomedAt);
+      expect(Number(left.data.watchedMs)).toBeLessThanOrEqual(droppedSeenAt - joinStartedAt);
+    });
+  });
+
+  it('starts a new session when a viewer comes back after the grace period, with a broadcast.left for each stretch', async () => {
+    const params = { apiKey: t.demo.apiKey, sessionId: 'svc_comeback', contentId: 'comeback' };
+    const first = await TestViewer.connect(t.url, params);
+    viewers.push(first);
+    expect(await first.next((m) => m.type === 'welcome')).toMatchObject({ session: { id: 'svc_comeback', resumed: false } });
+    const firstWelcomedAt = Date.now();
+    first.vanish();
+    const [firstLeft] = await until(() => storedEvents('broadcast.left'), (events) => events.length >= 1);
+    expect(firstLeft).toMatchObject({ sessionId: 'svc_comeback', data: { reason: 'disconnect' } });
+
+    const secondStartedAt = Date.now();
+    const second = await TestViewer.connect(t.url, params);
+    viewers.push(second);
+    expect(await second.next((m) => m.type === 'welcome')).toMatchObject({ session: { id: 'svc_comeback', resumed: false }, viewers: 1 });
+    const secondWelcomedAt = Date.now();
+    await sleep(50);
+    second.close();
+    const secondClosedAt = Date.now();
+    const lefts = await until(() => storedEvents('broadcast.left'), (events) => events.length >= 2);
+    await sleep(REALTIME.resumeGraceMs + 100);
+    expect(await storedEvents('broadcast.left')).toHaveLength(2);
+    const secondLeft = lefts.find((e) => e.eventId !== firstLeft!.eventId)!;
+    expect(secondLeft).toMatchObject({ sessionId: 'svc_comeback', data: { reason: 'closed' } });
+    // The second stretch is watched from its own connection, not from the first one.
+    expect(Number(secondLeft.data.watchedMs)).toBeGreaterThanOrEqual(secondClosedAt - secondWelcomedAt);
+    expect(Number(secondLeft.data.watchedMs)).toBeLessThan(secondStartedAt - firstWelcomedAt);
   });
 
   it('resumes a session that reconnects within the grace period, and keeps one connection per session', async () => {
@@ -305,6 +398,40 @@ describe('realtime gateway', () => {
     expect(await viewer.next((m) => m.type === 'welcome')).toMatchObject({ broadcast: { id: 'shared-name', campaignId: 1 } });
     const registered = await t.app.inject({ url: '/v1/broadcasts/shared-name', headers: admin() });
     expect(registered.json()).toMatchObject({ id: 'shared-name', campaignId: 1 });
+  });
+
+  it('hides an overlay for every viewer of the broadcast, and a viewer who joins afterwards gets none', async () => {
+    const pollId = await createPoll('hiding');
+    await show('hiding', pollId);
+    const audience = await Promise.all(Array.from({ length: 5 }, () => welcomed('hiding')));
+    for (const viewer of audience) expect((viewer.ofType('welcome')[0]!.overlays as Message[]).map((o) => o.id)).toEqual([pollId]);
+    const elsewhere = await welcomed('not-hiding');
+    await show('hiding', pollId, 'hide');
+    for (const viewer of audience) await viewer.next((m) => m.type === 'overlay.hide');
+    await elsewhere.request({ type: 'ping' });
+    for (const viewer of audience) expect(viewer.ofType('overlay.hide')).toEqual([{ type: 'overlay.hide', overlayId: pollId }]);
+    expect(elsewhere.ofType('overlay.hide')).toEqual([]);
+    const late = await welcomed('hiding');
+    expect(late.ofType('welcome')[0]).toMatchObject({ overlays: [], pollResults: [] });
+  });
+
+  it("keeps other tenants' viewers connecting while one tenant is at its connection limit", async () => {
+    await t.close();
+    t = await startTestApp({ listen: true, config: { realtime: { ...REALTIME, maxConnectionsPerTenant: 2 } } });
+    const demo = [await welcomed('limited'), await welcomed('limited')];
+    const refused = await join('limited');
+    expect(await refused.closed).toEqual({ code: 1013, reason: 'too_many_connections' });
+    // The other tenant has its own allowance, on a broadcast of the same name too.
+    for (let i = 0; i < 2; i++) {
+      const viewer = await join('limited', {}, t.other.apiKey);
+      expect(await viewer.next((m) => m.type === 'welcome')).toMatchObject({ viewers: i + 1 });
+    }
+    expect((await (await join('limited', {}, t.other.apiKey)).closed).code).toBe(1013);
+    // A slot freed by one of the first tenant's viewers can be taken again.
+    const seen = demo[1]!.messages.length;
+    demo[0]!.close();
+    await demo[1]!.next((m) => m.type === 'viewers' && m.count === 1, 5_000, seen);
+    expect(await (await join('limited')).next((m) => m.type === 'welcome')).toMatchObject({ viewers: 2 });
   });
 
   it('sends viewers 1001 when the server shuts down', async () => {

@@ -225,6 +225,28 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     expect((await stored('broadcast.left')).map((row) => row.eventId)).toEqual([sent!.eventId]);
   });
 
+  it('records a new broadcast.joined when the connection comes back after the grace period, and one left per stretch', async () => {
+    await openPlayer();
+    await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
+    await until(() => stored('broadcast.joined'), (rows) => rows.length > 0);
+    // The server loses the socket; the SDK's first reconnect waits at least 500 ms, past the 300 ms grace.
+    const sessions = (t.app.gateway as unknown as { sessions: Map<string, { connection: { ws: { terminate(): void } } | null }> }).sessions;
+    for (const session of sessions.values()) session.connection?.ws.terminate();
+    const joined = await until(() => stored('broadcast.joined'), (rows) => rows.length >= 2, 8_000);
+    expect(joined).toHaveLength(2);
+    expect(new Set(joined.map((e) => e.sessionId)).size).toBe(1);
+    expect((await stored('broadcast.left')).map((e) => e.data.reason)).toEqual(['disconnect']);
+
+    const rejoinedAt = Math.max(...joined.map((e) => Date.parse(e.timestamp)));
+    await page.evaluate(() => (window as unknown as { SvcSDK: { disconnect(): void } }).SvcSDK.disconnect());
+    const leftAt = Date.now();
+    const left = await until(() => stored('broadcast.left'), (rows) => rows.length >= 2);
+    const own = left.find((e) => e.data.reason === 'closed');
+    expect(left).toHaveLength(2);
+    // Watched from the second join, not the first.
+    expect(Number(own!.data.watchedMs)).toBeLessThanOrEqual(leftAt - rejoinedAt + 50);
+  });
+
   it('hides polls when the flag is off and commerce outside the markets', async () => {
     const pollId = await createOverlay('match-1', { type: 'poll', question: 'Hidden?', options: ['Yes', 'No'] });
     const productId = await createOverlay('match-1', { type: 'product', name: 'Scarf', price: 20, currency: 'EUR', placement: 'banner' });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '@svc/protocol';
-import type { WebhookSender } from '@svc/webhooks';
+import type { ResolveHost, WebhookSender } from '@svc/webhooks';
 import { buildApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
 import { createServices, type Services } from '../src/services';
@@ -30,7 +30,7 @@ export function tempDataDir(): string {
 
 /** A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process. */
 export async function startTestApp(
-  options: { config?: Partial<ServerConfig>; clock?: Clock; listen?: boolean; webhookSender?: WebhookSender; random?: () => number } = {},
+  options: { config?: Partial<ServerConfig>; clock?: Clock; listen?: boolean; webhookSender?: WebhookSender; random?: () => number; resolveHost?: ResolveHost } = {},
 ): Promise<TestApp> {
   const config: ServerConfig = {
     ...loadConfig({}),
@@ -39,7 +39,7 @@ export async function startTestApp(
     ...options.config,
     rateLimit: { perKeyPerSecond: 0, perIpPerSecond: 0, burstSeconds: 2, ...options.config?.rateLimit },
   };
-  const services = await createServices(config, { clock: options.clock, webhookSender: options.webhookSender, random: options.random });
+  const services = await createServices(config, { clock: options.clock, webhookSender: options.webhookSender, random: options.random, resolveHost: options.resolveHost });
   const demo = await services.tenants.bootstrap({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
   const other = await services.tenants.createTenant({ id: 'other', name: 'Other' });
   const logs: string[] = [];

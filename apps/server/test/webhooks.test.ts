@@ -6,7 +6,8 @@ import { validEvent } from './events-fixture';
 import { startTestApp, type TestApp } from './test-app';
 import { WebhookReceiver } from './webhook-receiver';
 
-const HOUR = 3_600_000;
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 describe('webhooks', () => {
@@ -183,16 +184,103 @@ describe('webhooks', () => {
     expect(state).toMatchObject({ enabled: false, disabledReason: 'Every delivery failed for 5 days.' });
   });
 
-  it('counts a receiver slower than the timeout as a failure', async () => {
-    t = await start(new ManualClock(Date.now()), 300);
+  it('fails the pending deliveries of an endpoint disabled after 5 days, with the reason, and sends them no more', async () => {
+    const startedAt = Date.now();
+    const clock = new ManualClock(startedAt);
+    t = await start(clock);
+    const r = await receiver();
+    // Every failed delivery waits a day for its next attempt.
+    r.respond = (res) => res.writeHead(503, { 'retry-after': String(DAY / 1000) }).end();
+    const endpoint = await addEndpoint(r.url);
+    const at = (ms: number) => clock.set(startedAt + ms);
+    // The first failure starts the 5 days.
+    const early = validEvent('poll.voted', new Date(clock.now()));
+    await send([early]);
+    await t.services.dispatcher.runDue();
+    // Shortly before the end, a second delivery fails too; both wait until after the end.
+    at(5 * DAY - 10 * MINUTE);
+    const late = validEvent('poll.voted', new Date(clock.now()));
+    await send([late]);
+    await t.services.dispatcher.runDue();
+    // A delivery that fails once the 5 days are over disables the endpoint.
+    at(5 * DAY + MINUTE);
+    const last = validEvent('poll.viewed', new Date(clock.now()));
+    await send([last]);
+    await t.services.dispatcher.runDue();
+    expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json()).toMatchObject({ enabled: false, disabledReason: 'Every delivery failed for 5 days.' });
+
+    const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d]));
+    for (const waiting of [early, late]) {
+      expect(log.get(waiting.eventId)).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Endpoint disabled: Every delivery failed for 5 days.' });
+    }
+    expect(log.get(last.eventId)).toMatchObject({ status: 'failed', attempts: 1, nextAttemptAt: null, lastStatusCode: 503 });
+    expect(t.services.dispatcher.depth).toBe(0);
+    const sent = r.received.length;
+    clock.advance(2 * DAY);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(sent);
+  });
+
+  it('fails a delivery that was in flight when its endpoint was disabled, and tries it no more', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const [gone, slow] = [validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())];
+    // One delivery meets 410 Gone at once; the other's 500 comes long after the endpoint is disabled.
+    r.respond = (res, request) => (request.body.includes(String(slow.eventId)) ? setTimeout(() => res.writeHead(500).end(), 600) : res.writeHead(410).end());
+    const endpoint = await addEndpoint(r.url);
+    await send([gone, slow]);
+    await t.services.dispatcher.runDue();
+    const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d]));
+    expect(log.get(gone.eventId)).toMatchObject({ status: 'failed', lastStatusCode: 410 });
+    expect(log.get(slow.eventId)).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Endpoint disabled: The receiver answered 410 Gone.' });
+    expect(t.services.dispatcher.depth).toBe(0);
+    clock.advance(DAY);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(2);
+  });
+
+  it('counts a receiver slower than the timeout as a failure, and tries again on the schedule', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock, 300);
     const r = await receiver();
     r.respond = (res) => setTimeout(() => res.writeHead(200).end(), 1_000);
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
     await t.services.dispatcher.runDue();
-    const [log] = await deliveries(endpoint.id);
+    let [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
     expect(String(log!.lastError)).toMatch(/timeout|Timeout/);
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(RETRY_DELAYS_MS[1]);
+
+    r.respond = (res) => res.writeHead(200).end();
+    clock.advance(RETRY_DELAYS_MS[1]! - 1);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(1);
+    clock.advance(1);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toHaveLength(2);
+    [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
+  });
+
+  it('honours Retry-After given as an HTTP date, for at most 24 hours', async () => {
+    const clock = new ManualClock(Math.floor(Date.now() / 1000) * 1000);
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    r.respond = (res) => res.writeHead(503, { 'retry-after': new Date(clock.now() + 2 * HOUR).toUTCString() }).end();
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    let [log] = await deliveries(endpoint.id);
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(2 * HOUR);
+
+    r.respond = (res) => res.writeHead(503, { 'retry-after': new Date(clock.now() + 3 * DAY).toUTCString() }).end();
+    clock.advance(2 * HOUR);
+    await t.services.dispatcher.runDue();
+    [log] = await deliveries(endpoint.id);
+    expect(log).toMatchObject({ status: 'pending', attempts: 2 });
+    expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(DAY);
   });
 
   it('does not follow redirects', async () => {
@@ -217,10 +305,19 @@ describe('webhooks', () => {
     const [first] = r.received;
     expect(String(first!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(first!.body, first!.headers as Record<string, string>);
-    clock.advance(DAY + 1);
+    // Until the 24 hours are over, both; from then on exactly one, the new secret's.
+    clock.advance(DAY - 1_000);
     await send([validEvent('poll.voted', new Date(clock.now()))]);
     await t.services.dispatcher.runDue();
-    expect(String(r.received[1]!.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(String(r.received[1]!.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    clock.advance(1_000);
+    await send([validEvent('poll.voted', new Date(clock.now()))]);
+    await t.services.dispatcher.runDue();
+    const last = r.received[2]!;
+    const timestamp = new Date(Number(last.headers['webhook-timestamp']) * 1000);
+    expect(timestamp.getTime()).toBe(Math.floor(clock.now() / 1000) * 1000);
+    expect(last.headers['webhook-signature']).toBe(new Webhook(rotated.secret).sign(String(last.headers['webhook-id']), timestamp, last.body));
+    expect(last.headers['webhook-signature']).not.toBe(new Webhook(endpoint.secret).sign(String(last.headers['webhook-id']), timestamp, last.body));
     const revealed = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}/secret`, headers: admin() })).json();
     expect(revealed.secret).toBe(rotated.secret);
     expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json().secret).toBeUndefined();
@@ -251,6 +348,53 @@ describe('webhooks', () => {
     expect(bulk.json()).toEqual({ queued: 1 });
     await t.services.dispatcher.runDue();
     expect((await deliveries(endpoint.id)).every((d) => d.status === 'delivered')).toBe(true);
+  });
+
+  it('replays the deliveries failed since a time and leaves out those failed before it', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    const failAll = async (event: Record<string, unknown>) => {
+      r.respond = (res) => res.writeHead(500).end();
+      await send([event]);
+      for (const delay of RETRY_DELAYS_MS) {
+        clock.advance(delay);
+        await t.services.dispatcher.runDue();
+      }
+    };
+    // A success after each failure keeps the endpoint from being disabled.
+    const deliver = async (event: Record<string, unknown>) => {
+      r.respond = (res) => res.writeHead(200).end();
+      await send([event]);
+      await t.services.dispatcher.runDue();
+    };
+    const before = validEvent('poll.voted', new Date(clock.now()));
+    await failAll(before);
+    const deliveredBefore = validEvent('contest.entered', new Date(clock.now()));
+    await deliver(deliveredBefore);
+    clock.advance(HOUR);
+    const since = clock.now();
+    clock.advance(HOUR);
+    const after = validEvent('poll.viewed', new Date(clock.now()));
+    await failAll(after);
+    const deliveredAfter = validEvent('contest.entered', new Date(clock.now()));
+    await deliver(deliveredAfter);
+    expect((await deliveries(endpoint.id)).map((d) => [d.eventId, d.status])).toEqual([
+      [deliveredAfter.eventId, 'delivered'],
+      [after.eventId, 'failed'],
+      [deliveredBefore.eventId, 'delivered'],
+      [before.eventId, 'failed'],
+    ]);
+
+    const received = r.received.length;
+    const replay = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/replay`, headers: admin(), payload: { since: new Date(since).toISOString() } });
+    expect(replay.json()).toEqual({ queued: 1 });
+    await t.services.dispatcher.runDue();
+    expect(r.received.slice(received).map((x) => x.headers['webhook-id'])).toEqual([after.eventId]);
+    const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d.status]));
+    expect(log.get(before.eventId)).toBe('failed');
+    expect(log.get(after.eventId)).toBe('delivered');
   });
 
   it('sends a test message on request and reports the answer', async () => {
@@ -294,6 +438,22 @@ describe('webhooks', () => {
     expect(badType.statusCode).toBe(400);
   });
 
+  it('refuses to connect to a host that resolved to a public address when saved and to loopback now (DNS rebinding)', async () => {
+    let address = '93.184.215.14';
+    t = await startTestApp({ clock: new ManualClock(Date.now()), random: () => 0.5, resolveHost: async () => [{ address, family: 4 }] });
+    const r = await receiver();
+    // `localhost`: a connection that bypassed the guarded lookup would reach the receiver.
+    const endpoint = await addEndpoint(r.url.replace('127.0.0.1', 'localhost'));
+    address = '127.0.0.1';
+    await send([validEvent('poll.voted', new Date())]);
+    await t.services.dispatcher.runDue();
+    expect(r.received).toEqual([]);
+    expect((await deliveries(endpoint.id))[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'blocked: private address' });
+    const test = (await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/test`, headers: admin() })).json();
+    expect(test).toMatchObject({ delivered: false, error: 'blocked: private address' });
+    expect(r.received).toEqual([]);
+  });
+
   it('manages endpoints: list, update, disable, delete; another tenant gets 404', async () => {
     t = await start();
     const r = await receiver();
@@ -308,6 +468,24 @@ describe('webhooks', () => {
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: admin(t.other.adminToken) })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).statusCode).toBe(204);
     expect((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data).toEqual([]);
+  });
+
+  it('reports retries, failures and the deliveries waiting on /metrics', async () => {
+    t = await start();
+    const [failing, gone] = [await receiver(), await receiver()];
+    failing.respond = (res) => res.writeHead(500).end();
+    gone.respond = (res) => res.writeHead(410).end();
+    await addEndpoint(failing.url);
+    await addEndpoint(gone.url);
+    await send([validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())]);
+    await t.services.dispatcher.runDue();
+    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    expect(metrics).toContain('svc_webhook_attempts_total{outcome="retry"} 2');
+    expect(metrics).toContain('svc_webhook_attempts_total{outcome="failed"} 2');
+    expect(metrics).not.toMatch(/svc_webhook_attempts_total\{outcome="delivered"\} [1-9]/);
+    expect(metrics).toContain('svc_webhook_delivery_seconds_count 4');
+    // The two deliveries of the failing endpoint wait for their retry.
+    expect(metrics).toContain('svc_webhook_queue_depth 2');
   });
 
   it('reports deliveries and the queue on /metrics', async () => {

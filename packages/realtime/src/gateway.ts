@@ -258,7 +258,7 @@ export class Gateway {
         overlays: room.activeOverlays(),
         pollResults: room.activeResults(),
         viewer: room.viewerState(session.viewer),
-        viewers: room.connections.size,
+        viewers: room.welcomeCount(),
         serverTime: new Date(this.deps.clock.now()).toISOString(),
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       }),
@@ -620,10 +620,7 @@ export class Gateway {
     if (!change.overlay.active) return;
     room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
     // A poll shown again carries the votes it already has; a fresh one needs no second message.
-    if (change.kind === 'show' && change.overlay.type === 'poll') {
-      const results = room.results(change.overlay.id);
-      if (results.total > 0) room.broadcast({ type: 'poll.results', ...results }, true);
-    }
+    if (change.kind === 'show' && change.overlay.type === 'poll') room.sendResults(change.overlay.id);
   }
 
   private flushResults(key: string): void {

@@ -138,6 +138,27 @@ export class Room {
     this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
   }
 
+  /**
+   * Sends a poll's results now (it was shown again) when it has votes, and counts them as
+   * sent: a throttled update still due for the same votes would repeat them.
+   */
+  sendResults(pollId: string): void {
+    const poll = this.pollState(pollId);
+    poll.sentVersion = poll.version;
+    if (poll.voters.size > 0) this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
+  }
+
+  /**
+   * The count for a new viewer's welcome. When it differs from the last count sent, the next
+   * update goes out even if the count is back to that one by then, or the new viewer would
+   * keep the count of its welcome.
+   */
+  welcomeCount(): number {
+    const count = this.connections.size;
+    if (count !== this.viewersSent) this.viewersSent = -1;
+    return count;
+  }
+
   /** Sends the viewer count if it changed since the last time. */
   flushViewers(): void {
     const count = this.connections.size;

@@ -104,10 +104,14 @@ export class SvcClient {
         open: () => undefined,
         welcome: (message) => {
           this.onWelcome(message);
-          if (!welcomed) {
-            welcomed = true;
+          // A reconnect after the grace period is a new session for the server, which wrote
+          // the broadcast.left of the one before: it gets its own joined and watching time.
+          if (!welcomed || !message.session.resumed) {
             this.joinedAt = Date.now();
             this.track('broadcast.joined', { data: {} });
+          }
+          if (!welcomed) {
+            welcomed = true;
             resolve();
           }
           this.queue.flushSoon();

@@ -78,7 +78,10 @@ export interface WebhookStore {
   ): Promise<DeliveryRecord[]>;
   /** Those of `ids` still pending (a delivery may have gone with its user or endpoint). */
   pendingAmong(ids: string[]): Promise<Set<string>>;
-  /** Records attempts, all in one transaction. */
+  /**
+   * Records attempts, all in one transaction. Only deliveries still pending change: one failed
+   * while its attempt was in flight (its endpoint disabled) stays failed.
+   */
   recordAttempts(attempts: Array<{ id: string; outcome: AttemptOutcome }>): Promise<void>;
   /** Sets deliveries back to pending, due at `at`; returns them. */
   requeue(tenantSeq: number, endpointId: string, filter: { id?: string; failedSince?: number }, at: number): Promise<DeliveryRecord[]>;

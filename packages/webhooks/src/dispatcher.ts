@@ -196,7 +196,8 @@ export class WebhookDispatcher {
       error: result.error ?? (ok ? null : `HTTP ${result.statusCode}`),
       latencyMs: result.latencyMs,
     });
-    if (next === null) this.queue.delete(delivery.id);
+    // An endpoint disabled while this attempt was in flight gets no more retries.
+    if (next === null || !this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) this.queue.delete(delivery.id);
     else this.queue.set(delivery.id, { ...delivery, attempts, dueAt: next });
     this.observer.attempted(status === 'pending' ? 'retry' : status, result.latencyMs);
     this.observer.queueDepth(this.queue.size);

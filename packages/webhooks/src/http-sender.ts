@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { guardedLookup } from './url-guard';
+import { guardedLookup, systemResolveHost, type ResolveHost } from './url-guard';
 
 /** A delivery counts as failed when the receiver has not answered within this time. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -21,14 +21,18 @@ export interface WebhookSender {
   close(): Promise<void>;
 }
 
-/** POSTs over keep-alive connections (undici), never following redirects. */
+/**
+ * POSTs over keep-alive connections (undici), never following redirects. Each new connection
+ * resolves its host with `resolveHost` (the system resolver by default) and refuses private
+ * addresses unless `allowPrivate`.
+ */
 export class HttpWebhookSender implements WebhookSender {
   private readonly agent: Agent;
 
-  constructor(allowPrivate: boolean, private readonly timeoutMs: number = DELIVERY_TIMEOUT_MS) {
+  constructor(allowPrivate: boolean, private readonly timeoutMs: number = DELIVERY_TIMEOUT_MS, resolveHost: ResolveHost = systemResolveHost) {
     this.agent = new Agent({
       connections: CONNECTIONS_PER_ORIGIN,
-      connect: { lookup: guardedLookup(allowPrivate) as never, timeout: timeoutMs },
+      connect: { lookup: guardedLookup(allowPrivate, resolveHost) as never, timeout: timeoutMs },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });

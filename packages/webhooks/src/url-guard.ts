@@ -1,4 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 import { SvcError } from '@svc/protocol';
 
@@ -31,6 +32,11 @@ for (const [network, prefix] of [
   BLOCKED.addSubnet(network, prefix, 'ipv6');
 }
 
+/** Every address of a host name; the system resolver (`dns.lookup`) unless one is injected. */
+export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
+
+export const systemResolveHost: ResolveHost = (hostname) => dnsLookup(hostname, { all: true });
+
 export function isPrivateAddress(address: string): boolean {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
   if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
@@ -54,10 +60,10 @@ export function parseWebhookUrl(raw: string): URL {
 }
 
 /** Refuses a URL whose host resolves to a private or loopback address (unless allowed). */
-export async function assertPublicTarget(url: URL, allowPrivate: boolean): Promise<void> {
+export async function assertPublicTarget(url: URL, allowPrivate: boolean, resolveHost: ResolveHost = systemResolveHost): Promise<void> {
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : await resolveAll(host);
+  const addresses = isIP(host) ? [host] : await resolveAll(host, resolveHost);
   if (addresses.some(isPrivateAddress)) {
     throw invalidUrl(`resolves to a private or loopback address (${addresses.join(', ')}); set SVC_WEBHOOK_ALLOW_PRIVATE for local receivers`);
   }
@@ -67,30 +73,34 @@ export async function assertPublicTarget(url: URL, allowPrivate: boolean): Promi
  * A `lookup` for outgoing connections that refuses private addresses at connect time, so a
  * DNS answer that changes after the URL was checked cannot reach inside the network.
  */
-export function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(allowPrivate: boolean, resolveHost: ResolveHost = systemResolveHost) {
   return (
     hostname: string,
     options: { all?: boolean; family?: number | string },
     callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
-    dnsLookup(hostname, { ...options, all: true } as { all: true }, (error, addresses) => {
-      if (error) return callback(error, options.all ? [] : '', 0);
-      const blocked = !allowPrivate && addresses.some((a) => isPrivateAddress(a.address));
-      if (blocked) {
-        const refusal = Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' });
-        return callback(refusal, options.all ? [] : '', 0);
+    const fail = (error: NodeJS.ErrnoException) => callback(error, options.all ? [] : '', 0);
+    resolveHost(hostname).then((resolved) => {
+      // Every answer is checked, whichever family the connection asked for.
+      if (!allowPrivate && resolved.some((a) => isPrivateAddress(a.address))) {
+        return fail(Object.assign(new Error(`${hostname} resolves to a private address`), { code: 'EPRIVATE' }));
       }
+      const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
+      const addresses = family ? resolved.filter((a) => a.family === family) : resolved;
+      const first = addresses[0];
+      if (!first) return fail(Object.assign(new Error(`${hostname} has no IPv${family} address`), { code: 'ENOTFOUND' }));
       if (options.all) return callback(null, addresses);
-      const first = addresses[0]!;
       callback(null, first.address, first.family);
-    });
+    }, fail);
   };
 }
 
-function resolveAll(host: string): Promise<string[]> {
-  return new Promise((resolve, reject) =>
-    dnsLookup(host, { all: true }, (error, addresses) => (error ? reject(invalidUrl(`host ${host} cannot be resolved`)) : resolve(addresses.map((a) => a.address)))),
-  );
+async function resolveAll(host: string, resolveHost: ResolveHost): Promise<string[]> {
+  try {
+    return (await resolveHost(host)).map((a) => a.address);
+  } catch {
+    throw invalidUrl(`host ${host} cannot be resolved`);
+  }
 }
 
 function invalidUrl(message: string): SvcError {

@@ -5,7 +5,7 @@ import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, Web
 import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './http-sender';
 import { signatureHeader, newWebhookSecret } from './signature';
-import { assertPublicTarget, parseWebhookUrl } from './url-guard';
+import { assertPublicTarget, parseWebhookUrl, type ResolveHost } from './url-guard';
 
 /** After a rotation, the old secret keeps signing this long, so receivers can switch over. */
 export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -32,7 +32,8 @@ export class WebhookService implements EndpointDirectory {
   constructor(
     private readonly store: WebhookStore,
     private readonly sender: WebhookSender,
-    private readonly options: { allowPrivate: boolean },
+    /** `resolveHost`: how endpoint hosts are checked when saved (the system resolver by default). */
+    private readonly options: { allowPrivate: boolean; resolveHost?: ResolveHost },
     private readonly clock: Clock = systemClock,
     private readonly random: (size: number) => Uint8Array = randomBytes,
   ) {}
@@ -253,7 +254,7 @@ export class WebhookService implements EndpointDirectory {
 
   private async checkUrl(raw: string): Promise<string> {
     const url = parseWebhookUrl(raw);
-    await assertPublicTarget(url, this.options.allowPrivate);
+    await assertPublicTarget(url, this.options.allowPrivate, this.options.resolveHost);
     return url.toString();
   }
 }

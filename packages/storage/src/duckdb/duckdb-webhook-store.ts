@@ -119,7 +119,7 @@ export class DuckDbWebhookStore implements WebhookStore {
          FROM (SELECT unnest($1::UUID[]) AS id, unnest($2::VARCHAR[]) AS status, unnest($3::INTEGER[]) AS attempts,
                       unnest($4::BIGINT[]) AS next_ms, unnest($5::BIGINT[]) AS attempted_ms, unnest($6::INTEGER[]) AS status_code,
                       unnest($7::VARCHAR[]) AS error, unnest($8::INTEGER[]) AS latency_ms) v
-         WHERE d.id = v.id`,
+         WHERE d.id = v.id AND d.status = 'pending'`,
         [
           listValue(attempts.map((a) => a.id)),
           column((o) => o.status),

@@ -1,0 +1,196 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import WebSocket from 'ws';
+import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
+import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
+
+export const TENANT: Tenant = {
+  seq: 1,
+  id: 'demo',
+  name: 'Demo',
+  createdAt: 0,
+  retentionMonths: 13,
+  settings: {
+    theme: { primaryColor: '#000000' },
+    featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
+    localization: { defaultLanguage: 'en' },
+    availableMarkets: [],
+    fallbackCountry: null,
+    defaultCurrency: 'EUR',
+    allowedOrigins: [],
+    commerceApiKey: '',
+    defaultCampaignId: 1,
+  },
+};
+export const API_KEY = 'svc_pk_harness';
+
+/** Timers that fire only when the test moves the clock on, each at its own time. */
+export class ManualTimers implements Timers {
+  private readonly due = new Map<number, { at: number; fn: () => void }>();
+  private nextId = 1;
+
+  constructor(private readonly clock: ManualClock) {}
+
+  setTimeout(fn: () => void, ms: number): unknown {
+    const id = this.nextId++;
+    this.due.set(id, { at: this.clock.now() + ms, fn });
+    return id;
+  }
+
+  clearTimeout(handle: unknown): void {
+    this.due.delete(handle as number);
+  }
+
+  advance(ms: number): void {
+    const end = this.clock.now() + ms;
+    for (;;) {
+      let first: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.due) if (entry[1].at <= end && (!first || entry[1].at < first[1].at)) first = entry;
+      if (!first) break;
+      this.due.delete(first[0]);
+      this.clock.set(Math.max(this.clock.now(), first[1].at));
+      first[1].fn();
+    }
+    this.clock.set(end);
+  }
+}
+
+export interface Message {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A WebSocket viewer that notes the (manual) clock time each message arrived at. */
+export class Viewer {
+  readonly messages: Array<{ at: number; message: Message }> = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private wake: Array<() => void> = [];
+  private requests = 0;
+
+  constructor(
+    readonly ws: WebSocket,
+    private readonly clock: ManualClock,
+  ) {
+    ws.on('message', (data) => {
+      this.messages.push({ at: clock.now(), message: JSON.parse(String(data)) as Message });
+      for (const wake of this.wake.splice(0)) wake();
+    });
+    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+    ws.on('error', () => undefined);
+  }
+
+  ofType(type: string): Message[] {
+    return this.messages.filter((m) => m.message.type === type).map((m) => m.message);
+  }
+
+  async next(predicate: (m: Message) => boolean, timeoutMs = 5_000): Promise<Message> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.messages.find((m) => predicate(m.message));
+      if (found) return found.message;
+      if (Date.now() > deadline) throw new Error(`no matching message; got ${JSON.stringify(this.messages.map((m) => m.message.type))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 100);
+        this.wake.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Sends and waits for the answer with the same requestId. */
+  async request(message: Record<string, unknown>): Promise<Message> {
+    const requestId = `q${++this.requests}`;
+    this.ws.send(JSON.stringify({ ...message, requestId }));
+    return this.next((m) => m.requestId === requestId);
+  }
+
+  /** A ping answered: whatever the server sent this viewer before the pong has arrived too. */
+  async settle(): Promise<void> {
+    await this.request({ type: 'ping' });
+  }
+}
+
+export interface Harness {
+  gateway: Gateway;
+  clock: ManualClock;
+  timers: ManualTimers;
+  bus: LocalBus;
+  /** Bodies the gateway ingested. */
+  ingested: unknown[];
+  join(sessionId: string, broadcastId?: string): Promise<Viewer>;
+  /** The server side of a session's live connection. */
+  connectionOf(sessionId: string): Connection | undefined;
+  publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string }): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
+ * holding `overlays`, and an ingest sink that accepts everything.
+ */
+export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = []): Promise<Harness> {
+  const clock = new ManualClock();
+  const timers = new ManualTimers(clock);
+  const bus = new LocalBus();
+  const ingested: unknown[] = [];
+  const content: Pick<ContentStore, 'listOverlays' | 'listInteractions'> = {
+    listOverlays: async (_tenantSeq, broadcastId) => overlays.filter((o) => o.broadcastId === broadcastId),
+    listInteractions: async () => [],
+  };
+  const gateway = new Gateway(
+    {
+      authenticate: async (apiKey) => (apiKey === API_KEY ? TENANT : null),
+      country: () => null,
+      events: {
+        ingest: async ({ body }): Promise<IngestResult> => {
+          ingested.push(body);
+          return { accepted: 1, duplicates: 0, rejected: [] };
+        },
+        campaignOf: async () => 1,
+      },
+      content: content as ContentStore,
+      bus,
+      clock,
+      log: { warn: () => undefined, error: () => undefined },
+      timers,
+    },
+    // The heartbeat runs on real time: keep it out of the way unless a test wants it.
+    { heartbeatIntervalMs: 60_000, ...options },
+  );
+  const server = createServer((_req, res) => res.writeHead(404).end());
+  server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  const viewers: Viewer[] = [];
+  const sessions = (gateway as unknown as { sessions: Map<string, { connection: Connection | null }> }).sessions;
+  return {
+    gateway,
+    clock,
+    timers,
+    bus,
+    ingested,
+    async join(sessionId, broadcastId = 'b') {
+      const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId });
+      const viewer = new Viewer(new WebSocket(`ws://127.0.0.1:${port}/v1/ws?${params}`, 'svc.v1'), clock);
+      viewers.push(viewer);
+      await viewer.next((m) => m.type === 'welcome');
+      return viewer;
+    },
+    connectionOf: (sessionId) => sessions.get(`${TENANT.seq}:${sessionId}`)?.connection ?? undefined,
+    publish: (broadcastId, change) => bus.publish(contentChannel(TENANT.seq, broadcastId), change),
+    async close() {
+      for (const viewer of viewers) viewer.ws.terminate();
+      await gateway.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A stored poll overlay of broadcast `b`, shown. */
+export function pollRecord(id: string, options = ['Yes', 'No']): OverlayRecord {
+  return { tenantSeq: TENANT.seq, broadcastId: 'b', id, type: 'poll', content: { type: 'poll', question: 'Which?', options }, active: true, createdAt: 0, updatedAt: 0 };
+}
