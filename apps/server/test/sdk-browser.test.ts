@@ -229,10 +229,13 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await openPlayer();
     await page.evaluate(() => (window as unknown as { joined: Promise<string> }).joined);
     await until(() => stored('broadcast.joined'), (rows) => rows.length > 0);
-    // The server loses the socket; the SDK's first reconnect waits at least 500 ms, past the 300 ms grace.
+    // The server loses the socket, and the page stays offline (no new socket) until the grace is over.
+    await page.context().setOffline(true);
     const sessions = (t.app.gateway as unknown as { sessions: Map<string, { connection: { ws: { terminate(): void } } | null }> }).sessions;
     for (const session of sessions.values()) session.connection?.ws.terminate();
-    const joined = await until(() => stored('broadcast.joined'), (rows) => rows.length >= 2, 8_000);
+    await new Promise((resolve) => setTimeout(resolve, RESUME_GRACE_MS + 500));
+    await page.context().setOffline(false);
+    const joined = await until(() => stored('broadcast.joined'), (rows) => rows.length >= 2, 15_000);
     expect(joined).toHaveLength(2);
     expect(new Set(joined.map((e) => e.sessionId)).size).toBe(1);
     expect((await stored('broadcast.left')).map((e) => e.data.reason)).toEqual(['disconnect']);
