@@ -69,7 +69,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        sessions AS (
          SELECT epoch_ms(min(first_ts)) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(max(last_ts)) // ${bucket} * ${bucket} AS last_bucket,
                 bool_or(joined) AS joined, any_value(viewer_key) AS viewer
-         FROM partials GROUP BY session_key, broadcast_id),
+         FROM partials GROUP BY session_key),
        steps AS (
          SELECT step_at, sum(step) AS step FROM (
            SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
@@ -114,7 +114,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)},
-       votes AS (SELECT any_value(poll_id) AS poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY vote_key),
+       votes AS (SELECT poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY poll_id, vote_key),
        counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
        labels AS (
          SELECT poll_id, option_index, any_value(broadcast_id) AS broadcast_id, any_value(question) AS question, any_value(option) AS option
@@ -166,9 +166,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        moments AS NOT MATERIALIZED (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
        counts AS (SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps FROM moments GROUP BY ALL),
        exposed AS (
-         SELECT sponsor, broadcast_id, count(*) AS sessions FROM (
-           SELECT any_value(sponsor_id) AS sponsor, any_value(broadcast_id) AS broadcast_id FROM partials WHERE impressions > 0 GROUP BY exposure_key)
-         GROUP BY ALL),
+         SELECT sponsor_id AS sponsor, broadcast_id, count(DISTINCT session_key) AS sessions FROM partials WHERE impressions > 0 GROUP BY ALL),
        pairs AS (SELECT sponsor, broadcast_id FROM counts UNION SELECT sponsor, broadcast_id FROM orders),
        converted AS (
          SELECT o.sponsor, o.broadcast_id, count(DISTINCT o.session_key) AS sessions
