@@ -145,6 +145,43 @@ describe('dashboard rollups', () => {
     await storage.close();
   });
 
+  it('marks the rows alone in their key as hours are compacted one after another, and answers the same between compactions', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
+    const storage = await openEmbeddedStorage(dir);
+    const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    // As a live service sees them: in time order, compacted every 40 minutes of event time, so
+    // sessions that cross an hour get their first hour compacted (and marked alone) before the
+    // rest of them arrives.
+    const events = dataset(4, tenant.seq).sort((a, b) => a.timestampMs - b.timestampMs);
+    const { DuckDbDatabase } = await import('../src');
+    const stored: EventRow[] = [];
+    let next = 0;
+    for (let until = START + 40 * 60_000; next < events.length; until += 40 * 60_000) {
+      const chunk: EventRow[] = [];
+      while (next < events.length && events[next]!.timestampMs < until) chunk.push(events[next++]!);
+      for (let i = 0; i < chunk.length; i += 17) await storage.events.commit({ events: chunk.slice(i, i + 17), rejects: [] });
+      stored.push(...chunk);
+      // Before the compaction, keys marked alone may have new rows not compacted yet.
+      for (const filter of filters(4, tenant.seq).slice(0, 6)) await expectModel(storage, stored, filter);
+      await storage.analytics.compact();
+      for (const filter of filters(4, tenant.seq).slice(0, 6)) await expectModel(storage, stored, filter);
+    }
+    await storage.close();
+    // Every row marked alone is alone in its key, and most rows are (most sessions fit in an hour).
+    const db = await DuckDbDatabase.open(dir);
+    for (const [table, key] of [['session_hours', 'session_key'], ['vote_hours', 'vote_key'], ['sponsor_hours', 'exposure_key'], ['view_hours', 'session_key']]) {
+      const [row] = await db.query(
+        `SELECT count(*) FILTER (WHERE only_row) AS alone, count(*) AS total,
+                count(*) FILTER (WHERE only_row AND n > 1) AS wrong, count(*) FILTER (WHERE NOT only_row AND n = 1) AS missed
+         FROM (SELECT only_row, count(*) OVER (PARTITION BY tenant_seq, ${key}) AS n FROM ${table})`,
+      );
+      expect(Number(row!.wrong), table).toBe(0);
+      expect(Number(row!.missed), table).toBe(0);
+      expect(Number(row!.alone), table).toBeGreaterThan(Number(row!.total) / 4);
+    }
+    await db.close();
+  });
+
   it('merges the rows commits append, one per session and hour, and answers the same before and after', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const storage = await openEmbeddedStorage(dir);

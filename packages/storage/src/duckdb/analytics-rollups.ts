@@ -12,6 +12,13 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
  *   merges the rows of a key into one, and readers group by key anyway, so partial rows never
  *   change an answer. A date range that cuts an hour reads that part-hour from `events` with
  *   the same derivation (see `hourPartials` in the analytics store).
+ *
+ * Each hour table also marks, in `only_row`, the rows that are the only row of their `unique`
+ * key (a session, a viewer's vote on a poll, a sponsor exposure) in the whole table, as of the
+ * last compaction. Panels take such rows as they are instead of grouping them by key, which is
+ * most of the work over a long range (most sessions fit in one hour). `false` is always safe
+ * (the row is grouped with the others of its key); a commit appends rows with `false`, and
+ * readers treat a key that also has rows not compacted yet as not settled.
  */
 
 export const HOUR_MS = 3_600_000;
@@ -39,6 +46,8 @@ export interface HourRollup {
   key: string;
   /** The other columns, merged over rows of one key (SELECT list, aliased to their names). */
   merge: string;
+  /** The column panels deduplicate by (a session, a vote, an exposure): what `only_row` is about. */
+  unique: string;
 }
 
 export const SESSION_HOURS: HourRollup = {
@@ -54,6 +63,7 @@ export const SESSION_HOURS: HourRollup = {
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, viewer_key, hour',
   merge: `min(first_ts) AS first_ts, max(last_ts) AS last_ts, bool_or(joined) AS joined, bool_or(engaged) AS engaged,
     sum(events)::BIGINT AS events`,
+  unique: 'session_key',
 };
 
 /** A viewer's votes on a poll in an hour: the first one's choice. */
@@ -73,6 +83,7 @@ export const VOTE_HOURS: HourRollup = {
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour',
   merge: `min(first_ts) AS first_ts, arg_min(option_index, first_ts) AS option_index, arg_min(option, first_ts) AS option,
     arg_min(question, first_ts) AS question, sum(votes)::BIGINT AS votes`,
+  unique: 'vote_key',
 };
 
 /** A session's impressions and taps of a sponsor's moments in an hour. */
@@ -90,6 +101,7 @@ export const SPONSOR_HOURS: HourRollup = {
     GROUP BY ALL`,
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, exposure_key, sponsor_id, event_sponsor_id, hour',
   merge: 'sum(impressions)::BIGINT AS impressions, sum(taps)::BIGINT AS taps',
+  unique: 'exposure_key',
 };
 
 /** A session's first product view in an hour: the funnel's first step. */
@@ -102,6 +114,7 @@ export const VIEW_HOURS: HourRollup = {
     FROM ${source} WHERE event = 'product.viewed' GROUP BY ALL`,
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, session_key, event_sponsor_id, hour',
   merge: 'min(first_ts) AS first_ts',
+  unique: 'session_key',
 };
 
 export const HOUR_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS, VIEW_HOURS];
@@ -154,6 +167,21 @@ function insertSql(source: string, compacted: boolean, present?: ReadonlySet<str
 export const FILL_ROLLUPS_SQL = insertSql('events', true).join(';\n');
 
 /**
+ * Sets `only_row` on the rows of `rollup` whose key is in `scope` (a relation with `tenant_seq`
+ * and the rollup's `unique` column; every key when absent): true where the key has one row.
+ */
+function markOnlyRowsSql(rollup: HourRollup, scope?: string): string {
+  const key = rollup.unique;
+  const rows = scope ? `${rollup.table} SEMI JOIN ${scope} USING (tenant_seq, ${key})` : rollup.table;
+  return `UPDATE ${rollup.table} t SET only_row = (k.n = 1)
+    FROM (SELECT tenant_seq, ${key}, count(*) AS n FROM ${rows} GROUP BY ALL) k
+    WHERE t.tenant_seq = k.tenant_seq AND t.${key} = k.${key} AND t.only_row IS DISTINCT FROM (k.n = 1)`;
+}
+
+/** Adds `only_row` to tables made by an earlier version and marks their rows (for a migration). */
+export const ONLY_ROW_SQL = HOUR_ROLLUPS.map((r) => `ALTER TABLE ${r.table} ADD COLUMN only_row BOOLEAN DEFAULT false;\n${markOnlyRowsSql(r)}`).join(';\n');
+
+/**
  * Statements that append the rollup rows of `source` (events just stored in this transaction,
  * of `eventTypes`); they take no parameters, so a commit sends them in one batch with its other
  * statements.
@@ -167,6 +195,7 @@ export function appendRollupsSql(source: string, eventTypes: ReadonlySet<string>
 export async function rebuildRollups(connection: DuckDBConnection): Promise<void> {
   for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table}`);
   for (const sql of insertSql('events', true)) await connection.run(sql);
+  for (const rollup of HOUR_ROLLUPS) await connection.run(markOnlyRowsSql(rollup));
 }
 
 /** Rows of the tenant's user (matched by `match` over `user_id`) go with the user's events. */
@@ -193,6 +222,8 @@ export async function compactRollups(connection: DuckDBConnection): Promise<numb
         `DELETE FROM ${rollup.table} r WHERE EXISTS (SELECT 1 FROM compacting_hours c WHERE c.tenant_seq = r.tenant_seq AND c.hour = r.hour)`,
       );
       await connection.run(`INSERT INTO ${rollup.table} BY NAME SELECT * FROM compacted_rows ORDER BY hour`);
+      // The keys just merged may have rows in other hours too (a session that crossed an hour).
+      await connection.run(markOnlyRowsSql(rollup, `(SELECT DISTINCT tenant_seq, ${rollup.unique} FROM compacted_rows)`));
       await connection.run('DROP TABLE compacting_hours; DROP TABLE compacted_rows');
       await connection.run('COMMIT');
       replaced += Number(removed.rowsChanged);

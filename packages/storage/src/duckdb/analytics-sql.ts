@@ -56,7 +56,7 @@ export function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, hours:
     const clauses = [...dimensions(filter, p), ...sponsor];
     if (fullFrom !== undefined) clauses.push(`hour >= ${at(p, fullFrom)}`);
     if (fullTo !== undefined) clauses.push(`hour < ${at(p, fullTo)}`);
-    parts.push(`SELECT * EXCLUDE (compacted) FROM ${rollup.table} WHERE ${clauses.join(' AND ')}`);
+    parts.push(`SELECT * FROM ${rollup.table} WHERE ${clauses.join(' AND ')}`);
     if (fromMs !== undefined && fromMs < fullFrom!) raw.push([fromMs, fullFrom]);
     if (toMs !== undefined && fullTo! < toMs) raw.push([fullTo, toMs]);
   }
@@ -66,11 +66,25 @@ export function hourPartials(rollup: HourRollup, filter: AnalyticsFilter, hours:
       return `(${bounds.join(' AND ')})`;
     });
     const source = `(SELECT * FROM events WHERE ${dimensions(filter, p).join(' AND ')} AND (${ranges.join(' OR ')}))`;
-    const derived = `SELECT * FROM (${rollup.derive(source)})`;
+    const derived = `SELECT *, false AS compacted, false AS only_row FROM (${rollup.derive(source)})`;
     parts.push(sponsor.length ? `${derived} WHERE ${sponsor.join(' AND ')}` : derived);
   }
   // Not materialized: a query that reads it twice scans the small tables twice instead of copying them.
   return `partials AS NOT MATERIALIZED (${parts.map((part) => `(${part})`).join(' UNION ALL BY NAME ')})`;
+}
+
+/**
+ * `alone` and `grouped`: the rows of `partials` that a panel may take as they are (the only row
+ * of their key, see `only_row`), and the others, which it groups by the rollup's `unique` key.
+ * A key that also has rows not compacted yet (or derived from events here) is grouped.
+ */
+export function aloneAndGrouped(rollup: HourRollup): string {
+  const key = rollup.unique;
+  return `unsettled AS MATERIALIZED (SELECT DISTINCT ${key} FROM partials WHERE NOT compacted),
+    alone AS NOT MATERIALIZED (SELECT * FROM partials ANTI JOIN unsettled USING (${key}) WHERE only_row),
+    grouped AS NOT MATERIALIZED (
+      SELECT * FROM partials WHERE NOT only_row
+      UNION ALL SELECT * FROM partials SEMI JOIN unsettled USING (${key}) WHERE only_row)`;
 }
 
 /** The whole hours of a date range, as epoch ms: `from` inclusive, `to` exclusive. */

@@ -10,7 +10,7 @@ import type {
   ViewerSeries,
 } from '../analytics-store';
 import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
-import { eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
+import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
 
@@ -65,11 +65,14 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
     // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
     const rows = await this.db.query(
-      `WITH ${partials},
+      `WITH ${partials}, ${aloneAndGrouped(SESSION_HOURS)},
        sessions AS (
-         SELECT epoch_ms(min(first_ts)) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(max(last_ts)) // ${bucket} * ${bucket} AS last_bucket,
-                bool_or(joined) AS joined, any_value(viewer_key) AS viewer
-         FROM partials GROUP BY session_key),
+         SELECT epoch_ms(first_ts) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(last_ts) // ${bucket} * ${bucket} AS last_bucket,
+                joined, viewer_key AS viewer
+         FROM alone
+         UNION ALL
+         SELECT epoch_ms(min(first_ts)) // ${bucket} * ${bucket}, epoch_ms(max(last_ts)) // ${bucket} * ${bucket}, bool_or(joined), any_value(viewer_key)
+         FROM grouped GROUP BY session_key),
        steps AS (
          SELECT step_at, sum(step) AS step FROM (
            SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
@@ -113,8 +116,10 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const p = new Params();
     // One vote per viewer per poll: the first one counts.
     const rows = await this.db.query(
-      `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)},
-       votes AS (SELECT poll_id, arg_min(option_index, first_ts) AS option_index FROM partials GROUP BY poll_id, vote_key),
+      `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)}, ${aloneAndGrouped(VOTE_HOURS)},
+       votes AS (
+         SELECT poll_id, option_index FROM alone
+         UNION ALL SELECT poll_id, arg_min(option_index, first_ts) FROM grouped GROUP BY poll_id, vote_key),
        counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
        labels AS (
          SELECT poll_id, option_index, any_value(broadcast_id) AS broadcast_id, any_value(question) AS question, any_value(option) AS option
@@ -157,7 +162,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     const rows: Row[] = await this.db.query(
-      `WITH ${hourPartials(SPONSOR_HOURS, filter, hours, p, true)},
+      `WITH ${hourPartials(SPONSOR_HOURS, filter, hours, p, true)}, ${aloneAndGrouped(SPONSOR_HOURS)},
        ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
          SELECT sponsor_id AS sponsor, broadcast_id, session_key, total, currency
@@ -166,7 +171,11 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        moments AS NOT MATERIALIZED (SELECT sponsor_id AS sponsor, broadcast_id, session_key, impressions, taps FROM partials),
        counts AS (SELECT sponsor, broadcast_id, sum(impressions) AS impressions, sum(taps) AS taps FROM moments GROUP BY ALL),
        exposed AS (
-         SELECT sponsor_id AS sponsor, broadcast_id, count(DISTINCT session_key) AS sessions FROM partials WHERE impressions > 0 GROUP BY ALL),
+         SELECT sponsor, broadcast_id, sum(sessions) AS sessions FROM (
+           SELECT sponsor_id AS sponsor, broadcast_id, count(*) AS sessions FROM alone WHERE impressions > 0 GROUP BY ALL
+           UNION ALL
+           SELECT sponsor_id, broadcast_id, count(DISTINCT exposure_key) FROM grouped WHERE impressions > 0 GROUP BY ALL)
+         GROUP BY ALL),
        pairs AS (SELECT sponsor, broadcast_id FROM counts UNION SELECT sponsor, broadcast_id FROM orders),
        converted AS (
          SELECT o.sponsor, o.broadcast_id, count(DISTINCT o.session_key) AS sessions
@@ -216,9 +225,9 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const p = new Params();
     // Each step counts the sessions that reached it after reaching the step before.
     const rows = await this.db.query(
-      `WITH ${hourPartials(VIEW_HOURS, filter, hours, p, true)},
+      `WITH ${hourPartials(VIEW_HOURS, filter, hours, p, true)}, ${aloneAndGrouped(VIEW_HOURS)},
        ${eventRows('e', 'funnel_steps', filter, p, true)},
-       s1 AS (SELECT session_key, min(first_ts) AS t FROM partials GROUP BY 1),
+       s1 AS (SELECT session_key, first_ts AS t FROM alone UNION ALL SELECT session_key, min(first_ts) FROM grouped GROUP BY 1),
        s2 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s1 USING (session_key) WHERE e.event = 'cart.item_added' AND e.ts >= s1.t GROUP BY 1),
        s3 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s2 USING (session_key) WHERE e.event = 'checkout.started' AND e.ts >= s2.t GROUP BY 1),
        s4 AS (SELECT e.session_key, min(e.ts) AS t FROM e JOIN s3 USING (session_key) WHERE e.event = 'checkout.completed' AND e.ts >= s3.t GROUP BY 1)

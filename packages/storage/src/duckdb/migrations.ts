@@ -2,7 +2,7 @@
  * Schema migrations, applied in order at start-up, each in its own transaction.
  * Append new migrations; never edit one that has shipped.
  */
-import { FILL_ROLLUPS_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
+import { FILL_ROLLUPS_SQL, ONLY_ROW_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
 
 export interface Migration {
   version: number;
@@ -187,5 +187,10 @@ export const MIGRATIONS: Migration[] = [
     name: 'storage probe',
     // One row that readiness rewrites to learn whether writes reach the disk again.
     sql: `CREATE TABLE storage_probe (id INTEGER PRIMARY KEY, probed_at TIMESTAMP NOT NULL, padding VARCHAR NOT NULL);`,
+  },
+  {
+    version: 7,
+    name: 'rollup rows alone in their key',
+    sql: `${ONLY_ROW_SQL};`,
   },
 ];
