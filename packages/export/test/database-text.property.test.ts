@@ -91,6 +91,40 @@ describe('export text made by the database', () => {
     expect(lines).toEqual([...events].sort(exportOrder).map((e) => eventToNdjson(e).slice(0, -1)));
   });
 
+  it('queries the next window ahead, and a consumer that stops early leaves no window query open', async () => {
+    const tenantSeq = nextTenant++;
+    const start = Date.UTC(2026, 0, 1);
+    const events = fc.sample(asIngested, { numRuns: 40, seed: 5 }).map((e, i) => ({ ...e, timestamp: new Date(start + i * 3_600_000).toISOString() }));
+    await store.commit({ events: events.map((e) => toRow(tenantSeq, e)), rejects: [] });
+    const original = db.streamColumn.bind(db);
+    let started = 0;
+    let open = 0;
+    db.streamColumn = async function* (sql, values) {
+      started++;
+      open++;
+      try {
+        yield* original(sql, values);
+      } finally {
+        open--;
+      }
+    };
+    try {
+      let chunks = 0;
+      for await (const chunk of store.streamEventText({ tenantSeq }, 'ndjson')) {
+        expect(chunk.length).toBeGreaterThan(0);
+        // While the first window is read, the second one's query has started.
+        expect(started).toBe(2);
+        if (++chunks === 1) break;
+      }
+      expect(open).toBe(0);
+      expect(await text(store.streamEventText({ tenantSeq }, 'ndjson'))).toBe([...events].sort(exportOrder).map(eventToNdjson).join(''));
+      expect(open).toBe(0);
+      expect(started).toBeGreaterThan(10); // windows of about 4 rows
+    } finally {
+      db.streamColumn = original;
+    }
+  });
+
   it('applies the filter and the received-up-to bound in every window', async () => {
     const tenantSeq = nextTenant++;
     const start = Date.UTC(2026, 0, 1);

@@ -22,6 +22,14 @@ const FIRST_WINDOW_MS = 3_600_000;
 /** Rows an export window aims at: enough to amortize a query, few enough to sort in little memory. */
 const WINDOW_ROWS = 100_000;
 
+/** A window of a streamed export whose query has started. */
+interface PrefetchedWindow {
+  chunks: AsyncIterator<string[]>;
+  first: Promise<IteratorResult<string[]>>;
+  /** Where the window ends (exclusive), epoch ms. */
+  toMs: number;
+}
+
 /** Event keys remembered as stored, per generation (two generations are kept). */
 const RECENT_KEYS_PER_GENERATION = 500_000;
 
@@ -244,22 +252,39 @@ export class DuckDbEventStore implements EventStore {
     if (bounds?.first_ms === null || bounds?.first_ms === undefined) return;
     const lastMs = Number(bounds.last_ms);
     // Time windows, each sorted on its own: a sort of the whole result would hold all of it.
-    let fromMs = Number(bounds.first_ms);
-    let spanMs = FIRST_WINDOW_MS;
+    // The next window is queried while this one is sent, so that the database builds and sorts
+    // its lines while JavaScript turns the current ones into text (one window ahead at most).
     const line = exportLineSql(format);
-    while (fromMs <= lastMs) {
-      const toMs = Math.min(fromMs + spanMs, lastMs + 1);
-      const window = [...values, fromMs, toMs];
+    const open = (fromMs: number, toMs: number): PrefetchedWindow => {
       const sql = `SELECT ${line} FROM events WHERE ${where} AND ts >= epoch_ms($${values.length + 1}::BIGINT) AND ts < epoch_ms($${values.length + 2}::BIGINT)
         ORDER BY ts, event_id`;
-      let rows = 0;
-      for await (const lines of this.db.streamColumn(sql, window)) {
-        rows += lines.length;
-        yield lines.join('');
+      const chunks = this.db.streamColumn(sql, [...values, fromMs, toMs])[Symbol.asyncIterator]();
+      const first = chunks.next();
+      first.catch(() => undefined); // awaited below; a failure must not go unhandled meanwhile
+      return { chunks, first, toMs };
+    };
+    let spanMs = FIRST_WINDOW_MS;
+    let current: PrefetchedWindow | null = open(Number(bounds.first_ms), Math.min(Number(bounds.first_ms) + spanMs, lastMs + 1));
+    let next: PrefetchedWindow | null = null;
+    try {
+      while (current) {
+        next = current.toMs <= lastMs ? open(current.toMs, Math.min(current.toMs + spanMs, lastMs + 1)) : null;
+        let rows = 0;
+        for (let chunk = await current.first; !chunk.done; chunk = await current.chunks.next()) {
+          rows += chunk.value.length;
+          yield chunk.value.join('');
+        }
+        // The window after `next` is sized by this one's rows.
+        if (rows < this.exportWindowRows / 2) spanMs *= 2;
+        else if (rows > this.exportWindowRows * 2) spanMs = Math.max(1, Math.floor(spanMs / 2));
+        current = next;
+        next = null;
       }
-      if (rows < this.exportWindowRows / 2) spanMs *= 2;
-      else if (rows > this.exportWindowRows * 2) spanMs = Math.max(1, Math.floor(spanMs / 2));
-      fromMs = toMs;
+    } finally {
+      // A consumer that stops early (a client gone) releases the windows' connections.
+      for (const window of [current, next]) {
+        if (window) await window.first.then(() => window.chunks.return?.(), () => undefined);
+      }
     }
   }
 
