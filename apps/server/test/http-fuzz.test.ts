@@ -227,9 +227,9 @@ describe('HTTP fuzzer', () => {
     expect((await t.app.inject({ url: '/readyz' })).statusCode).toBe(200);
   });
 
-  // Open bug found by this fuzzer: a userId that is only a byte-order mark is stored or
-  // exported as "". it.fails keeps the finding visible; it turns red once the bug is fixed.
-  it.fails('keeps a userId that is a lone byte-order mark (open bug: it comes back empty)', async () => {
+  // Found by this fuzzer: the database driver's string decoding dropped a leading byte-order
+  // mark, so a userId that was only one came back empty (see varchar-decoding.ts).
+  it('keeps a userId that is a lone byte-order mark', async () => {
     const admin = { authorization: `Bearer ${t.demo.adminToken}` };
     const event = validEvent('poll.viewed', new Date(), { broadcastId: 'bom-check', userId: '\ufeff' });
     await t.app.inject({ method: 'POST', url: '/v1/events', headers: { 'x-svc-api-key': t.demo.apiKey }, payload: event });

@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { listValue } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
 import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
@@ -108,6 +109,26 @@ describe('DuckDB database file', () => {
     const db = await DuckDbDatabase.open(freshDir(), { memoryLimit: '256MB' });
     const [row] = await db.query("SELECT current_setting('memory_limit') AS setting");
     expect(row?.setting).toMatch(/^2\d\d\.\d MiB$/);
+    await db.close();
+  });
+
+  it('reads back text that begins with a byte-order mark as it was stored', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    const store = new DuckDbEventStore(db);
+    const values = ['\ufeff', '\ufeffu1', 'u\ufeff', '\ufeff\ufeff'];
+    const rows = await db.query('SELECT unnest($1::VARCHAR[]) AS v', [listValue(values)]);
+    expect(rows.map((r) => r.v)).toEqual(values);
+    await store.commit({
+      events: values.map((userId, i) => ({
+        tenantSeq: 1, eventId: `0190a6a0-0000-7000-8000-00000000000${i}`, event: 'poll.viewed', userId, sessionId: '\ufeffsvc_s', broadcastId: 'b',
+        campaignId: 1, timestampMs: i, receivedAtMs: i, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}',
+      })),
+      rejects: [],
+    });
+    const stored = await store.queryEvents({ tenantSeq: 1 }, { limit: 10 });
+    expect(stored.map((e) => e.userId)).toEqual(values);
+    expect(stored.map((e) => e.sessionId)).toEqual(values.map(() => '\ufeffsvc_s'));
+    expect(await store.queryEvents({ tenantSeq: 1, userId: '\ufeff' }, { limit: 10 })).toHaveLength(1);
     await db.close();
   });
 

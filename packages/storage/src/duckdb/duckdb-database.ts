@@ -6,6 +6,9 @@ import { SvcError } from '@svc/protocol';
 import { MIGRATIONS } from './migrations';
 import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
+import { keepByteOrderMarks } from './varchar-decoding';
+
+keepByteOrderMarks();
 
 export const DATABASE_FILE_NAME = 'svc.duckdb';
 /**
