@@ -77,6 +77,19 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
     });
   }
 
+  /** Reports at every scrape how many writes the storage refused (full disk, read-only folder). */
+  watchRefusedWrites(read: () => number): void {
+    new Counter({
+      name: 'svc_storage_refused_writes_total',
+      help: 'Writes the storage refused (full disk, read-only folder, size limit); each was answered 503 storage_unavailable or retried',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+
   queueDepth(depth: number): void {
     this.webhookQueue.set(depth);
   }

@@ -54,6 +54,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit }));
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
+  metrics.watchRefusedWrites(() => storage.refusedWrites());
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);

@@ -116,6 +116,9 @@ describe('storage faults', () => {
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     // A refused write leaves the WAL as it was, so the same request is refused again.
     expect((await post(server.url, refusedEvents)).status).toBe(503);
+    // Operators see it on /metrics (the first refusal, the repeat, and the readiness probe's).
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(Number(/^svc_storage_refused_writes_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
 
     // Space comes back: readiness and ingestion recover without a restart.
     execFileSync('prlimit', ['--pid', String(server.process.pid), '--fsize=unlimited']);

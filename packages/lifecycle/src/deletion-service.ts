@@ -4,17 +4,21 @@ import { hashUserId, type DeletionJob, type DeletionStore, type Tenant } from '@
 
 export type RandomBytes = (size: number) => Uint8Array;
 
+/** How long a job the disk refused waits before it is tried again. */
+export const STORAGE_RETRY_DELAY_MS = 30_000;
+
 /**
  * Per-user deletion as asynchronous jobs: a request is recorded (with only a hash of the
  * userId) and answered at once; a worker in this process erases the user's data, one job at
  * a time, and resumes unfinished jobs after a restart. A repeated request while a job for the
  * same user is unfinished returns that job. A job the disk refused (`storage_unavailable`) stays
- * pending; other failures mark it failed.
+ * pending and is tried again after `retryDelayMs`; other failures mark it failed.
  */
 export class DeletionService {
   private working: Promise<void> | null = null;
   private again = false;
   private stopped = false;
+  private retryTimer: NodeJS.Timeout | null = null;
   /**
    * The userId of each job requested by this process and not yet run, by job id. Only in
    * memory: it lets the job match rows by equality; a job resumed after a restart has only the hash.
@@ -26,6 +30,7 @@ export class DeletionService {
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
     private readonly onError: (error: unknown, job: DeletionJob | null) => void = () => {},
+    private readonly retryDelayMs: number = STORAGE_RETRY_DELAY_MS,
   ) {}
 
   async request(tenant: Tenant, userId: string): Promise<DeletionJob> {
@@ -70,6 +75,8 @@ export class DeletionService {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
     await this.idle();
   }
 
@@ -88,6 +95,15 @@ export class DeletionService {
     });
   }
 
+  private retryLater(): void {
+    if (this.retryTimer || this.stopped) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.kick();
+    }, this.retryDelayMs);
+    this.retryTimer.unref();
+  }
+
   private async work(): Promise<void> {
     for (const job of await this.store.listUnfinished()) {
       if (this.stopped) return;
@@ -97,8 +113,11 @@ export class DeletionService {
       } catch (error) {
         this.onError(error, job);
         // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
-        // the job stays pending and runs again at the next deletion request or start.
-        if (error instanceof SvcError && error.code === 'storage_unavailable') return;
+        // the job stays pending and runs again a little later (or at the next request or start).
+        if (error instanceof SvcError && error.code === 'storage_unavailable') {
+          this.retryLater();
+          return;
+        }
         this.clearIds.delete(job.id);
         await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
       }

@@ -63,6 +63,25 @@ describe('DeletionService', () => {
     expect(store.jobs.get(job.id)!.status).toBe('completed');
   });
 
+  it('tries a job the disk refused again by itself after the retry delay', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new SvcError('storage_unavailable', 'disk full');
+    const service = new DeletionService(store, new ManualClock(0), undefined, undefined, 30);
+    const job = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(store.jobs.get(job.id)!.status).toBe('pending');
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(store.jobs.get(job.id)!.status).toBe('pending'); // still refused: tried again, still pending
+    store.failure = null;
+    for (let waited = 0; store.jobs.get(job.id)!.status !== 'completed' && waited < 2_000; waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(store.jobs.get(job.id)!.status).toBe('completed');
+    // The userId given with the request is still used by the retried run.
+    expect(store.clearIds.get(job.id)).toBe('user-1');
+    await service.stop();
+  });
+
   it('marks a job failed for any other error', async () => {
     const store = new FakeDeletionStore();
     store.failure = () => new Error('Binder Error: no such column');

@@ -24,6 +24,8 @@ export interface Storage {
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */
   memoryBytes(): Promise<number>;
+  /** Writes the backend refused for lack of room or permission since it was opened. */
+  refusedWrites(): number;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function openEmbeddedStorage(dataDir: string, options: DatabaseOpti
     analytics: new DuckDbAnalyticsStore(db),
     ping: () => db.ping(),
     memoryBytes: () => db.memoryBytes(),
+    refusedWrites: () => db.refusedWriteCount(),
     close: () => db.close(),
   };
 }

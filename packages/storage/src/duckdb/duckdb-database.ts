@@ -52,6 +52,8 @@ export class DuckDbDatabase {
   private closed = false;
   /** The last write the disk refused, until a probe write succeeds. */
   private writeFailure: unknown = null;
+  /** Writes the disk refused since the database was opened. */
+  private refusedWrites = 0;
 
   private constructor(
     readonly path: string,
@@ -112,6 +114,7 @@ export class DuckDbDatabase {
     return this.writes.run(() => job(this.writer)).catch((error: unknown) => {
       if (error instanceof SvcError || !isStorageFailure(error)) throw error;
       this.writeFailure = error;
+      this.refusedWrites++;
       throw new SvcError('storage_unavailable', 'The service cannot store data right now; nothing of this request was stored. Retry later.', {
         cause: error,
         headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
@@ -183,6 +186,11 @@ export class DuckDbDatabase {
     const padding = randomBytes((STORAGE_PROBE_BYTES * 3) / 4).toString('base64');
     await this.write((c) => c.run('INSERT OR REPLACE INTO storage_probe VALUES (1, now(), $1)', [padding]));
     this.writeFailure = null;
+  }
+
+  /** Writes the disk refused (full, read-only, size limit) since the database was opened. */
+  refusedWriteCount(): number {
+    return this.refusedWrites;
   }
 
   /** What DuckDB's buffer manager holds now, data cache included. */
