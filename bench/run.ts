@@ -4,11 +4,12 @@
  * its notes (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--only ingest,fanout,dashboard,export]
+ *   npm run bench -- [--only ingest,fanout,dashboard,export,webhooks]
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
  *     export: [--export-events N] [--export-deletions N]
+ *     webhooks: [--webhook-events N] [--webhook-rate N]
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
@@ -16,6 +17,7 @@ import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { killAll } from './processes';
+import { DEFAULT_WEBHOOK_EVENTS, DEFAULT_WEBHOOK_RATE, webhookBenchmark } from './webhooks';
 import { machineInfo, renderReport, type BenchTable } from './report';
 
 const { values } = parseArgs({
@@ -36,6 +38,8 @@ const { values } = parseArgs({
     'dashboard-probes': { type: 'string', default: '10' },
     'export-events': { type: 'string', default: String(DEFAULT_EXPORT_EVENTS) },
     'export-deletions': { type: 'string', default: '5' },
+    'webhook-events': { type: 'string', default: String(DEFAULT_WEBHOOK_EVENTS) },
+    'webhook-rate': { type: 'string', default: String(DEFAULT_WEBHOOK_RATE) },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -44,11 +48,12 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard,export]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
       `  export: [--export-events ${DEFAULT_EXPORT_EVENTS}] [--export-deletions 5]`,
+      `  webhooks: [--webhook-events ${DEFAULT_WEBHOOK_EVENTS}] [--webhook-rate ${DEFAULT_WEBHOOK_RATE}]`,
       '',
     ].join('\n'),
   );
@@ -116,6 +121,15 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
       exportBenchmark({
         events: Math.round(positive('export-events', values['export-events'])),
         deletions: Math.round(positive('export-deletions', values['export-deletions'])),
+        log,
+      }),
+  },
+  {
+    name: 'webhooks',
+    run: () =>
+      webhookBenchmark({
+        events: Math.round(positive('webhook-events', values['webhook-events'])),
+        rate: Math.round(positive('webhook-rate', values['webhook-rate'])),
         log,
       }),
   },
