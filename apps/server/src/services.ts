@@ -61,6 +61,11 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   const dispatcher = new WebhookDispatcher(storage.webhooks, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
+  // A user's erasure also takes their deliveries out of the webhook queue.
+  deletions.addListener({
+    erasing: (job, userId) => dispatcher.forgetUser(job.tenantSeq, job.userHash, userId),
+    erased: (job) => dispatcher.recheck(job.tenantSeq),
+  });
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
   const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks);
   const bus = new LocalBus();

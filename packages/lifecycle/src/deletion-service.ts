@@ -4,6 +4,14 @@ import { hashUserId, type DeletionJob, type DeletionStore, type Tenant } from '@
 
 export type RandomBytes = (size: number) => Uint8Array;
 
+/** Told about each job around the erasure (e.g. the webhook queue forgets the user's deliveries). */
+export interface ErasureListener {
+  /** Just before the store erases the user's data; `userId` is known to jobs requested by this process. */
+  erasing(job: DeletionJob, userId: string | undefined): void;
+  /** After the store erased it. */
+  erased(job: DeletionJob): Promise<void>;
+}
+
 /** How long a job the disk refused waits before it is tried again. */
 export const STORAGE_RETRY_DELAY_MS = 30_000;
 
@@ -24,6 +32,7 @@ export class DeletionService {
    * memory: it lets the job match rows by equality; a job resumed after a restart has only the hash.
    */
   private readonly clearIds = new Map<string, string>();
+  private readonly listeners: ErasureListener[] = [];
 
   constructor(
     private readonly store: DeletionStore,
@@ -61,6 +70,10 @@ export class DeletionService {
     const job = await this.store.get(tenant.seq, id);
     if (!job) throw new SvcError('not_found', `No deletion job "${id}".`);
     return job;
+  }
+
+  addListener(listener: ErasureListener): void {
+    this.listeners.push(listener);
   }
 
   /** Picks up jobs left unfinished by an earlier process. */
@@ -108,8 +121,11 @@ export class DeletionService {
     for (const job of await this.store.listUnfinished()) {
       if (this.stopped) return;
       try {
-        await this.store.execute(job, this.clock.now(), this.clearIds.get(job.id));
+        const userId = this.clearIds.get(job.id);
+        for (const listener of this.listeners) listener.erasing(job, userId);
+        const done = await this.store.execute(job, this.clock.now(), userId);
         this.clearIds.delete(job.id);
+        for (const listener of this.listeners) await listener.erased(done).catch((error: unknown) => this.onError(error, job));
       } catch (error) {
         this.onError(error, job);
         // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
