@@ -5,6 +5,8 @@ import { guardedLookup, systemResolveHost, type ResolveHost } from './url-guard'
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** Keep-alive connections per receiver origin. */
 export const CONNECTIONS_PER_ORIGIN = 8;
+/** undici's errors for a connection, an answer's headers or its body that took too long. */
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 /** How much of a receiver's answer is read (and then thrown away). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -41,12 +43,11 @@ export class HttpWebhookSender implements WebhookSender {
   async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = performance.now();
     try {
-      const response = await request(url, { method: 'POST', headers, body, dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
-      let read = 0;
-      for await (const chunk of response.body) {
-        read += (chunk as Buffer).length;
-        if (read > MAX_RESPONSE_BYTES) break;
-      }
+      // The agent's connect and headers timeouts bound the attempt (a timer per request would
+      // cost more); the answer's status decides, so its body is read (and thrown away, up to a
+      // limit) after the attempt is settled, to free the connection for the next one.
+      const response = await request(url, { method: 'POST', headers, body, dispatcher: this.agent });
+      response.body.dump({ limit: MAX_RESPONSE_BYTES }).catch(() => undefined);
       const retryAfter = response.headers['retry-after'];
       return {
         statusCode: response.statusCode,
@@ -58,7 +59,7 @@ export class HttpWebhookSender implements WebhookSender {
       const code = (error as { code?: string }).code;
       const message = error instanceof Error ? error.message : String(error);
       const reason =
-        code === 'EPRIVATE' ? 'blocked: private address' : error instanceof Error && error.name === 'TimeoutError' ? `timeout after ${this.timeoutMs} ms` : `${code ?? 'error'}: ${message}`;
+        code === 'EPRIVATE' ? 'blocked: private address' : code !== undefined && TIMEOUT_CODES.has(code) ? `timeout after ${this.timeoutMs} ms` : `${code ?? 'error'}: ${message}`;
       return { statusCode: null, error: reason.slice(0, 300), retryAfter: undefined, latencyMs: Math.round(performance.now() - started) };
     }
   }
