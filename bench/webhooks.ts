@@ -15,7 +15,7 @@ export const DEFAULT_WEBHOOK_RATE = 1_000;
 /** Requests in flight in the baseline loop: what the dispatcher allows towards one endpoint. */
 const BASELINE_CONCURRENCY = 8;
 /** Connections the benchmark ingests over during the burst. */
-const INGEST_CONNECTIONS = 8;
+const INGEST_CONNECTIONS = 64;
 const LATENCY_SECONDS = 20;
 /** The steady phase sends a batch this often. */
 const LATENCY_TICK_MS = 10;
