@@ -125,6 +125,28 @@ describe('export text made by the database', () => {
     }
   });
 
+  it('queries one window at a time when the database has little memory', async () => {
+    const small = await DuckDbDatabase.open(mkdtempSync(join(tmpdir(), 'svc-export-small-')), { memoryLimit: '128MB' });
+    const smallStore = new DuckDbEventStore(small, 4);
+    const start = Date.UTC(2026, 0, 1);
+    const events = fc.sample(asIngested, { numRuns: 30, seed: 6 }).map((e, i) => ({ ...e, timestamp: new Date(start + i * 3_600_000).toISOString() }));
+    await smallStore.commit({ events: events.map((e) => toRow(1, e)), rejects: [] });
+    const original = small.streamColumn.bind(small);
+    let open = 0;
+    let most = 0;
+    small.streamColumn = async function* (sql, values) {
+      most = Math.max(most, ++open);
+      try {
+        yield* original(sql, values);
+      } finally {
+        open--;
+      }
+    };
+    expect(await text(smallStore.streamEventText({ tenantSeq: 1 }, 'ndjson'))).toBe([...events].sort(exportOrder).map(eventToNdjson).join(''));
+    expect(most).toBe(1);
+    await small.close();
+  });
+
   it('applies the filter and the received-up-to bound in every window', async () => {
     const tenantSeq = nextTenant++;
     const start = Date.UTC(2026, 0, 1);

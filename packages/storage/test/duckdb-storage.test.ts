@@ -109,6 +109,9 @@ describe('DuckDB database file', () => {
     const db = await DuckDbDatabase.open(freshDir(), { memoryLimit: '256MB' });
     const [row] = await db.query("SELECT current_setting('memory_limit') AS setting");
     expect(row?.setting).toMatch(/^2\d\d\.\d MiB$/);
+    const bytes = await db.memoryLimitBytes();
+    expect(bytes).toBeGreaterThan(200 * 2 ** 20);
+    expect(bytes).toBeLessThanOrEqual(256 * 1e6);
     await db.close();
   });
 

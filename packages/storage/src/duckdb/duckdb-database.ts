@@ -11,6 +11,15 @@ import { keepByteOrderMarks } from './varchar-decoding';
 keepByteOrderMarks();
 
 export const DATABASE_FILE_NAME = 'svc.duckdb';
+
+const BYTE_UNITS: Record<string, number> = { B: 1, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 };
+
+/** A size as DuckDB prints its settings (`122.0 MiB`, `18.8 GiB`) in bytes; NaN if it is not one. */
+export function parseByteSize(text: string): number {
+  const match = /^\s*([\d.]+)\s*([KMGT]?i?B)\s*$/.exec(text);
+  const unit = match ? BYTE_UNITS[match[2]!] : undefined;
+  return match && unit ? Number(match[1]) * unit : Number.NaN;
+}
 /**
  * Read connections: the dashboard's six panel queries run side by side instead of in turn
  * (measured on 10 M events: one broadcast's overview 135 → ~90 ms).
@@ -191,6 +200,12 @@ export class DuckDbDatabase {
   /** Writes the disk refused (full, read-only, size limit) since the database was opened. */
   refusedWriteCount(): number {
     return this.refusedWrites;
+  }
+
+  /** DuckDB's memory_limit in bytes (its cache and working memory together). */
+  async memoryLimitBytes(): Promise<number> {
+    const [row] = await this.query("SELECT current_setting('memory_limit') AS setting");
+    return parseByteSize(String(row?.setting ?? ''));
   }
 
   /** What DuckDB's buffer manager holds now, data cache included. */

@@ -21,6 +21,11 @@ import { nullableString } from './row-values';
 const FIRST_WINDOW_MS = 3_600_000;
 /** Rows an export window aims at: enough to amortize a query, few enough to sort in little memory. */
 const WINDOW_ROWS = 100_000;
+/**
+ * Below this database memory limit an export sorts one window at a time: two windows of lines
+ * in flight did not fit in 128 MB (DuckDB ran out of memory).
+ */
+const PREFETCH_MIN_MEMORY_BYTES = 512 * 2 ** 20;
 
 /** A window of a streamed export whose query has started. */
 interface PrefetchedWindow {
@@ -253,7 +258,9 @@ export class DuckDbEventStore implements EventStore {
     const lastMs = Number(bounds.last_ms);
     // Time windows, each sorted on its own: a sort of the whole result would hold all of it.
     // The next window is queried while this one is sent, so that the database builds and sorts
-    // its lines while JavaScript turns the current ones into text (one window ahead at most).
+    // its lines while JavaScript turns the current ones into text (one window ahead at most,
+    // and none when the database has little memory).
+    const ahead = (await this.db.memoryLimitBytes()) >= PREFETCH_MIN_MEMORY_BYTES;
     const line = exportLineSql(format);
     const open = (fromMs: number, toMs: number): PrefetchedWindow => {
       const sql = `SELECT ${line} FROM events WHERE ${where} AND ts >= epoch_ms($${values.length + 1}::BIGINT) AND ts < epoch_ms($${values.length + 2}::BIGINT)
@@ -268,7 +275,7 @@ export class DuckDbEventStore implements EventStore {
     let next: PrefetchedWindow | null = null;
     try {
       while (current) {
-        next = current.toMs <= lastMs ? open(current.toMs, Math.min(current.toMs + spanMs, lastMs + 1)) : null;
+        next = ahead && current.toMs <= lastMs ? open(current.toMs, Math.min(current.toMs + spanMs, lastMs + 1)) : null;
         let rows = 0;
         for (let chunk = await current.first; !chunk.done; chunk = await current.chunks.next()) {
           rows += chunk.value.length;
@@ -277,6 +284,7 @@ export class DuckDbEventStore implements EventStore {
         // The window after `next` is sized by this one's rows.
         if (rows < this.exportWindowRows / 2) spanMs *= 2;
         else if (rows > this.exportWindowRows * 2) spanMs = Math.max(1, Math.floor(spanMs / 2));
+        if (!next && current.toMs <= lastMs) next = open(current.toMs, Math.min(current.toMs + spanMs, lastMs + 1));
         current = next;
         next = null;
       }
