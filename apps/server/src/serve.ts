@@ -37,7 +37,7 @@ export async function serve(
   const app = await buildApp(services, options);
   const demo = new DemoBroadcast(services.content, services.tenants);
   app.addHook('preClose', async () => demo.stop());
-  services.startBackgroundWork((error) => app.log.warn({ err: error }, 'dashboard store compaction failed'));
+  services.startBackgroundWork((error, what) => app.log.warn({ err: error }, what));
 
   // Before listening and before saying so: a SIGTERM that follows the announcement at once
   // must find its handler (and a clean shutdown), not the default action.

@@ -31,9 +31,10 @@ export interface Services {
   retention: RetentionPurger;
   /**
    * Starts the deletion worker (resuming unfinished jobs), the hourly retention purge, webhook
-   * dispatch and the dashboard store's compaction (whose failures go to `onError`).
+   * dispatch and the dashboard store's compaction. Failures of deletion jobs and compactions go
+   * to `onError` with a line saying what failed.
    */
-  startBackgroundWork(onError?: (error: unknown) => void): void;
+  startBackgroundWork(onError?: (error: unknown, what: string) => void): void;
   closeWebhooks(): Promise<void>;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
@@ -88,9 +89,9 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     deletions,
     retention,
     startBackgroundWork: (onError = () => {}) => {
-      deletions.start();
+      deletions.start((error, job) => onError(error, job ? `deletion job ${job.id} failed` : 'deletion worker failed'));
       retention.start();
-      analytics.startMaintenance(onError);
+      analytics.startMaintenance((error) => onError(error, 'dashboard store compaction failed'));
       void dispatcher.start();
     },
     closeWebhooks: async () => {

@@ -38,7 +38,7 @@ export class DeletionService {
     private readonly store: DeletionStore,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
-    private readonly onError: (error: unknown, job: DeletionJob | null) => void = () => {},
+    private onError: (error: unknown, job: DeletionJob | null) => void = () => {},
     private readonly retryDelayMs: number = STORAGE_RETRY_DELAY_MS,
   ) {}
 
@@ -76,8 +76,9 @@ export class DeletionService {
     this.listeners.push(listener);
   }
 
-  /** Picks up jobs left unfinished by an earlier process. */
-  start(): void {
+  /** Picks up jobs left unfinished by an earlier process; failures of jobs go to `onError` from then on. */
+  start(onError?: (error: unknown, job: DeletionJob | null) => void): void {
+    if (onError) this.onError = onError;
     this.kick();
   }
 

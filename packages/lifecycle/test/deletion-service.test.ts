@@ -101,4 +101,16 @@ describe('DeletionService', () => {
     await service.idle();
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'cannot write either']);
   });
+
+  it('reports the failures of jobs to the error handler given at start, with the job', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new Error('boom');
+    const reported: Array<[string, string | undefined]> = [];
+    const service = new DeletionService(store, new ManualClock(0));
+    service.start((error, job) => reported.push([(error as Error).message, job?.id]));
+    const job = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(reported).toEqual([['boom', job.id]]);
+    expect(store.jobs.get(job.id)!.status).toBe('failed');
+  });
 });
