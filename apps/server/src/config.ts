@@ -8,6 +8,8 @@ export interface ServerConfig {
   dataDir: string;
   /** DuckDB's memory limit (its cache and working memory), e.g. `512MB`; DuckDB's default (80% of RAM) when unset. */
   databaseMemoryLimit?: string;
+  /** Threads one database query may use; the storage default (1) when unset. */
+  databaseThreads?: number;
   publicUrl: string;
   bootstrapApiKey?: string;
   bootstrapAdminToken?: string;
@@ -54,6 +56,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     host,
     dataDir: resolve(env.SVC_DATA_DIR || './data'),
     databaseMemoryLimit: memorySize(env, 'SVC_DB_MEMORY_LIMIT'),
+    databaseThreads: env.SVC_DB_THREADS ? integer(env, 'SVC_DB_THREADS', 1, 1, 256) : undefined,
     publicUrl: (env.SVC_PUBLIC_URL || `http://localhost:${port}`).replace(/\/+$/, ''),
     bootstrapApiKey: env.SVC_BOOTSTRAP_API_KEY || undefined,
     bootstrapAdminToken: env.SVC_BOOTSTRAP_ADMIN_TOKEN || undefined,

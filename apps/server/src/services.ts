@@ -52,7 +52,7 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
-  const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit }));
+  const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads }));
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   metrics.watchRefusedWrites(() => storage.refusedWrites());

@@ -10,7 +10,7 @@ import { addSimulateCommand } from './simulate-command';
 /** Runs an operator command against the data folder (the server must not hold it open). */
 async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit });
+  const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads });
   try {
     return await job(new TenantService(storage.meta));
   } finally {

@@ -184,23 +184,23 @@ export const ONLY_ROW_SQL = HOUR_ROLLUPS.map((r) => `ALTER TABLE ${r.table} ADD 
 /**
  * Statements that append the rollup rows of `source` (events just stored in this transaction,
  * of `eventTypes`); they take no parameters, so a commit sends them in one batch with its other
- * statements.
+ * statements. Without `eventTypes`, every statement.
  */
-export function appendRollupsSql(source: string, eventTypes: ReadonlySet<string>): string[] {
+export function appendRollupsSql(source: string, eventTypes?: ReadonlySet<string>): string[] {
   // A statement costs about 2 ms even on no rows: skip those the commit's event types do not feed.
   return insertSql(source, false, eventTypes);
 }
 
 /** Derives every rollup again from the stored events (for events loaded around the ingest path). */
 export async function rebuildRollups(connection: DuckDBConnection): Promise<void> {
-  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table}`);
+  for (const table of [...ALL_TABLES, 'rollup_queue']) await connection.run(`DELETE FROM ${table}`);
   for (const sql of insertSql('events', true)) await connection.run(sql);
   for (const rollup of HOUR_ROLLUPS) await connection.run(markOnlyRowsSql(rollup));
 }
 
 /** Rows of the tenant's user (matched by `match` over `user_id`) go with the user's events. */
 export async function deleteUserRollups(connection: DuckDBConnection, match: string, values: DuckDBValue[]): Promise<void> {
-  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table} WHERE ${match}`, values);
+  for (const table of [...ALL_TABLES, 'rollup_queue']) await connection.run(`DELETE FROM ${table} WHERE ${match}`, values);
 }
 
 /**

@@ -37,6 +37,8 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   private async lookUpWholeHours(filter: AnalyticsFilter): Promise<WholeHours> {
+    // Every event committed before the question is in the rollups before they are read.
+    await this.db.rollups.settled();
     const { fromMs, toMs } = filter;
     const hours: WholeHours = {
       from: fromMs === undefined ? undefined : Math.ceil(fromMs / HOUR_MS) * HOUR_MS,
@@ -207,6 +209,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
+    await this.db.rollups.settled();
     const p = new Params();
     // An order reported twice counts once: its first report.
     const rows = await this.db.query(
@@ -239,7 +242,8 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async compact(): Promise<void> {
-    await this.db.write((connection) => compactRollups(connection));
+    // Only rollup tables: beside the commits, in turn with the derivation of the rollups.
+    await this.db.sideWrite((connection) => compactRollups(connection));
   }
 }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { SvcError } from '@svc/protocol';
 import { MIGRATIONS } from './migrations';
+import { RollupQueue } from './rollup-queue';
 import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
 import { keepByteOrderMarks } from './varchar-decoding';
@@ -42,20 +43,35 @@ const STORAGE_PROBE_BYTES = 256 * 1024;
 /** What a refused write tells clients to wait before retrying. */
 export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
+/**
+ * Threads one query may use. The service runs many small statements side by side (commits,
+ * the rollups beside them, the dashboard's six panels on four read connections), so its
+ * parallelism comes from the connections: with one thread per query, DuckDB used ≈ 20% less
+ * CPU per ingested event (measured: 23 → 18 µs in process) and the 30-day dashboard overview
+ * took as long as with one thread per core (p95 396 against 379 ms on 10 M events).
+ */
+export const DEFAULT_QUERY_THREADS = 1;
+
 export type Row = Record<string, unknown>;
 
 export interface DatabaseOptions {
   /** DuckDB's memory_limit (cache and working memory), e.g. `512MB`; DuckDB's default when unset. */
   memoryLimit?: string;
+  /** Threads one query may use (DuckDB's `threads`); default `DEFAULT_QUERY_THREADS`. */
+  threads?: number;
 }
 
 /**
  * The embedded database: one DuckDB file under the data folder. Writes go through one
- * connection in strict order (transactions never interleave); reads use other connections
- * and see committed data only.
+ * connection in strict order (transactions never interleave), except the dashboard's rollups,
+ * which a second connection derives beside them (see RollupQueue); reads use other
+ * connections and see committed data only.
  */
 export class DuckDbDatabase {
   private readonly writes = new SerialQueue();
+  private readonly sideWrites = new SerialQueue();
+  /** The dashboard's rollups of committed events, derived beside the commits. */
+  readonly rollups = new RollupQueue(this);
   private readonly reads: SerialQueue[];
   private nextReader = 0;
   private closed = false;
@@ -68,6 +84,7 @@ export class DuckDbDatabase {
     readonly path: string,
     private readonly instance: DuckDBInstance,
     private readonly writer: DuckDBConnection,
+    private readonly sideWriter: DuckDBConnection,
     private readonly readers: DuckDBConnection[],
   ) {
     this.reads = readers.map(() => new SerialQueue());
@@ -86,6 +103,7 @@ export class DuckDbDatabase {
       instance = await DuckDBInstance.create(path, {
         checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
         ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+        threads: String(options.threads ?? DEFAULT_QUERY_THREADS),
       });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -99,9 +117,10 @@ export class DuckDbDatabase {
       throw unusableFolder(dataDir, error);
     }
     const readers = await Promise.all(Array.from({ length: READ_CONNECTIONS }, () => instance.connect()));
-    const db = new DuckDbDatabase(path, instance, await instance.connect(), readers);
+    const db = new DuckDbDatabase(path, instance, await instance.connect(), await instance.connect(), readers);
     try {
       await db.migrate();
+      await db.rollups.recover();
       // A folder that lets the file open but refuses writes (full disk, size limit) fails here, not at the first request.
       await db.probeWrites();
     } catch (error) {
@@ -119,8 +138,29 @@ export class DuckDbDatabase {
    * and readiness fails until a probe write succeeds again.
    */
   write<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.refusals(() => this.writes.run(() => job(this.writer)));
+  }
+
+  /**
+   * Runs `job` on the second write connection, after every earlier job of that connection but
+   * beside those of `write`: for writes that touch no table `write` jobs write to at the same time.
+   */
+  sideWrite<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.refusals(() => this.sideWrites.run(() => job(this.sideWriter)));
+  }
+
+  /** Runs `job` on the write connection with both write connections to itself. */
+  exclusiveWrite<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.refusals(() => this.writes.run(() => this.sideWrites.run(() => job(this.writer))));
+  }
+
+  /**
+   * A write the disk refuses (full, read-only, size limit) rejects with `storage_unavailable`,
+   * and readiness fails until a probe write succeeds again.
+   */
+  private refusals<T>(write: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    return this.writes.run(() => job(this.writer)).catch((error: unknown) => {
+    return write().catch((error: unknown) => {
       if (error instanceof SvcError || !isStorageFailure(error)) throw error;
       this.writeFailure = error;
       this.refusedWrites++;
@@ -218,6 +258,9 @@ export class DuckDbDatabase {
   async close(): Promise<void> {
     if (this.closed) return;
     await this.writes.drain();
+    await this.rollups.settled();
+    this.rollups.stop();
+    await this.sideWrites.drain();
     await Promise.all(this.reads.map((queue) => queue.drain()));
     this.closed = true;
     await this.writer.run('CHECKPOINT').catch(() => undefined);
@@ -226,7 +269,9 @@ export class DuckDbDatabase {
 
   private closeConnections(): void {
     this.closed = true;
+    this.rollups.stop();
     this.writer.closeSync();
+    this.sideWriter.closeSync();
     for (const reader of this.readers) reader.closeSync();
     this.instance.closeSync();
   }

@@ -45,7 +45,7 @@ export class DuckDbDeletionStore implements DeletionStore {
     const clear = userId !== undefined && hashUserId(userId) === job.userHash;
     const match = clear ? 'tenant_seq = $1 AND user_id = $2' : 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
     const values = [job.tenantSeq, clear ? userId : job.userHash];
-    return this.db.transaction(async (c) => {
+    return this.db.rollups.transaction(async (c) => {
       const events = await c.run(`DELETE FROM events WHERE ${match}`, values);
       const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, values);
       await deleteUserRollups(c, match, values);

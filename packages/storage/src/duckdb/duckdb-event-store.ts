@@ -12,7 +12,8 @@ import {
 } from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
-import { appendRollupsSql, purgeRollupsBefore } from './analytics-rollups';
+import { purgeRollupsBefore } from './analytics-rollups';
+import { asEvents, QUEUED_EVENT_COLUMNS } from './rollup-queue';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
@@ -40,29 +41,24 @@ const RECENT_KEYS_PER_GENERATION = 500_000;
 
 const STAGE_TABLE = 'event_stage';
 const DELIVERY_STAGE_TABLE = 'delivery_stage';
-/** The staged rows with the columns of `events`. */
-const STAGED_EVENTS = `(SELECT tenant_seq, event_id::UUID AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
-    epoch_ms(ts_ms) AS ts, epoch_ms(received_at_ms) AS received_at, country, order_id, sponsor_id, total, items, data
-  FROM ${STAGE_TABLE})`;
-const FROM_STAGE = `SELECT * FROM ${STAGED_EVENTS}`;
+const FROM_STAGE = `SELECT * FROM ${asEvents(STAGE_TABLE)}`;
 const FROM_DELIVERY_STAGE = `SELECT d.id::UUID, d.tenant_seq, d.endpoint_id, d.event_id::UUID, d.event, d.user_id, d.payload, 'pending', 0,
     epoch_ms(d.created_at_ms), NULL, NULL, NULL, NULL, epoch_ms(d.created_at_ms), NULL
   FROM ${DELIVERY_STAGE_TABLE} d`;
 
 interface StagedWork {
   hasRows: boolean;
-  /** The event types among the staged rows. */
-  eventTypes: ReadonlySet<string>;
+  /** The rollup queue's number for the staged rows. */
+  batch: number;
   hasDeliveries: boolean;
   rejects: QuarantineRow[];
 }
 
 /**
  * Events in DuckDB. A commit appends its rows to a connection-local staging table (the
- * appender is the fastest way in), then moves them into `events` in one transaction with the
- * batch's deliveries and rejects. Until that transaction empties it, `event_stage` holds the
- * commit's rows (in the ON CONFLICT fallback also ids stored earlier), so statements that
- * derive other tables from the new events belong just before `clearStages()`.
+ * appender is the fastest way in), then moves them into `events` and the rollup queue in one
+ * transaction with the batch's deliveries and rejects. Until that transaction empties it,
+ * `event_stage` holds the commit's rows (in the ON CONFLICT fallback also ids stored earlier).
  * Measured no faster: two commits side by side on two connections (they contend inside
  * DuckDB), and appending straight into `events` inside the transaction (the appender then
  * converts to UUID and TIMESTAMP row by row, which costs what the INSERT … SELECT saves).
@@ -79,22 +75,21 @@ export class DuckDbEventStore implements EventStore {
   ) {}
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
+    // Commits must not outrun the rollups by much: readers of the dashboard wait for them.
+    if (this.db.rollups.isFull()) await this.db.rollups.settled();
     // Ids stored recently are answered from memory; only the rest go to the database.
     const events = uniqueByKey(batch.events).filter((e) => !this.recent.has(eventKey(e.tenantSeq, e.eventId)));
     const candidates = new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
+    let queueBatch = 0;
     const inserted = await this.db.write(async (connection) => {
+      queueBatch = this.db.rollups.nextBatch();
       try {
         if (events.length) await this.stage(connection, events);
         if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
-        const work = {
-          hasRows: events.length > 0,
-          eventTypes: new Set(events.map((e) => e.event)),
-          hasDeliveries: deliveries.length > 0,
-          rejects: batch.rejects,
-        };
+        const work = { hasRows: events.length > 0, batch: queueBatch, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
         if (await this.insertPlain(connection, work)) return candidates;
         return await this.insertSkippingConflicts(connection, work);
       } catch (error) {
@@ -105,7 +100,14 @@ export class DuckDbEventStore implements EventStore {
       }
     });
     for (const key of inserted) this.recent.add(key);
+    this.queued(queueBatch, events, inserted);
     return { inserted };
+  }
+
+  /** Has the rollup queue derive the batch's stored events. */
+  private queued(batch: number, events: EventRow[], inserted: ReadonlySet<string>): void {
+    const stored = events.length === inserted.size ? events : events.filter((e) => inserted.has(eventKey(e.tenantSeq, e.eventId)));
+    if (stored.length) this.db.rollups.committedBatch(batch, stored.length, new Set(stored.map((e) => e.event)));
   }
 
   /**
@@ -116,8 +118,8 @@ export class DuckDbEventStore implements EventStore {
    */
   private async insertPlain(connection: DuckDBConnection, work: StagedWork): Promise<boolean> {
     const statements = ['BEGIN TRANSACTION'];
-    // The dashboard's rollups of the new rows go in the same transaction (see analytics-rollups).
-    if (work.hasRows) statements.push(`INSERT INTO events ${FROM_STAGE}`, ...appendRollupsSql(STAGED_EVENTS, work.eventTypes));
+    // The rows go to the rollup queue in the same transaction (see RollupQueue).
+    if (work.hasRows) statements.push(`INSERT INTO events ${FROM_STAGE}`, queueSql(work.batch));
     if (work.hasDeliveries) statements.push(`INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE}`);
     statements.push(...this.clearStages());
     // Rejects need bound parameters, so with rejects the COMMIT is a call of its own.
@@ -144,13 +146,13 @@ export class DuckDbEventStore implements EventStore {
       if (work.hasRows) {
         const result = await connection.runAndReadAll(`INSERT INTO events ${FROM_STAGE} ON CONFLICT DO NOTHING RETURNING tenant_seq, event_id`);
         for (const row of result.getRowObjectsJS()) inserted.add(eventKey(Number(row.tenant_seq), String(row.event_id)));
-        // Only the rows stored now may reach the rollups.
+        // Only the rows stored now may reach the rollup queue.
         await connection.run(
           `DELETE FROM ${STAGE_TABLE} WHERE NOT list_contains($1::VARCHAR[], tenant_seq::VARCHAR || ':' || event_id)`,
           [listValue([...inserted])],
         );
       }
-      if (work.hasRows) await connection.run(appendRollupsSql(STAGED_EVENTS, work.eventTypes).join(';\n'));
+      if (work.hasRows) await connection.run(queueSql(work.batch));
       if (work.hasDeliveries) {
         await connection.run(
           `INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE} WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || ':' || d.event_id)`,
@@ -205,10 +207,7 @@ export class DuckDbEventStore implements EventStore {
   private async stage(connection: DuckDBConnection, events: EventRow[]): Promise<void> {
     if (!this.stageReady) {
       await connection.run(
-        `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (
-           tenant_seq INTEGER, event_id VARCHAR, event VARCHAR, user_id VARCHAR, session_id VARCHAR,
-           broadcast_id VARCHAR, campaign_id BIGINT, ts_ms BIGINT, received_at_ms BIGINT, country VARCHAR,
-           order_id VARCHAR, sponsor_id VARCHAR, total DOUBLE, items VARCHAR, data VARCHAR)`,
+        `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${QUEUED_EVENT_COLUMNS})`,
       );
       this.stageReady = true;
     }
@@ -303,7 +302,7 @@ export class DuckDbEventStore implements EventStore {
   }
 
   purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
-    return this.db.transaction(async (connection) => {
+    return this.db.rollups.transaction(async (connection) => {
       const result = await connection.run('DELETE FROM events WHERE tenant_seq = $1 AND ts < epoch_ms($2::BIGINT)', [tenantSeq, cutoffMs]);
       await purgeRollupsBefore(connection, tenantSeq, cutoffMs);
       return Number(result.rowsChanged);
@@ -348,6 +347,11 @@ export class DuckDbEventStore implements EventStore {
       payload: JSON.parse(String(row.payload)) as unknown,
     }));
   }
+}
+
+/** Copies the staged rows into the rollup queue as `batch`. */
+function queueSql(batch: number): string {
+  return `INSERT INTO rollup_queue SELECT ${Math.trunc(batch)}, * FROM ${STAGE_TABLE}`;
 }
 
 function isConstraintViolation(error: unknown): boolean {

@@ -3,6 +3,7 @@
  * Append new migrations; never edit one that has shipped.
  */
 import { FILL_ROLLUPS_SQL, ONLY_ROW_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
+import { QUEUED_EVENT_COLUMNS } from './rollup-queue';
 
 export interface Migration {
   version: number;
@@ -192,5 +193,11 @@ export const MIGRATIONS: Migration[] = [
     version: 7,
     name: 'rollup rows alone in their key',
     sql: `${ONLY_ROW_SQL};`,
+  },
+  {
+    version: 8,
+    name: 'rollup queue',
+    // Events committed whose rollups are not derived yet (see RollupQueue).
+    sql: `CREATE TABLE rollup_queue (batch BIGINT NOT NULL, ${QUEUED_EVENT_COLUMNS});`,
   },
 ];
