@@ -213,7 +213,7 @@ describe('dashboard rollups', () => {
     expect(after.rows).toBeLessThan(before.rows);
   });
 
-  it('derives at the next start what a commit left in the rollup queue, and erases a user whose events are still queued', async () => {
+  it('derives at the next start the batches a process committed without their rollups, and erases a user whose events are not derived yet', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const { DuckDbDatabase, DuckDbDeletionStore, DuckDbEventStore } = await import('../src');
     const setup = await openEmbeddedStorage(dir);
@@ -221,22 +221,22 @@ describe('dashboard rollups', () => {
     await setup.close();
     const events = dataset(5, tenant.seq);
     const half = Math.floor(events.length / 2);
-    const queuedRows = async (db: { query(sql: string): Promise<Array<Record<string, unknown>>> }) => Number((await db.query('SELECT count(*) AS n FROM rollup_queue'))[0]!.n);
+    const pendingRows = async (db: { query(sql: string): Promise<Array<Record<string, unknown>>> }) => Number((await db.query('SELECT count(*) AS n FROM events WHERE batch > (SELECT applied FROM rollup_watermark)'))[0]!.n);
 
     // A process that commits and stops before deriving anything, like one killed right after its commits.
     let db = await DuckDbDatabase.open(dir);
     db.rollups.stop();
     for (let i = 0; i < half; i += 40) await new DuckDbEventStore(db).commit({ events: events.slice(i, Math.min(i + 40, half)), rejects: [] });
-    expect(await queuedRows(db)).toBe(half);
+    expect(await pendingRows(db)).toBe(half);
     expect(Number((await db.query('SELECT count(*) AS n FROM session_hours'))[0]!.n)).toBe(0);
     await db.close();
     let storage = await openEmbeddedStorage(dir);
     for (const filter of filters(5, tenant.seq).slice(0, 6)) await expectModel(storage, events.slice(0, half), filter);
     await storage.close();
 
-    // The rest is queued when a deletion runs: the deletion derives the queue first, then erases.
+    // The rest is not derived yet when a deletion runs: the deletion derives it first, then erases.
     db = await DuckDbDatabase.open(dir);
-    expect(await queuedRows(db)).toBe(0);
+    expect(await pendingRows(db)).toBe(0);
     db.rollups.stop();
     await new DuckDbEventStore(db).commit({ events: events.slice(half), rejects: [] });
     const erased = 'u3';
@@ -244,7 +244,7 @@ describe('dashboard rollups', () => {
     const deletions = new DuckDbDeletionStore(db);
     await deletions.create({ id: 'job', tenantSeq: tenant.seq, userHash: createHash('sha256').update(erased).digest('hex'), status: 'pending', requestedAt: 0, completedAt: null, deletedEvents: null, deletedRejects: null, error: null });
     await deletions.execute((await deletions.get(tenant.seq, 'job'))!, 1, erased);
-    expect(await queuedRows(db)).toBe(0);
+    expect(await pendingRows(db)).toBe(0);
     for (const table of ['session_hours', 'vote_hours', 'sponsor_hours', 'view_hours', 'funnel_steps', 'order_reports']) {
       expect(Number((await db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = '${erased}'`))[0]!.n), table).toBe(0);
     }

@@ -193,14 +193,16 @@ export function appendRollupsSql(source: string, eventTypes?: ReadonlySet<string
 
 /** Derives every rollup again from the stored events (for events loaded around the ingest path). */
 export async function rebuildRollups(connection: DuckDBConnection): Promise<void> {
-  for (const table of [...ALL_TABLES, 'rollup_queue']) await connection.run(`DELETE FROM ${table}`);
+  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table}`);
   for (const sql of insertSql('events', true)) await connection.run(sql);
+  // Every stored batch is in the rollups now (the caller makes sure no commit runs meanwhile).
+  await connection.run('UPDATE rollup_watermark SET applied = (SELECT coalesce(max(batch), 0) FROM events)');
   for (const rollup of HOUR_ROLLUPS) await connection.run(markOnlyRowsSql(rollup));
 }
 
 /** Rows of the tenant's user (matched by `match` over `user_id`) go with the user's events. */
 export async function deleteUserRollups(connection: DuckDBConnection, match: string, values: DuckDBValue[]): Promise<void> {
-  for (const table of [...ALL_TABLES, 'rollup_queue']) await connection.run(`DELETE FROM ${table} WHERE ${match}`, values);
+  for (const table of ALL_TABLES) await connection.run(`DELETE FROM ${table} WHERE ${match}`, values);
 }
 
 /**

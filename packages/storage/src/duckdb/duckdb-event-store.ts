@@ -13,7 +13,7 @@ import {
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { purgeRollupsBefore } from './analytics-rollups';
-import { asEvents, QUEUED_EVENT_COLUMNS } from './rollup-queue';
+
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
@@ -40,15 +40,25 @@ interface PrefetchedWindow {
 const RECENT_KEYS_PER_GENERATION = 500_000;
 
 const STAGE_TABLE = 'event_stage';
+/** The stage's columns: an event as the appender writes it fastest (text ids, epoch milliseconds). */
+const STAGE_COLUMNS = `tenant_seq INTEGER, event_id VARCHAR, event VARCHAR, user_id VARCHAR, session_id VARCHAR,
+  broadcast_id VARCHAR, campaign_id BIGINT, ts_ms BIGINT, received_at_ms BIGINT, country VARCHAR,
+  order_id VARCHAR, sponsor_id VARCHAR, total DOUBLE, items VARCHAR, data VARCHAR`;
 const DELIVERY_STAGE_TABLE = 'delivery_stage';
-const FROM_STAGE = `SELECT * FROM ${asEvents(STAGE_TABLE)}`;
+/** The staged rows as `events` rows of commit batch `batch`. */
+function fromStage(batch: number): string {
+  return `BY NAME SELECT tenant_seq, event_id::UUID AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
+    epoch_ms(ts_ms) AS ts, epoch_ms(received_at_ms) AS received_at, country, order_id, sponsor_id, total, items, data,
+    ${Math.trunc(batch)} AS batch
+  FROM ${STAGE_TABLE}`;
+}
 const FROM_DELIVERY_STAGE = `SELECT d.id::UUID, d.tenant_seq, d.endpoint_id, d.event_id::UUID, d.event, d.user_id, d.payload, 'pending', 0,
     epoch_ms(d.created_at_ms), NULL, NULL, NULL, NULL, epoch_ms(d.created_at_ms), NULL
   FROM ${DELIVERY_STAGE_TABLE} d`;
 
 interface StagedWork {
   hasRows: boolean;
-  /** The rollup queue's number for the staged rows. */
+  /** The commit's batch number (see RollupQueue). */
   batch: number;
   hasDeliveries: boolean;
   rejects: QuarantineRow[];
@@ -56,7 +66,7 @@ interface StagedWork {
 
 /**
  * Events in DuckDB. A commit appends its rows to a connection-local staging table (the
- * appender is the fastest way in), then moves them into `events` and the rollup queue in one
+ * appender is the fastest way in), then moves them into `events`, numbered by commit batch, in one
  * transaction with the batch's deliveries and rejects. Until that transaction empties it,
  * `event_stage` holds the commit's rows (in the ON CONFLICT fallback also ids stored earlier).
  * Measured no faster: two commits side by side on two connections (they contend inside
@@ -81,15 +91,15 @@ export class DuckDbEventStore implements EventStore {
     const events = uniqueByKey(batch.events).filter((e) => !this.recent.has(eventKey(e.tenantSeq, e.eventId)));
     const candidates = new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
-    let queueBatch = 0;
+    let commitBatch = 0;
     const inserted = await this.db.write(async (connection) => {
-      queueBatch = this.db.rollups.nextBatch();
+      commitBatch = this.db.rollups.nextBatch();
       try {
         if (events.length) await this.stage(connection, events);
         if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
-        const work = { hasRows: events.length > 0, batch: queueBatch, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
+        const work = { hasRows: events.length > 0, batch: commitBatch, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
         if (await this.insertPlain(connection, work)) return candidates;
         return await this.insertSkippingConflicts(connection, work);
       } catch (error) {
@@ -100,11 +110,11 @@ export class DuckDbEventStore implements EventStore {
       }
     });
     for (const key of inserted) this.recent.add(key);
-    this.queued(queueBatch, events, inserted);
+    this.queued(commitBatch, events, inserted);
     return { inserted };
   }
 
-  /** Has the rollup queue derive the batch's stored events. */
+  /** Has the rollups of the batch's stored events derived. */
   private queued(batch: number, events: EventRow[], inserted: ReadonlySet<string>): void {
     const stored = events.length === inserted.size ? events : events.filter((e) => inserted.has(eventKey(e.tenantSeq, e.eventId)));
     if (stored.length) this.db.rollups.committedBatch(batch, stored.length, new Set(stored.map((e) => e.event)));
@@ -118,8 +128,8 @@ export class DuckDbEventStore implements EventStore {
    */
   private async insertPlain(connection: DuckDBConnection, work: StagedWork): Promise<boolean> {
     const statements = ['BEGIN TRANSACTION'];
-    // The rows go to the rollup queue in the same transaction (see RollupQueue).
-    if (work.hasRows) statements.push(`INSERT INTO events ${FROM_STAGE}`, queueSql(work.batch));
+    // The rows carry their batch number: the rollups are derived from them after the commit (see RollupQueue).
+    if (work.hasRows) statements.push(`INSERT INTO events ${fromStage(work.batch)}`);
     if (work.hasDeliveries) statements.push(`INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE}`);
     statements.push(...this.clearStages());
     // Rejects need bound parameters, so with rejects the COMMIT is a call of its own.
@@ -144,15 +154,9 @@ export class DuckDbEventStore implements EventStore {
     await connection.run('BEGIN TRANSACTION');
     try {
       if (work.hasRows) {
-        const result = await connection.runAndReadAll(`INSERT INTO events ${FROM_STAGE} ON CONFLICT DO NOTHING RETURNING tenant_seq, event_id`);
+        const result = await connection.runAndReadAll(`INSERT INTO events ${fromStage(work.batch)} ON CONFLICT DO NOTHING RETURNING tenant_seq, event_id`);
         for (const row of result.getRowObjectsJS()) inserted.add(eventKey(Number(row.tenant_seq), String(row.event_id)));
-        // Only the rows stored now may reach the rollup queue.
-        await connection.run(
-          `DELETE FROM ${STAGE_TABLE} WHERE NOT list_contains($1::VARCHAR[], tenant_seq::VARCHAR || ':' || event_id)`,
-          [listValue([...inserted])],
-        );
       }
-      if (work.hasRows) await connection.run(queueSql(work.batch));
       if (work.hasDeliveries) {
         await connection.run(
           `INSERT INTO webhook_deliveries ${FROM_DELIVERY_STAGE} WHERE list_contains($1::VARCHAR[], d.tenant_seq::VARCHAR || ':' || d.event_id)`,
@@ -207,7 +211,7 @@ export class DuckDbEventStore implements EventStore {
   private async stage(connection: DuckDBConnection, events: EventRow[]): Promise<void> {
     if (!this.stageReady) {
       await connection.run(
-        `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${QUEUED_EVENT_COLUMNS})`,
+        `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${STAGE_COLUMNS})`,
       );
       this.stageReady = true;
     }
@@ -347,11 +351,6 @@ export class DuckDbEventStore implements EventStore {
       payload: JSON.parse(String(row.payload)) as unknown,
     }));
   }
-}
-
-/** Copies the staged rows into the rollup queue as `batch`. */
-function queueSql(batch: number): string {
-  return `INSERT INTO rollup_queue SELECT ${Math.trunc(batch)}, * FROM ${STAGE_TABLE}`;
 }
 
 function isConstraintViolation(error: unknown): boolean {

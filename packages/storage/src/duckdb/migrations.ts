@@ -3,7 +3,6 @@
  * Append new migrations; never edit one that has shipped.
  */
 import { FILL_ROLLUPS_SQL, ONLY_ROW_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
-import { QUEUED_EVENT_COLUMNS } from './rollup-queue';
 
 export interface Migration {
   version: number;
@@ -196,8 +195,10 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 8,
-    name: 'rollup queue',
-    // Events committed whose rollups are not derived yet (see RollupQueue).
-    sql: `CREATE TABLE rollup_queue (batch BIGINT NOT NULL, ${QUEUED_EVENT_COLUMNS});`,
+    name: 'rollups derived after the commit',
+    // Each commit numbers its events; the rollups hold every batch up to the watermark (see RollupQueue).
+    sql: `ALTER TABLE events ADD COLUMN batch BIGINT DEFAULT 0;
+      CREATE TABLE rollup_watermark (applied BIGINT NOT NULL);
+      INSERT INTO rollup_watermark VALUES (0);`,
   },
 ];

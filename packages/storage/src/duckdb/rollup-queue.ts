@@ -2,32 +2,22 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { appendRollupsSql } from './analytics-rollups';
 import type { DuckDbDatabase } from './duckdb-database';
 
-/** Columns of `rollup_queue` after `batch`: the event as a commit stages it. */
-export const QUEUED_EVENT_COLUMNS = `tenant_seq INTEGER, event_id VARCHAR, event VARCHAR, user_id VARCHAR, session_id VARCHAR,
-  broadcast_id VARCHAR, campaign_id BIGINT, ts_ms BIGINT, received_at_ms BIGINT, country VARCHAR,
-  order_id VARCHAR, sponsor_id VARCHAR, total DOUBLE, items VARCHAR, data VARCHAR`;
-
-/** Staged or queued rows (columns as `QUEUED_EVENT_COLUMNS`) with the columns of `events`. */
-export function asEvents(source: string, where = ''): string {
-  return `(SELECT tenant_seq, event_id::UUID AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
-    epoch_ms(ts_ms) AS ts, epoch_ms(received_at_ms) AS received_at, country, order_id, sponsor_id, total, items, data
-  FROM ${source} ${where})`;
-}
-
 /** After a failed derivation, the next try waits this long (unless a read or a commit asks sooner). */
 const RETRY_DELAY_MS = 1_000;
-/** Events a commit may leave queued before it waits for the rollups to catch up. */
+/** Events commits may store ahead of the rollups before a commit waits for them to catch up. */
 export const MAX_QUEUED_EVENTS = 100_000;
 
 /**
  * The dashboard's rollups (see analytics-rollups) are derived from the events a commit stores,
- * but not in the commit's transaction: the commit copies its rows into `rollup_queue` (same
- * transaction as `events`, so a crash loses neither or both), and the rollups are derived from
- * the queue and the queue emptied in a transaction of their own, on a second connection, while
- * the next commit is being written. Deriving them in the commit made every commit half as long
- * again; this way the two run side by side. Readers of the rollups call `settled()` first, so
- * they see every event committed before they asked. Work that changes events and rollups
- * together (deletion, retention) runs through `transaction()`, which empties the queue first.
+ * but not in the commit's transaction. Each commit numbers its rows (`events.batch`, in the
+ * commit's transaction); the rollups of the batches after the watermark in `rollup_watermark`
+ * are derived, and the watermark moved, in a transaction of their own on a second connection
+ * while the next commit is being written (rows appended in batch order keep the scan to the
+ * newest row groups). Deriving them in the commit made every commit half as long again; this
+ * way the two run side by side, and a crash in between leaves batches past the watermark,
+ * derived at the next start. Readers of the rollups call `settled()` first, so they see every
+ * event committed before they asked. Work that changes events and rollups together (deletion,
+ * retention) runs through `transaction()`, which derives the pending batches first.
  */
 export class RollupQueue {
   /** The last batch number given out. */
@@ -44,12 +34,19 @@ export class RollupQueue {
 
   constructor(private readonly db: DuckDbDatabase) {}
 
-  /** Derives what an earlier process left in the queue (a crash between a commit and its rollups). */
+  /** Derives the batches an earlier process committed without their rollups (a crash in between). */
   async recover(): Promise<void> {
     await this.db.write(async (c) => {
-      const [row] = await this.db.writeQuery(c, 'SELECT max(batch) AS last FROM rollup_queue');
-      this.lastBatch = this.applied = Number(row?.last ?? 0);
-      if (row?.last !== null && row?.last !== undefined) await runInTransaction(c, deriveSql());
+      const [row] = await this.db.writeQuery(
+        c,
+        'SELECT (SELECT applied FROM rollup_watermark) AS applied, (SELECT coalesce(max(batch), 0) FROM events) AS last',
+      );
+      this.applied = Number(row?.applied ?? 0);
+      this.lastBatch = Math.max(this.applied, Number(row?.last ?? 0));
+      if (this.lastBatch > this.applied) {
+        await runInTransaction(c, deriveSql(this.applied, this.lastBatch));
+        this.applied = this.lastBatch;
+      }
     });
   }
 
@@ -86,10 +83,10 @@ export class RollupQueue {
    */
   transaction<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     return this.db.exclusiveWrite(async (connection) => {
-      // No commit runs now, so the queue holds batches up to lastBatch at most, some perhaps
-      // not reported to committedBatch() yet: derive everything, of every event type.
+      // No commit runs now, so events hold batches up to lastBatch at most, some perhaps not
+      // reported to committedBatch() yet: derive them all, of every event type.
       const upTo = this.lastBatch;
-      const result = await runInTransaction(connection, deriveSql(), job);
+      const result = upTo > this.applied ? await runInTransaction(connection, deriveSql(this.applied, upTo), job) : await runInTransaction(connection, [], job);
       this.markApplied(upTo);
       return result;
     });
@@ -110,19 +107,26 @@ export class RollupQueue {
     });
   }
 
-  /** Derives the rollups of the pending batches on the side connection and takes them off the queue. */
+  /** Derives the rollups of the pending batches on the side connection and moves the watermark past them. */
   private async derive(): Promise<void> {
-    const upTo = this.pending.at(-1)!.batch;
-    const eventTypes = this.eventTypes;
-    this.eventTypes = new Set();
+    let upTo = 0;
+    let eventTypes = new Set<string>();
     try {
-      await this.db.sideWrite((c) => runInTransaction(c, deriveSql(upTo, eventTypes)));
-      this.markApplied(upTo);
+      await this.db.sideWrite(async (c) => {
+        // Read here, in turn: a transaction() queued before may have derived some already.
+        const last = this.pending.at(-1);
+        if (!last || last.batch <= this.applied) return;
+        upTo = last.batch;
+        eventTypes = this.eventTypes;
+        this.eventTypes = new Set();
+        await runInTransaction(c, deriveSql(this.applied, upTo, eventTypes));
+        this.markApplied(upTo);
+      });
     } catch {
-      // The rows stay queued and readers go on with what the rollups hold; the timer tries
+      // The batches stay pending and readers go on with what the rollups hold; the timer tries
       // again (the database counts the refused write and readiness reports it).
       for (const type of eventTypes) this.eventTypes.add(type);
-      this.releaseWaiters(upTo);
+      this.releaseWaiters(Math.max(upTo, this.pending.at(-1)?.batch ?? 0));
       if (!this.stopped) {
         this.retryTimer = setTimeout(() => {
           this.retryTimer = null;
@@ -147,10 +151,10 @@ export class RollupQueue {
   }
 }
 
-/** Statements deriving the rollups of the queued batches up to `upTo` (all when absent) and removing them. */
-function deriveSql(upTo?: number, eventTypes?: ReadonlySet<string>): string[] {
-  const where = upTo === undefined ? '' : `WHERE batch <= ${Math.trunc(upTo)}`;
-  return [...appendRollupsSql(asEvents('rollup_queue', where), eventTypes), `DELETE FROM rollup_queue ${where}`];
+/** Statements deriving the rollups of the batches after `applied` up to `upTo` (of `eventTypes`, all when absent) and moving the watermark. */
+function deriveSql(applied: number, upTo: number, eventTypes?: ReadonlySet<string>): string[] {
+  const source = `(SELECT * FROM events WHERE batch > ${Math.trunc(applied)} AND batch <= ${Math.trunc(upTo)})`;
+  return [...appendRollupsSql(source, eventTypes), `UPDATE rollup_watermark SET applied = ${Math.trunc(upTo)}`];
 }
 
 /**
