@@ -66,13 +66,16 @@ export class GroupCommitter {
 
   private async commitGroup(group: Pending[]): Promise<void> {
     const owner = new Map<string, Pending>();
-    const combined: CommitBatch = { events: [], rejects: [], deliveries: [] };
+    const combined: CommitBatch = { events: [], keys: [], rejects: [], deliveries: [] };
     for (const pending of group) {
-      for (const event of pending.batch.events) {
-        const key = eventKey(event.tenantSeq, event.eventId);
+      const { events, keys } = pending.batch;
+      for (let i = 0; i < events.length; i++) {
+        const event = events[i]!;
+        const key = keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
         if (owner.has(key)) continue;
         owner.set(key, pending);
         combined.events.push(event);
+        combined.keys!.push(key);
       }
       combined.rejects.push(...pending.batch.rejects);
       combined.deliveries!.push(...(pending.batch.deliveries ?? []).filter((d) => owner.get(eventKey(d.tenantSeq, d.eventId)) === pending));

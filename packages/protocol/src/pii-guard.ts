@@ -67,28 +67,44 @@ export function detectPii(value: string): PiiKind | null {
 /** Every string inside `value` (objects and arrays walked) that looks like personal data. */
 export function findPii(value: unknown, path = ''): PiiFinding[] {
   const findings: PiiFinding[] = [];
-  walk(value, path, findings, 0);
+  walk(value, [path], findings, 0);
   return findings;
 }
 
 const MAX_DEPTH = 32;
 
-function walk(value: unknown, path: string, out: PiiFinding[], depth: number): void {
+/**
+ * `segments` is the path so far: `path` first, then keys and indexes as they are. The pointer
+ * is only written out for a finding: almost every event has none.
+ */
+function walk(value: unknown, segments: string[], out: PiiFinding[], depth: number): void {
   if (typeof value === 'string') {
     const kind = detectPii(value);
-    if (kind) out.push({ path, kind });
+    if (kind) out.push({ path: pointer(segments), kind });
     return;
   }
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return;
   if (Array.isArray(value)) {
-    value.forEach((item, i) => walk(item, `${path}/${i}`, out, depth + 1));
+    for (let i = 0; i < value.length; i++) {
+      segments.push(String(i));
+      walk(value[i], segments, out, depth + 1);
+      segments.pop();
+    }
     return;
   }
-  for (const [key, item] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    segments.push(key);
     const kind = detectPii(key);
-    if (kind) out.push({ path: `${path}/${escapePointer(key)}`, kind });
-    walk(item, `${path}/${escapePointer(key)}`, out, depth + 1);
+    if (kind) out.push({ path: pointer(segments), kind });
+    walk((value as Record<string, unknown>)[key], segments, out, depth + 1);
+    segments.pop();
   }
+}
+
+function pointer(segments: string[]): string {
+  let path = segments[0]!;
+  for (let i = 1; i < segments.length; i++) path += `/${escapePointer(segments[i]!)}`;
+  return path;
 }
 
 function escapePointer(key: string): string {

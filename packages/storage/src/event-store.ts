@@ -3,6 +3,8 @@ import type { EventRow, QuarantineRow } from './records';
 
 export interface CommitBatch {
   events: EventRow[];
+  /** `eventKey` of each event, in the same order, when the caller has them already. */
+  keys?: string[];
   rejects: QuarantineRow[];
   /**
    * Webhook deliveries of these events. Only those whose event is stored by this commit are

@@ -88,8 +88,7 @@ export class DuckDbEventStore implements EventStore {
     // Commits must not outrun the rollups by much: readers of the dashboard wait for them.
     if (this.db.rollups.isFull()) await this.db.rollups.settled();
     // Ids stored recently are answered from memory; only the rest go to the database.
-    const events = uniqueByKey(batch.events).filter((e) => !this.recent.has(eventKey(e.tenantSeq, e.eventId)));
-    const candidates = new Set(events.map((e) => eventKey(e.tenantSeq, e.eventId)));
+    const { events, candidates } = this.candidates(batch);
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
     let commitBatch = 0;
     const inserted = await this.db.write(async (connection) => {
@@ -112,6 +111,23 @@ export class DuckDbEventStore implements EventStore {
     for (const key of inserted) this.recent.add(key);
     this.queued(commitBatch, events, inserted);
     return { inserted };
+  }
+
+  /**
+   * The events to write: each id once (its first occurrence), none stored recently; with their
+   * keys. One key string per event: building and hashing them is a visible part of the ingest CPU.
+   */
+  private candidates(batch: CommitBatch): { events: EventRow[]; candidates: Set<string> } {
+    const events: EventRow[] = [];
+    const candidates = new Set<string>();
+    for (let i = 0; i < batch.events.length; i++) {
+      const event = batch.events[i]!;
+      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
+      if (candidates.has(key) || this.recent.has(key)) continue;
+      events.push(event);
+      candidates.add(key);
+    }
+    return { events, candidates };
   }
 
   /** Has the rollups of the batch's stored events derived. */
@@ -386,16 +402,6 @@ type Appender = Awaited<ReturnType<DuckDBConnection['createAppender']>>;
 function appendNullableVarchar(appender: Appender, value: string | null): void {
   if (value === null) appender.appendNull();
   else appender.appendVarchar(value);
-}
-
-function uniqueByKey(events: EventRow[]): EventRow[] {
-  const seen = new Set<string>();
-  return events.filter((e) => {
-    const key = eventKey(e.tenantSeq, e.eventId);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
 }
 
 async function insertRejects(connection: DuckDBConnection, rejects: QuarantineRow[]): Promise<void> {

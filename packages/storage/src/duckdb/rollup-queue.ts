@@ -50,7 +50,7 @@ export class RollupQueue {
     });
   }
 
-  /** A number for the batch a commit is about to put in the queue (call it in the write job). */
+  /** A number for the batch a commit is about to store (call it in the commit's write job). */
   nextBatch(): number {
     return ++this.lastBatch;
   }
@@ -78,8 +78,8 @@ export class RollupQueue {
   }
 
   /**
-   * Runs `job` in one transaction on the write connection, after the whole queue is derived
-   * into the rollups in that same transaction, with no derivation running beside it.
+   * Runs `job` in one transaction on the write connection, after every pending batch is
+   * derived into the rollups in that same transaction, with no derivation running beside it.
    */
   transaction<T>(job: (connection: DuckDBConnection) => Promise<T>): Promise<T> {
     return this.db.exclusiveWrite(async (connection) => {
@@ -92,7 +92,7 @@ export class RollupQueue {
     });
   }
 
-  /** Stops deriving (the database is closing); what is queued stays for the next start. */
+  /** Stops deriving (the database is closing); pending batches are derived at the next start. */
   stop(): void {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
