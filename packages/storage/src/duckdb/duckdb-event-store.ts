@@ -17,6 +17,7 @@ import { purgeRollupsBefore } from './analytics-rollups';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
+import { CREATE_STAGE_SQL, STAGE_TABLE, eventJsonTexts, fromStage, insertEventsFromJsonSql, stageEvents } from './event-stage';
 
 /** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
 const FIRST_WINDOW_MS = 3_600_000;
@@ -39,19 +40,7 @@ interface PrefetchedWindow {
 /** Event keys remembered as stored, per generation (two generations are kept). */
 const RECENT_KEYS_PER_GENERATION = 500_000;
 
-const STAGE_TABLE = 'event_stage';
-/** The stage's columns: an event as the appender writes it fastest (text ids, epoch milliseconds). */
-const STAGE_COLUMNS = `tenant_seq INTEGER, event_id VARCHAR, event VARCHAR, user_id VARCHAR, session_id VARCHAR,
-  broadcast_id VARCHAR, campaign_id BIGINT, ts_ms BIGINT, received_at_ms BIGINT, country VARCHAR,
-  order_id VARCHAR, sponsor_id VARCHAR, total DOUBLE, items VARCHAR, data VARCHAR`;
 const DELIVERY_STAGE_TABLE = 'delivery_stage';
-/** The staged rows as `events` rows of commit batch `batch`. */
-function fromStage(batch: number): string {
-  return `BY NAME SELECT tenant_seq, event_id::UUID AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
-    epoch_ms(ts_ms) AS ts, epoch_ms(received_at_ms) AS received_at, country, order_id, sponsor_id, total, items, data,
-    ${Math.trunc(batch)} AS batch
-  FROM ${STAGE_TABLE}`;
-}
 const FROM_DELIVERY_STAGE = `SELECT d.id::UUID, d.tenant_seq, d.endpoint_id, d.event_id::UUID, d.event, d.user_id, d.payload, 'pending', 0,
     epoch_ms(d.created_at_ms), NULL, NULL, NULL, NULL, epoch_ms(d.created_at_ms), NULL
   FROM ${DELIVERY_STAGE_TABLE} d`;
@@ -65,9 +54,11 @@ interface StagedWork {
 }
 
 /**
- * Events in DuckDB. A commit appends its rows to a connection-local staging table (the
- * appender is the fastest way in), then moves them into `events`, numbered by commit batch, in one
- * transaction with the batch's deliveries and rejects. Until that transaction empties it,
+ * Events in DuckDB. A commit hands DuckDB its rows as one columnar JSON text (see event-stage).
+ * A commit of events alone is one autocommitted INSERT from that text: each call of a commit
+ * waits for the event loop under load, so one call is the fastest. Otherwise the text fills a
+ * connection-local stage, whose rows move into `events`, numbered by commit batch, in one
+ * transaction with the batch's deliveries and rejects; until that transaction empties it,
  * `event_stage` holds the commit's rows (in the ON CONFLICT fallback also ids stored earlier).
  * Measured no faster: two commits side by side on two connections (they contend inside
  * DuckDB), and appending straight into `events` inside the transaction (the appender then
@@ -93,13 +84,21 @@ export class DuckDbEventStore implements EventStore {
     let commitBatch = 0;
     const inserted = await this.db.write(async (connection) => {
       commitBatch = this.db.rollups.nextBatch();
+      const texts = eventJsonTexts(events);
       try {
-        if (events.length) await this.stage(connection, events);
+        // Events alone, in one text (the common case under load): one statement is the whole
+        // transaction, sent in one call; every other call of a commit waits for the event loop.
+        let conflict = false;
+        if (texts.length === 1 && !deliveries.length && !batch.rejects.length) {
+          if (await this.insertDirect(connection, texts[0]!, commitBatch)) return candidates;
+          conflict = true;
+        }
+        if (texts.length) await this.stage(connection, texts);
         if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
         const work = { hasRows: events.length > 0, batch: commitBatch, hasDeliveries: deliveries.length > 0, rejects: batch.rejects };
-        if (await this.insertPlain(connection, work)) return candidates;
+        if (!conflict && (await this.insertPlain(connection, work))) return candidates;
         return await this.insertSkippingConflicts(connection, work);
       } catch (error) {
         // Nothing staged may ride along with the next commit.
@@ -134,6 +133,17 @@ export class DuckDbEventStore implements EventStore {
   private queued(batch: number, events: EventRow[], inserted: ReadonlySet<string>): void {
     const stored = events.length === inserted.size ? events : events.filter((e) => inserted.has(eventKey(e.tenantSeq, e.eventId)));
     if (stored.length) this.db.rollups.committedBatch(batch, stored.length, new Set(stored.map((e) => e.event)));
+  }
+
+  /** Inserts the events of one JSON text in one autocommitted statement; false, with nothing stored, when an id is already stored. */
+  private async insertDirect(connection: DuckDBConnection, text: string, batch: number): Promise<boolean> {
+    try {
+      await connection.run(insertEventsFromJsonSql(batch), [text]);
+      return true;
+    } catch (error) {
+      if (isConstraintViolation(error)) return false;
+      throw error;
+    }
   }
 
   /**
@@ -224,38 +234,12 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  private async stage(connection: DuckDBConnection, events: EventRow[]): Promise<void> {
+  private async stage(connection: DuckDBConnection, texts: string[]): Promise<void> {
     if (!this.stageReady) {
-      await connection.run(
-        `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${STAGE_COLUMNS})`,
-      );
+      await connection.run(CREATE_STAGE_SQL);
       this.stageReady = true;
     }
-    const appender = await connection.createAppender(STAGE_TABLE, null, 'temp');
-    try {
-      for (const e of events) {
-        appender.appendInteger(e.tenantSeq);
-        appender.appendVarchar(e.eventId);
-        appender.appendVarchar(e.event);
-        appendNullableVarchar(appender, e.userId);
-        appender.appendVarchar(e.sessionId);
-        appender.appendVarchar(e.broadcastId);
-        appender.appendBigInt(BigInt(e.campaignId));
-        appender.appendBigInt(BigInt(e.timestampMs));
-        appender.appendBigInt(BigInt(e.receivedAtMs));
-        appendNullableVarchar(appender, e.country);
-        appendNullableVarchar(appender, e.orderId);
-        appendNullableVarchar(appender, e.sponsorId);
-        if (e.total === null) appender.appendNull();
-        else appender.appendDouble(e.total);
-        appendNullableVarchar(appender, e.items);
-        appender.appendVarchar(e.data);
-        appender.endRow();
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
+    await stageEvents(connection, texts);
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
