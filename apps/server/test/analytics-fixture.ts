@@ -61,3 +61,24 @@ export async function loadAnalyticsFixture(app: import('fastify').FastifyInstanc
   const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: EVENTS } });
   if (response.json().accepted !== EVENTS.length) throw new Error(`fixture not stored: ${response.body}`);
 }
+
+/**
+ * Tenant `other`'s events on the same days: one session reusing demo's ids (session svc_s1,
+ * user u1, broadcast b1, poll p1, sponsor acme, order o1) so that a key hashed without its
+ * tenant would mix the two, and one session of its own (svc_o2, anonymous, b2).
+ */
+export const OTHER_TENANT_EVENTS = [
+  ev('broadcast.joined', `${D10}10:00:00Z`, ...S1),
+  ev('poll.voted', `${D10}10:01:30Z`, ...S1, { data: { pollId: 'p1', questionText: 'Who wins?', optionSelected: 'B', optionIndex: 1 } }),
+  ev('sponsor_moment.viewed', `${D10}10:02:00Z`, ...S1, { data: { momentId: 'm1', sponsorId: 'acme' } }),
+  ev('checkout.completed', `${D10}10:06:00Z`, ...S1, { data: { currency: 'EUR' }, ...commerce('acme', [item('w', 1, 999)], 999, 'o1') }),
+  ev('broadcast.joined', `${D11}09:00:00Z`, 'svc_o2', 'b2', 'FR', null),
+];
+
+/** Loads OTHER_TENANT_EVENTS with tenant `other`'s admin token. */
+export async function loadOtherTenantEvents(app: import('fastify').FastifyInstance, adminToken: string): Promise<void> {
+  const admin = { authorization: `Bearer ${adminToken}` };
+  await app.inject({ method: 'POST', url: '/v1/sponsors', headers: admin, payload: { id: 'acme', name: 'Acme of another tenant' } });
+  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: OTHER_TENANT_EVENTS } });
+  if (response.json().accepted !== OTHER_TENANT_EVENTS.length) throw new Error(`other tenant's events not stored: ${response.body}`);
+}

@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
 import { startTestApp, type TestApp } from './test-app';
 import { TestViewer } from './ws-client';
-import { D10, D11, loadAnalyticsFixture } from './analytics-fixture';
+import { D10, D11, loadAnalyticsFixture, loadOtherTenantEvents } from './analytics-fixture';
 
 describe('GET /v1/analytics/overview', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
     await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    // Every expectation on tenant demo below also holds with another tenant's events on the same broadcasts and days.
+    await loadOtherTenantEvents(t.app, t.other.adminToken);
   });
   afterAll(() => t.close());
 
@@ -129,10 +131,15 @@ describe('GET /v1/analytics/overview', () => {
   it('counts live viewers of the matching broadcasts', async () => {
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_live1', contentId: 'b1' });
     await viewer.next((m) => m.type === 'welcome');
+    // Another tenant's viewer of a broadcast with the same id counts for that tenant only.
+    const others = await Promise.all(['svc_live1', 'svc_live2'].map((sessionId) => TestViewer.connect(t.url, { apiKey: t.other.apiKey, sessionId, contentId: 'b1' })));
+    await Promise.all(others.map((v) => v.next((m) => m.type === 'welcome')));
     expect((await overview('broadcastId=b1')).viewers.live).toBe(1);
     expect((await overview('broadcastId=b2')).viewers.live).toBe(0);
     expect((await overview('')).viewers.live).toBe(1);
-    viewer.ws.terminate();
+    const otherOverview = await t.app.inject({ url: '/v1/analytics/overview?broadcastId=b1', headers: { authorization: `Bearer ${t.other.adminToken}` } });
+    expect(otherOverview.json().viewers.live).toBe(2);
+    for (const v of [viewer, ...others]) v.ws.terminate();
   });
 
   it('names a bad filter and refuses unknown ones', async () => {
@@ -142,6 +149,24 @@ describe('GET /v1/analytics/overview', () => {
     expect(bad.json().errors[0].path).toBe('/query/from');
     const unknown = await t.app.inject({ url: '/v1/analytics/overview?colour=red', headers });
     expect(unknown.statusCode).toBe(400);
-    expect((await t.app.inject({ url: '/v1/analytics/overview', headers: { authorization: `Bearer ${t.other.adminToken}` } })).json().viewers.sessions).toBe(0);
+  });
+
+  it("shows a tenant only its own events, even where ids are the same as another tenant's", async () => {
+    const response = await t.app.inject({ url: `/v1/analytics/overview?${BOTH_DAYS}`, headers: { authorization: `Bearer ${t.other.adminToken}` } });
+    expect(response.statusCode, response.body).toBe(200);
+    const o = response.json();
+    // svc_s1 (u1) and svc_o2 (anonymous); demo's four sessions are not there.
+    expect(o.viewers).toMatchObject({ sessions: 2, uniqueViewers: 2 });
+    expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+    expect(o.polls).toEqual([
+      {
+        pollId: 'p1', broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+        options: [{ optionIndex: 1, option: 'B', votes: 1, share: 1 }],
+      },
+    ]);
+    expect(o.revenue).toEqual([{ currency: 'EUR', gross: 999, orders: 1, averageOrderValue: 999, itemsPerOrder: 1 }]);
+    expect(o.sponsors).toEqual([
+      { sponsorId: 'acme', broadcastId: 'b1', impressions: 1, taps: 0, tapRate: 0, conversion: 1, revenue: [{ currency: 'EUR', amount: 999 }] },
+    ]);
   });
 });

@@ -112,6 +112,34 @@ describe('GET /v1/analytics/live', () => {
     stream.close();
   });
 
+  it("never sends a tenant another tenant's events or viewers, on a broadcast with the same id", async () => {
+    t = await startTestApp({ listen: true });
+    const mine = await openStream(`${t.url}/v1/analytics/live?broadcastId=live-1`, t.demo.adminToken);
+    const theirs = await openStream(`${t.url}/v1/analytics/live?broadcastId=live-1`, t.other.adminToken);
+    await mine.next((e) => e.event === 'overview');
+    await theirs.next((e) => e.event === 'overview');
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/events',
+      headers: { 'x-svc-api-key': t.demo.apiKey },
+      payload: { events: [validEvent('broadcast.joined', new Date(), { broadcastId: 'live-1' }), validEvent('poll.voted', new Date(), { broadcastId: 'live-1' })] },
+    });
+    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_livewatch', contentId: 'live-1' });
+    await viewer.next((m) => m.type === 'welcome');
+    // Tenant demo's stream shows both; by then the other stream has had every chance to.
+    await mine.next((e) => e.event === 'overview' && e.data.engagement.joinedViewers === 1);
+    // The live count comes in an overview or, when only it changed, in a viewers event.
+    await mine.next((e) => (e.event === 'viewers' ? e.data.live : e.data.viewers?.live) === 1);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const overviews = theirs.events.filter((e) => e.event === 'overview');
+    expect(overviews.length).toBeGreaterThan(0);
+    for (const { data } of overviews) expect([data.engagement.joinedViewers, data.polls.length, data.viewers.live]).toEqual([0, 0, 0]);
+    expect(theirs.events.filter((e) => e.event === 'viewers').every((e) => e.data.live === 0)).toBe(true);
+    viewer.ws.terminate();
+    mine.close();
+    theirs.close();
+  });
+
   it('refuses a stream without an admin credential', async () => {
     t = await startTestApp({ listen: true });
     const response = await fetch(`${t.url}/v1/analytics/live`, { headers: { 'x-svc-api-key': t.demo.apiKey } });

@@ -87,6 +87,19 @@ describe('DELETE /v1/users/:userId/events', () => {
     expect((await exportUsers(t.demo.adminToken)).sort()).toEqual(['bystander', null].sort());
   });
 
+  it("erases only its own tenant's events when another tenant deletes a user of the same id", async () => {
+    await seed();
+    const response = await t.app.inject({ method: 'DELETE', url: '/v1/users/target-user/events', headers: as(t.other.adminToken) });
+    expect(response.statusCode).toBe(202);
+    await t.services.deletions.idle();
+    const job = (await t.app.inject({ url: response.headers.location as string, headers: as(t.other.adminToken) })).json();
+    expect(job).toMatchObject({ status: 'completed', deletedEvents: 1 });
+    expect(await exportUsers(t.other.adminToken)).toEqual([]);
+    expect((await exportUsers(t.demo.adminToken)).filter((u) => u === 'target-user')).toHaveLength(2);
+    const rejects = await t.app.inject({ url: '/v1/rejected-events', headers: as(t.demo.adminToken) });
+    expect(rejects.json().data).toHaveLength(1);
+  });
+
   it('keeps only a hash of the userId in the job', async () => {
     const response = await t.app.inject({ method: 'DELETE', url: '/v1/users/very-unique-user-id-123/events', headers: as(t.demo.adminToken) });
     await t.services.deletions.idle();

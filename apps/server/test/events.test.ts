@@ -99,6 +99,10 @@ describe('POST /v1/events', () => {
     );
     expect(rows).toHaveLength(3);
     expect(rows.some((r) => r.eventId === undefined)).toBe(false);
+    // Every rejected event is in quarantine with the same code and a reason.
+    const quarantine = (await t.app.inject({ url: '/v1/rejected-events', headers: { authorization: `Bearer ${t.demo.adminToken}` } })).json().data;
+    expect(quarantine.map((r: { code: string }) => r.code).sort()).toEqual(answer.rejected.map((r: { code: string }) => r.code).sort());
+    for (const reject of quarantine) expect(reject.detail).toEqual(expect.any(String));
   });
 
   it('lists quarantined rejects with reasons and never keeps the personal data it refused', async () => {

@@ -77,6 +77,7 @@ describe('GET /v1/analytics/events', () => {
     const sent = await seedAwkward();
     const response = await exportAs('', { accept: 'application/x-ndjson' });
     expect(response.headers['content-type']).toContain('application/x-ndjson');
+    expect(response.headers['content-disposition']).toMatch(/^attachment; filename="svc-events-\d{8}T\d{6}\.ndjson"$/);
     const lines = response.body.split('\n');
     expect(lines.pop()).toBe('');
     const records = lines.map((line) => JSON.parse(line));
@@ -96,6 +97,10 @@ describe('GET /v1/analytics/events', () => {
     expect(response.headers['content-encoding']).toBe('gzip');
     const text = gunzipSync(response.rawPayload).toString('utf8');
     expect(text.trim().split('\n')).toHaveLength(awkward.length + 1);
+    const csv = await exportAs('format=csv', { 'accept-encoding': 'gzip' });
+    expect(csv.headers['content-encoding']).toBe('gzip');
+    const rows = parse(gunzipSync(csv.rawPayload).toString('utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(rows.map((r) => r.eventId).sort()).toEqual(text.trim().split('\n').map((line) => JSON.parse(line).eventId).sort());
   });
 
   it('pages JSON by cursor: every event exactly once, also while new events arrive', async () => {

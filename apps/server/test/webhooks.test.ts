@@ -79,6 +79,24 @@ describe('webhooks', () => {
     expect(r.received).toHaveLength(40);
   });
 
+  it('keeps the delivery log for 30 days, then the retention purge removes it', async () => {
+    const clock = new ManualClock(Date.now());
+    t = await start(clock);
+    const r = await receiver();
+    const endpoint = await addEndpoint(r.url);
+    expect((await send([validEvent('poll.voted', new Date(clock.now()))])).json().accepted).toBe(1);
+    await t.services.dispatcher.runDue();
+    expect((await deliveries(endpoint.id)).map((d) => d.status)).toEqual(['delivered']);
+    clock.advance(29 * DAY);
+    expect((await t.services.retention.runOnce()).deliveries).toBe(0);
+    expect(await deliveries(endpoint.id)).toHaveLength(1);
+    clock.advance(2 * DAY);
+    expect((await t.services.retention.runOnce()).deliveries).toBe(1);
+    expect(await deliveries(endpoint.id)).toEqual([]);
+    // The event itself is kept for the tenant's retention (12 months), not the log's.
+    expect(await t.services.storage.events.countEvents({ tenantSeq: t.demo.seq })).toBe(1);
+  });
+
   it('filters by event type, serves several endpoints, and keeps tenants apart', async () => {
     t = await start();
     const [all, polls, other] = [await receiver(), await receiver(), await receiver()];
