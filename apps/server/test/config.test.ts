@@ -1,7 +1,23 @@
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
 
 describe('configuration from the environment', () => {
+  it('runs with the defaults the README documents when nothing is set', () => {
+    expect(loadConfig({})).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      dataDir: resolve('./data'),
+      publicUrl: 'http://localhost:8080',
+      webhookAllowPrivate: false,
+      countryHeader: null,
+      logLevel: 'info',
+      rateLimit: { perKeyPerSecond: 10_000, perIpPerSecond: 300 },
+      processingRegion: 'EU',
+      sampleData: true,
+    });
+  });
+
   it('reads the database memory limit, and refuses one DuckDB would not understand', () => {
     expect(loadConfig({}).databaseMemoryLimit).toBeUndefined();
     expect(loadConfig({ SVC_DB_MEMORY_LIMIT: '512MB' }).databaseMemoryLimit).toBe('512MB');
