@@ -17,7 +17,7 @@ import { purgeRollupsBefore } from './analytics-rollups';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
-import { CREATE_STAGE_SQL, STAGE_TABLE, eventJsonTexts, fromStage, insertEventsFromJsonSql, stageEvents } from './event-stage';
+import { CREATE_STAGE_SQL, STAGE_TABLE, eventSlices, fromStage, insertEventsFromJsonSql, stageEvents, stageJson, type EventSlice } from './event-stage';
 
 /** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
 const FIRST_WINDOW_MS = 3_600_000;
@@ -84,16 +84,16 @@ export class DuckDbEventStore implements EventStore {
     let commitBatch = 0;
     const inserted = await this.db.write(async (connection) => {
       commitBatch = this.db.rollups.nextBatch();
-      const texts = eventJsonTexts(events);
+      const slices = eventSlices(events);
       try {
         // Events alone, in one text (the common case under load): one statement is the whole
         // transaction, sent in one call; every other call of a commit waits for the event loop.
         let conflict = false;
-        if (texts.length === 1 && !deliveries.length && !batch.rejects.length) {
-          if (await this.insertDirect(connection, texts[0]!, commitBatch)) return candidates;
+        if (slices.length === 1 && !deliveries.length && !batch.rejects.length) {
+          if (await this.insertDirect(connection, stageJson(events), commitBatch)) return candidates;
           conflict = true;
         }
-        if (texts.length) await this.stage(connection, texts);
+        if (slices.length) await this.stage(connection, events, slices);
         if (deliveries.length) await this.stageDeliveries(connection, deliveries);
         // A plain INSERT stays fast however large the table grows; when it meets an id stored
         // long ago, the batch is redone with ON CONFLICT, which reports what it skipped.
@@ -234,12 +234,12 @@ export class DuckDbEventStore implements EventStore {
     }
   }
 
-  private async stage(connection: DuckDBConnection, texts: string[]): Promise<void> {
+  private async stage(connection: DuckDBConnection, events: EventRow[], slices: EventSlice[]): Promise<void> {
     if (!this.stageReady) {
       await connection.run(CREATE_STAGE_SQL);
       this.stageReady = true;
     }
-    await stageEvents(connection, texts);
+    await stageEvents(connection, events, slices);
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {

@@ -50,8 +50,8 @@ export const fromStage = (batch: number): string => asEvents(STAGE_TABLE, batch)
 export const insertEventsFromJsonSql = (batch: number): string => `INSERT INTO events ${asEvents(ROWS_FROM_JSON, batch)}`;
 
 /**
- * Characters of JSON text one call carries at most. A group commit may hold 20,000 events of
- * up to 32 KB, more than a JavaScript string can; a typical commit (3,200 events of a few
+ * Characters of JSON text one call carries, by estimate. A group commit may hold 20,000 events
+ * of up to 32 KB, more than a JavaScript string can; a typical commit (3,200 events of a few
  * hundred bytes) is one text.
  */
 const MAX_EVENT_JSON_CHARS = 16 * 2 ** 20;
@@ -61,14 +61,16 @@ const EVENT_JSON_OVERHEAD_CHARS = 400;
 /** A UTF-16 surrogate without its pair; DuckDB's JSON reader refuses the text holding one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
+/** Events [start, end) of a commit that go to DuckDB as one JSON text. */
+export type EventSlice = readonly [start: number, end: number];
+
 /**
- * The events as columnar JSON texts for DuckDB's `from_json`, each about `maxChars` long at
- * most. One text instead of appending value by value spares the event loop ≈ 3.4 µs per event
- * (the appender's fifteen native calls per row), and DuckDB parses it off the event loop. The
- * stored values are the appender's: a lone surrogate becomes U+FFFD.
+ * Splits a commit's events into slices whose JSON text stays far below the longest string
+ * JavaScript can hold, by an estimate (`data`, `items` and an allowance per event; escaping can
+ * make a text up to about twice `maxChars`). An event larger than `maxChars` is a slice alone.
  */
-export function eventJsonTexts(events: EventRow[], maxChars = MAX_EVENT_JSON_CHARS): string[] {
-  const texts: string[] = [];
+export function eventSlices(events: EventRow[], maxChars = MAX_EVENT_JSON_CHARS): EventSlice[] {
+  const slices: EventSlice[] = [];
   let start = 0;
   while (start < events.length) {
     let end = start;
@@ -77,22 +79,27 @@ export function eventJsonTexts(events: EventRow[], maxChars = MAX_EVENT_JSON_CHA
       const event = events[end++]!;
       chars += event.data.length + (event.items?.length ?? 0) + EVENT_JSON_OVERHEAD_CHARS;
     }
-    texts.push(stageJson(events, start, end));
+    slices.push([start, end]);
     start = end;
   }
-  return texts;
+  return slices;
 }
 
-/** Appends JSON texts of events (eventJsonTexts) to the stage. */
-export async function stageEvents(connection: DuckDBConnection, texts: string[]): Promise<void> {
-  for (const text of texts) await connection.run(INSERT_STAGE_FROM_JSON_SQL, [text]);
+/** Appends the events to the stage, one slice's JSON text at a time (only one text is alive at once). */
+export async function stageEvents(connection: DuckDBConnection, events: EventRow[], slices: EventSlice[]): Promise<void> {
+  for (const [start, end] of slices) await connection.run(INSERT_STAGE_FROM_JSON_SQL, [stageJson(events, start, end)]);
 }
 
-/** The columnar JSON text of events[start, end). */
+/**
+ * The columnar JSON text of events[start, end) for DuckDB's `from_json`. One text instead of
+ * appending value by value spares the event loop ≈ 3.4 µs per event (the appender's fifteen
+ * native calls per row), and DuckDB parses it off the event loop. The stored values are the
+ * appender's: a lone surrogate becomes U+FFFD.
+ */
 export function stageJson(events: EventRow[], start = 0, end = events.length): string {
   const text = JSON.stringify(columns(events, start, end, keep));
   // JSON.stringify writes a lone surrogate as a `\ud…` escape (and nothing else produces one
-  // unless the text itself holds a backslash before "ud"); only then is every string mended.
+  // unless the text itself holds a backslash before "ud"); only then are the strings mended.
   return text.includes('\\ud') ? JSON.stringify(columns(events, start, end, wellFormed)) : text;
 }
 
@@ -134,8 +141,9 @@ function columns(events: EventRow[], start: number, end: number, text: <T extend
     orderId[i] = text(e.orderId);
     sponsorId[i] = text(e.sponsorId);
     total[i] = e.total;
-    items[i] = text(e.items);
-    data[i] = text(e.data);
+    // `items` and `data` are JSON.stringify output: a lone surrogate there is already an escape.
+    items[i] = e.items;
+    data[i] = e.data;
   }
   // Keys in STAGE_COLUMNS order (from_json matches them by name).
   return {
