@@ -10,9 +10,9 @@ import { TenantService } from '@svc/tenancy';
 import { generateDashboardData } from './dashboard-data';
 import { base62 } from './ingest';
 import { cpuSeconds, ROOT, startService, tempFolder, type Child } from './processes';
+import { fmt, type BenchTable, type Row } from './report';
 
 const runFile = promisify(execFile);
-import { fmt, type BenchTable, type Row } from './report';
 
 export const TARGET_EVENTS_PER_SECOND = 300_000;
 export const TARGET_PEAK_RSS_MIB = 300;

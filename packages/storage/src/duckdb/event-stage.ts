@@ -4,32 +4,41 @@ import type { EventRow } from '../records';
 /** The connection-local table a commit stages its events in before moving them into `events`. */
 export const STAGE_TABLE = 'event_stage';
 
-/** The stage's columns: an event as ingest holds it (text ids, epoch milliseconds). */
-const STAGE_COLUMNS = [
-  ['tenant_seq', 'INTEGER'],
-  ['event_id', 'VARCHAR'],
-  ['event', 'VARCHAR'],
-  ['user_id', 'VARCHAR'],
-  ['session_id', 'VARCHAR'],
-  ['broadcast_id', 'VARCHAR'],
-  ['campaign_id', 'BIGINT'],
-  ['ts_ms', 'BIGINT'],
-  ['received_at_ms', 'BIGINT'],
-  ['country', 'VARCHAR'],
-  ['order_id', 'VARCHAR'],
-  ['sponsor_id', 'VARCHAR'],
-  ['total', 'DOUBLE'],
-  ['items', 'VARCHAR'],
-  ['data', 'VARCHAR'],
-] as const;
+/** A stage column: its name, type, how to read it from an event, and whether it is text that may need mending. */
+interface StageColumn {
+  name: string;
+  type: 'INTEGER' | 'BIGINT' | 'DOUBLE' | 'VARCHAR';
+  read: (event: EventRow) => string | number | null;
+  /** A text field as the sender wrote it (may hold a lone surrogate); `items` and `data` are JSON.stringify output. */
+  mend?: true;
+}
 
-export const CREATE_STAGE_SQL = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${STAGE_COLUMNS.map(([name, type]) => `${name} ${type}`).join(', ')})`;
+/** The stage's columns: an event as ingest holds it (text ids, epoch milliseconds). */
+const STAGE_COLUMNS: readonly StageColumn[] = [
+  { name: 'tenant_seq', type: 'INTEGER', read: (e) => e.tenantSeq },
+  { name: 'event_id', type: 'VARCHAR', read: (e) => e.eventId, mend: true },
+  { name: 'event', type: 'VARCHAR', read: (e) => e.event, mend: true },
+  { name: 'user_id', type: 'VARCHAR', read: (e) => e.userId, mend: true },
+  { name: 'session_id', type: 'VARCHAR', read: (e) => e.sessionId, mend: true },
+  { name: 'broadcast_id', type: 'VARCHAR', read: (e) => e.broadcastId, mend: true },
+  { name: 'campaign_id', type: 'BIGINT', read: (e) => e.campaignId },
+  { name: 'ts_ms', type: 'BIGINT', read: (e) => e.timestampMs },
+  { name: 'received_at_ms', type: 'BIGINT', read: (e) => e.receivedAtMs },
+  { name: 'country', type: 'VARCHAR', read: (e) => e.country, mend: true },
+  { name: 'order_id', type: 'VARCHAR', read: (e) => e.orderId, mend: true },
+  { name: 'sponsor_id', type: 'VARCHAR', read: (e) => e.sponsorId, mend: true },
+  { name: 'total', type: 'DOUBLE', read: (e) => e.total },
+  { name: 'items', type: 'VARCHAR', read: (e) => e.items },
+  { name: 'data', type: 'VARCHAR', read: (e) => e.data },
+];
+
+export const CREATE_STAGE_SQL = `CREATE TEMP TABLE IF NOT EXISTS ${STAGE_TABLE} (${STAGE_COLUMNS.map(({ name, type }) => `${name} ${type}`).join(', ')})`;
 
 /** The JSON text's shape for from_json: one list per column. */
-const STAGE_JSON_STRUCTURE = JSON.stringify(Object.fromEntries(STAGE_COLUMNS.map(([name, type]) => [name, [type]])));
+const STAGE_JSON_STRUCTURE = JSON.stringify(Object.fromEntries(STAGE_COLUMNS.map(({ name, type }) => [name, [type]])));
 
 /** Stage-shaped rows from the lists of one JSON text bound as $1, unnested side by side. */
-const ROWS_FROM_JSON = `(SELECT ${STAGE_COLUMNS.map(([name]) => `unnest(j.${name}) AS ${name}`).join(', ')}
+const ROWS_FROM_JSON = `(SELECT ${STAGE_COLUMNS.map(({ name }) => `unnest(j.${name}) AS ${name}`).join(', ')}
   FROM (SELECT from_json($1::VARCHAR, '${STAGE_JSON_STRUCTURE}') AS j))`;
 
 /** Appends the rows of one JSON text (bound as $1) to the stage. */
@@ -97,70 +106,24 @@ export async function stageEvents(connection: DuckDBConnection, events: EventRow
  * appender's: a lone surrogate becomes U+FFFD.
  */
 export function stageJson(events: EventRow[], start = 0, end = events.length): string {
-  const text = JSON.stringify(columns(events, start, end, keep));
+  const text = JSON.stringify(columns(events, start, end, false));
   // JSON.stringify writes a lone surrogate as a `\ud…` escape (and nothing else produces one
   // unless the text itself holds a backslash before "ud"); only then are the strings mended.
-  return text.includes('\\ud') ? JSON.stringify(columns(events, start, end, wellFormed)) : text;
+  return text.includes('\\ud') ? JSON.stringify(columns(events, start, end, true)) : text;
 }
 
-const keep = <T extends string | null>(value: T): T => value;
-
-function wellFormed<T extends string | null>(value: T): T {
-  return (value === null ? null : value.replace(LONE_SURROGATE, '\ufffd')) as T;
+function wellFormed(value: unknown): unknown {
+  return typeof value === 'string' ? value.replace(LONE_SURROGATE, '\ufffd') : value;
 }
 
-function columns(events: EventRow[], start: number, end: number, text: <T extends string | null>(value: T) => T): Record<string, unknown[]> {
-  const n = end - start;
-  const tenantSeq = new Array<number>(n);
-  const eventId = new Array<string>(n);
-  const event = new Array<string>(n);
-  const userId = new Array<string | null>(n);
-  const sessionId = new Array<string>(n);
-  const broadcastId = new Array<string>(n);
-  const campaignId = new Array<number>(n);
-  const tsMs = new Array<number>(n);
-  const receivedAtMs = new Array<number>(n);
-  const country = new Array<string | null>(n);
-  const orderId = new Array<string | null>(n);
-  const sponsorId = new Array<string | null>(n);
-  const total = new Array<number | null>(n);
-  const items = new Array<string | null>(n);
-  const data = new Array<string>(n);
-  for (let i = 0; i < n; i++) {
-    const e = events[start + i]!;
-    tenantSeq[i] = e.tenantSeq;
-    eventId[i] = text(e.eventId);
-    event[i] = text(e.event);
-    userId[i] = text(e.userId);
-    sessionId[i] = text(e.sessionId);
-    broadcastId[i] = text(e.broadcastId);
-    campaignId[i] = e.campaignId;
-    tsMs[i] = e.timestampMs;
-    receivedAtMs[i] = e.receivedAtMs;
-    country[i] = text(e.country);
-    orderId[i] = text(e.orderId);
-    sponsorId[i] = text(e.sponsorId);
-    total[i] = e.total;
-    // `items` and `data` are JSON.stringify output: a lone surrogate there is already an escape.
-    items[i] = e.items;
-    data[i] = e.data;
+/** events[start, end) as one list per stage column, keyed by column name (from_json matches by name). */
+function columns(events: EventRow[], start: number, end: number, mend: boolean): Record<string, unknown[]> {
+  const result: Record<string, unknown[]> = {};
+  for (const column of STAGE_COLUMNS) {
+    const values = new Array<unknown>(end - start);
+    const { read } = column;
+    for (let i = start; i < end; i++) values[i - start] = read(events[i]!);
+    result[column.name] = mend && column.mend ? values.map(wellFormed) : values;
   }
-  // Keys in STAGE_COLUMNS order (from_json matches them by name).
-  return {
-    tenant_seq: tenantSeq,
-    event_id: eventId,
-    event,
-    user_id: userId,
-    session_id: sessionId,
-    broadcast_id: broadcastId,
-    campaign_id: campaignId,
-    ts_ms: tsMs,
-    received_at_ms: receivedAtMs,
-    country,
-    order_id: orderId,
-    sponsor_id: sponsorId,
-    total,
-    items,
-    data,
-  };
+  return result;
 }
