@@ -11,3 +11,4 @@ export * from './overlays';
 export * from './realtime-protocol';
 export * from './sdk-config';
 export * from './seeded-random';
+export * from './event-limits';
