@@ -1,5 +1,5 @@
-import { Agent, request } from 'undici';
-import { guardedLookup, systemResolveHost, type ResolveHost } from './url-guard';
+import { Agent, buildConnector, request } from 'undici';
+import { guardedLookup, isPrivateAddress, systemResolveHost, type ResolveHost } from './url-guard';
 
 /** A delivery counts as failed when the receiver has not answered within this time. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -26,7 +26,9 @@ export interface WebhookSender {
 /**
  * POSTs over keep-alive connections (undici), never following redirects. Each new connection
  * resolves its host with `resolveHost` (the system resolver by default) and refuses private
- * addresses unless `allowPrivate`.
+ * addresses unless `allowPrivate`; the address a connection actually reached is checked too, so
+ * an IP literal (which no lookup sees) or an endpoint saved while private targets were allowed
+ * cannot reach inside the network either.
  */
 export class HttpWebhookSender implements WebhookSender {
   private readonly agent: Agent;
@@ -34,7 +36,7 @@ export class HttpWebhookSender implements WebhookSender {
   constructor(allowPrivate: boolean, private readonly timeoutMs: number = DELIVERY_TIMEOUT_MS, resolveHost: ResolveHost = systemResolveHost) {
     this.agent = new Agent({
       connections: CONNECTIONS_PER_ORIGIN,
-      connect: { lookup: guardedLookup(allowPrivate, resolveHost) as never, timeout: timeoutMs },
+      connect: allowPrivate ? { lookup: guardedLookup(true, resolveHost) as never, timeout: timeoutMs } : publicOnlyConnector(guardedLookup(false, resolveHost), timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
@@ -67,4 +69,17 @@ export class HttpWebhookSender implements WebhookSender {
   close(): Promise<void> {
     return this.agent.close();
   }
+}
+
+/** undici's connector, refusing a socket whose peer is a private or special-purpose address. */
+function publicOnlyConnector(lookup: ReturnType<typeof guardedLookup>, timeoutMs: number): buildConnector.connector {
+  const connect = buildConnector({ lookup: lookup as never, timeout: timeoutMs });
+  return (options, callback) =>
+    connect(options, (error, socket) => {
+      if (error) return callback(error, null);
+      const peer = socket.remoteAddress ?? '';
+      if (!isPrivateAddress(peer)) return callback(null, socket);
+      socket.destroy();
+      callback(Object.assign(new Error(`connection to private address ${peer} refused`), { code: 'EPRIVATE' }), null);
+    });
 }

@@ -1,49 +1,43 @@
 import type { LookupAddress } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { SvcError } from '@svc/protocol';
 
-/** Loopback, private, link-local (cloud metadata), carrier-grade NAT, multicast and reserved ranges. */
-const BLOCKED = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 96],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  BLOCKED.addSubnet(network, prefix, 'ipv6');
+/**
+ * IPv6 ranges that carry an IPv4 address in their last 32 bits (IPv4-mapped `::ffff:a.b.c.d` and
+ * IPv4-translated `::ffff:0:a.b.c.d`): the embedded address decides.
+ */
+const EMBEDS_IPV4 = new Set(['ipv4Mapped', 'rfc6145']);
+
+/**
+ * Whether a webhook may not connect to `address`: anything but ordinary public unicast — every
+ * special-purpose range of the IANA registries (loopback, private, link-local and cloud metadata,
+ * carrier-grade NAT, documentation, benchmarking, multicast, reserved, NAT64, 6to4, Teredo …),
+ * IPv4-compatible `::a.b.c.d`, and anything that is not an address at all.
+ */
+export function isPrivateAddress(address: string): boolean {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (EMBEDS_IPV4.has(v6.range())) {
+      const parts = v6.parts;
+      parsed = new ipaddr.IPv4([parts[6]! >> 8, parts[6]! & 0xff, parts[7]! >> 8, parts[7]! & 0xff]);
+    } else if (v6.parts.slice(0, 6).every((part) => part === 0)) {
+      return true; // unspecified, loopback and the deprecated IPv4-compatible ::/96
+    }
+  }
+  return parsed.range() !== 'unicast';
 }
 
 /** Every address of a host name; the system resolver (`dns.lookup`) unless one is injected. */
 export type ResolveHost = (hostname: string) => Promise<LookupAddress[]>;
 
 export const systemResolveHost: ResolveHost = (hostname) => dnsLookup(hostname, { all: true });
-
-export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return BLOCKED.check(mapped[1]!, 'ipv4');
-  const family = isIP(address);
-  if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
 
 /** Checks the form of a webhook URL: http(s), a host, no credentials. */
 export function parseWebhookUrl(raw: string): URL {
@@ -63,7 +57,7 @@ export function parseWebhookUrl(raw: string): URL {
 export async function assertPublicTarget(url: URL, allowPrivate: boolean, resolveHost: ResolveHost = systemResolveHost): Promise<void> {
   if (allowPrivate) return;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  const addresses = isIP(host) ? [host] : await resolveAll(host, resolveHost);
+  const addresses = ipaddr.isValid(host) ? [host] : await resolveAll(host, resolveHost);
   if (addresses.some(isPrivateAddress)) {
     throw invalidUrl(`resolves to a private or loopback address (${addresses.join(', ')}); set SVC_WEBHOOK_ALLOW_PRIVATE for local receivers`);
   }
