@@ -26,11 +26,19 @@ export const problemSchema = {
 
 const problemRef = { $ref: `${PROBLEM_SCHEMA_ID}#` };
 
+/** The media type of every error answer (RFC 9457). */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
 /** Problem responses for the given status codes. */
 export function problems(...statuses: number[]): Record<number, unknown> {
-  return Object.fromEntries(statuses.map((status) => [status, { ...problemRef, description: 'Problem details' }]));
+  return Object.fromEntries(
+    statuses.map((status) => [status, { description: 'Problem details', content: { [PROBLEM_MEDIA_TYPE]: { schema: problemRef } } }]),
+  );
 }
 
 type Security = Array<Record<string, string[]>>;
 export const ADMIN_SECURITY: Security = [{ adminToken: [] }];
 export const API_KEY_SECURITY: Security = [{ apiKeyQuery: [] }, { apiKeyHeader: [] }];
+
+/** For the session routes, which anyone may call: no credential is needed. */
+export const NO_SECURITY: Security = [];
