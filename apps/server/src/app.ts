@@ -28,7 +28,7 @@ import { homeRoutes } from './routes/home';
 import { rejectedEventRoutes } from './routes/rejected-events';
 import { sdkConfigRoutes } from './routes/sdk-config';
 import { settingsRoutes } from './routes/settings';
-import { problemSchema } from './schemas';
+import { finishOpenApiDocument, problemSchema } from './schemas';
 import { closeServices, type Services } from './services';
 
 declare module 'fastify' {
@@ -100,6 +100,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         },
       },
     },
+    transformObject: (documentObject) => ('openapiObject' in documentObject ? finishOpenApiDocument(documentObject.openapiObject) : documentObject.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(cors, {

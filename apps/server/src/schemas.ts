@@ -42,3 +42,23 @@ export const API_KEY_SECURITY: Security = [{ apiKeyQuery: [] }, { apiKeyHeader: 
 
 /** For the session routes, which anyone may call: no credential is needed. */
 export const NO_SECURITY: Security = [];
+
+/** Marks a route schema whose body may be left out (the route fills in a default). */
+export const OPTIONAL_BODY = 'x-optional-body';
+
+type DocumentPaths = { paths?: Record<string, Record<string, { [OPTIONAL_BODY]?: boolean; requestBody?: { required?: boolean } }>> };
+
+/**
+ * What the OpenAPI generator has no option for: it marks every request body as required, so
+ * operations marked `OPTIONAL_BODY` get `required: false` here (and lose the mark).
+ */
+export function finishOpenApiDocument<T extends object>(document: T): T {
+  for (const operations of Object.values((document as DocumentPaths).paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      if (!operation[OPTIONAL_BODY]) continue;
+      delete operation[OPTIONAL_BODY];
+      if (operation.requestBody) operation.requestBody.required = false;
+    }
+  }
+  return document;
+}

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { SvcError } from '@svc/protocol';
 import type { ApiKeyRecord } from '@svc/storage';
 import type { AuthGuards } from '../plugins/auth';
-import { ADMIN_SECURITY, problems } from '../schemas';
+import { ADMIN_SECURITY, OPTIONAL_BODY, problems } from '../schemas';
 import type { Services } from '../services';
 
 const apiKeySchema = {
@@ -50,6 +50,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
       schema: {
         summary: 'Create an API key',
         operationId: 'createApiKey',
+        [OPTIONAL_BODY]: true,
         tags,
         security: ADMIN_SECURITY,
         body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } },
