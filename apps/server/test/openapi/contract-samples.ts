@@ -89,6 +89,7 @@ export function validSamples(f: Fixture): Array<[operation: string, sample: Samp
   return [
     ['GET /v1/sdk/config', { method: 'GET', url: '/v1/sdk/config', headers: key, status: 200 }],
     ['GET /v1/sdk/config', { method: 'GET', url: `/v1/sdk/config?apiKey=${f.apiKey}`, headers: {}, status: 200 }],
+    ['GET /v1/sdk/config', { method: 'GET', url: '/v1/sdk/config', headers: { ...key, 'if-none-match': '*' }, status: 304 }],
     ['POST /v1/events', { method: 'POST', url: '/v1/events', headers: key, body: validEvent('poll.viewed', new Date(), { broadcastId: f.broadcastId }), status: 200 }],
     ['POST /v1/events', { method: 'POST', url: '/v1/events', body: { sentAt: new Date().toISOString(), events: [validEvent('checkout.completed', new Date()), validEvent('poll.voted', new Date())] }, status: 200 }],
     ['GET /v1/rejected-events', { method: 'GET', url: '/v1/rejected-events?limit=5', status: 200 }],
