@@ -29,10 +29,27 @@ const problemRef = { $ref: `${PROBLEM_SCHEMA_ID}#` };
 /** The media type of every error answer (RFC 9457). */
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
+const wholeNumber = (description: string) => ({ type: 'integer', minimum: 0, description });
+const retryAfter = wholeNumber('Seconds to wait before trying again');
+
+/** Headers that come with a problem of the status: when to retry, and the rate limit's state. */
+const PROBLEM_HEADERS: Record<number, Record<string, object>> = {
+  429: {
+    'retry-after': retryAfter,
+    'ratelimit-limit': wholeNumber('Requests the bucket holds'),
+    'ratelimit-remaining': wholeNumber('Requests left in the bucket'),
+    'ratelimit-reset': wholeNumber('Seconds until the bucket is full again'),
+  },
+  503: { 'retry-after': wholeNumber('Seconds to wait before trying again (when the service can tell)') },
+};
+
 /** Problem responses for the given status codes. */
 export function problems(...statuses: number[]): Record<number, unknown> {
   return Object.fromEntries(
-    statuses.map((status) => [status, { description: 'Problem details', content: { [PROBLEM_MEDIA_TYPE]: { schema: problemRef } } }]),
+    statuses.map((status) => [
+      status,
+      { description: 'Problem details', content: { [PROBLEM_MEDIA_TYPE]: { schema: problemRef } }, ...(PROBLEM_HEADERS[status] ? { headers: PROBLEM_HEADERS[status] } : {}) },
+    ]),
   );
 }
 

@@ -180,6 +180,9 @@ describe('the service answers as its OpenAPI document says', () => {
         for (const headers of credentials) {
           const response = await limited.app.inject({ method: op.method, url, headers });
           statuses.add(response.statusCode);
+          const documented = Object.keys(op.operation.responses[String(response.statusCode)]?.headers ?? {});
+          const missing = response.statusCode === 429 ? documented.filter((name) => response.headers[name] === undefined) : [];
+          if (missing.length) failures.push(`${op.key}: 429 without ${missing.join(', ')}`);
           failures.push(...c.check(op, `over the limit with ${Object.keys(headers).join() || 'no credential'}`, response));
         }
         if (op.operation.security?.length && !statuses.has(429)) failures.push(`${op.key}: no 429 among ${[...statuses].join(', ')}`);

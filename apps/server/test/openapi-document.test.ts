@@ -7,7 +7,7 @@ interface Operation {
   security?: unknown[];
   parameters?: Array<{ in: string; name: string; schema: Record<string, unknown> }>;
   requestBody?: { content: Record<string, { schema: Record<string, unknown> }> };
-  responses: Record<string, { content?: Record<string, unknown> }>;
+  responses: Record<string, { content?: Record<string, unknown>; headers?: Record<string, unknown> }>;
 }
 type Document = { paths: Record<string, Record<string, Operation>> };
 
@@ -61,6 +61,7 @@ describe('the OpenAPI document', () => {
       if (path.includes('{')) expect(statuses, where).toEqual(expect.arrayContaining(['400', '414']));
       if (STATE_CHANGING.has(method)) expect(statuses, where).toEqual(expect.arrayContaining(['400', '413', '415']));
       if (op.security?.length) expect(statuses, where).toEqual(expect.arrayContaining(['401', '429']));
+      if (op.responses['429']) expect(Object.keys(op.responses['429'].headers ?? {}), where).toContain('retry-after');
       const byAdminToken = op.security?.some((s) => Object.keys(s as object).includes('adminToken'));
       const byApiKey = op.security?.some((s) => Object.keys(s as object).some((name) => name.startsWith('apiKey')));
       // The session cookie stands in for the admin token on admin routes (not on ingest, which takes API keys).

@@ -6,7 +6,7 @@ export interface OpenApiOperation {
   security?: Array<Record<string, string[]>>;
   parameters?: Array<{ in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Record<string, unknown> }>;
   requestBody?: { required?: boolean; content: Record<string, { schema: object }> };
-  responses: Record<string, { content?: Record<string, { schema: object }> }>;
+  responses: Record<string, { content?: Record<string, { schema: object }>; headers?: Record<string, unknown> }>;
 }
 
 export interface OpenApiDocument {
