@@ -58,7 +58,7 @@ export const EXPORT_PAGE_PARAMETERS = {
     type: 'array',
     items: { type: 'string', enum: [...EVENT_NAMES] },
     minItems: 1,
-    description: 'Event names, comma-separated (`event=poll.voted,order.completed`)',
+    description: 'Event names, comma-separated (`event=poll.voted,checkout.completed`)',
   },
   format: { type: 'string', enum: [...EXPORT_FORMATS], description: 'Overrides Accept: a JSON page, or an NDJSON or CSV stream of everything' },
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, description: 'JSON page size' },
