@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
+import { documentCommonAnswers } from './plugins/common-answers';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
@@ -27,7 +28,7 @@ import { homeRoutes } from './routes/home';
 import { rejectedEventRoutes } from './routes/rejected-events';
 import { sdkConfigRoutes } from './routes/sdk-config';
 import { settingsRoutes } from './routes/settings';
-import { problemSchema } from './schemas';
+import { finishOpenApiDocument, problemSchema } from './schemas';
 import { closeServices, type Services } from './services';
 
 declare module 'fastify' {
@@ -85,7 +86,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       info: {
         title: 'Svc API',
         version: '1.0.0',
-        description: 'Engagement and commerce events for live-stream broadcasts. Errors are RFC 9457 problem+json with a stable `code`.',
+        description:
+          'Engagement and commerce events for live-stream broadcasts. Errors are RFC 9457 problem+json with a stable `code`. ' +
+          'Before any route is chosen, a request may also be refused with 408 (it did not arrive in time) or 431 (headers too large), as problem+json on a closed connection.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: config.publicUrl }],
       components: {
@@ -96,6 +100,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
         },
       },
     },
+    transformObject: (documentObject) => ('openapiObject' in documentObject ? finishOpenApiDocument(documentObject.openapiObject) : documentObject.swaggerObject),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(cors, {
@@ -116,6 +121,14 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   };
   const sessions = new DashboardSessions(services.clock);
   const guards = createAuthGuards(services.tenants, limiters, sessions);
+  documentCommonAnswers(app, (route) => {
+    const hooks = [route.onRequest ?? []].flat();
+    return {
+      guarded: hooks.some((hook) => hook === guards.admin || hook === guards.apiKey || hook === guards.apiKeyOrAdmin),
+      takesApiKey: hooks.some((hook) => hook === guards.apiKey || hook === guards.apiKeyOrAdmin),
+      takesSessionCookie: hooks.includes(guards.admin),
+    };
+  });
   const deps = { services, guards, sessions, limiters };
   await app.register(healthRoutes, deps);
   await app.register(homeRoutes, deps);

@@ -1,4 +1,4 @@
-import { COUNTRY_PATTERN, isEventName, SvcError, type FieldError } from '@svc/protocol';
+import { COUNTRY_PATTERN, EVENT_NAMES, isEventName, SvcError, type FieldError } from '@svc/protocol';
 import type { EventFilter } from '@svc/storage';
 
 export type ExportFormat = 'json' | 'ndjson' | 'csv';
@@ -30,18 +30,60 @@ export interface ExportQuery {
   cursor: string | undefined;
 }
 
+const date = (what: string) => ({
+  type: 'string',
+  anyOf: [{ format: 'date' }, { format: 'date-time' }],
+  description: `${what}: a calendar date (2026-11-01, a whole UTC day) or an ISO 8601 date-time with a time zone`,
+});
+const textId = (description: string) => ({ type: 'string', minLength: 1, maxLength: 128, description });
+
+/**
+ * The filter parameters (export, overview, live) as the OpenAPI document describes them: their
+ * real types and formats. The URL's strings are checked by `parseExportQuery`, which names
+ * each bad parameter; this is the description of what it accepts.
+ */
+export const EXPORT_FILTER_PARAMETERS = {
+  campaignId: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Campaign id' },
+  from: date('Start, inclusive'),
+  to: date('End: a calendar date is inclusive, a date-time exclusive'),
+  broadcastId: textId('Broadcast id'),
+  userId: textId('Opaque user id'),
+  sponsorId: textId('Sponsor id (commerce events and sponsor moments)'),
+  country: { type: 'string', pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2 country code (any case)' },
+} as const;
+
+/** The parameters of the raw export beyond the filter, described as `EXPORT_FILTER_PARAMETERS` is. */
+export const EXPORT_PAGE_PARAMETERS = {
+  event: {
+    type: 'array',
+    items: { type: 'string', enum: [...EVENT_NAMES] },
+    minItems: 1,
+    description: 'Event names, comma-separated (`event=poll.voted,checkout.completed`)',
+  },
+  format: { type: 'string', enum: [...EXPORT_FORMATS], description: 'Overrides Accept: a JSON page, or an NDJSON or CSV stream of everything' },
+  limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, description: 'JSON page size' },
+  cursor: { type: 'string', description: 'The `nextCursor` of the previous JSON page' },
+} as const;
+
+/** Names of the filter parameters, for routes that take nothing else. */
+export const EXPORT_FILTER_NAMES: readonly string[] = Object.keys(EXPORT_FILTER_PARAMETERS);
+
 const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /**
- * Validates the export parameters. Calendar dates are inclusive UTC days (`to=2026-11-30`
+ * Validates the export parameters (only the `known` ones, when given). Calendar dates are inclusive UTC days (`to=2026-11-30`
  * takes the whole of that day); date-times make a half-open range [from, to). Every problem
  * is reported with the parameter it concerns.
  */
-export function parseExportQuery(params: ExportQueryParams): ExportQuery {
+export function parseExportQuery(params: ExportQueryParams, known?: readonly string[]): ExportQuery {
   const errors: FieldError[] = [];
   const fail = (name: string, message: string) => errors.push({ path: `/query/${name}`, code: 'invalid_value', message });
   const filter: ExportQuery['filter'] = {};
+  // Routes that take only some of the parameters refuse the others, rather than ignore them.
+  for (const name of known ? Object.keys(params) : []) {
+    if (!known!.includes(name)) errors.push({ path: `/query/${name}`, code: 'unknown_field', message: 'is not a parameter of this route' });
+  }
   // A repeated parameter arrives as an array: refuse it rather than guess which one was meant.
   for (const [name, value] of Object.entries(params)) {
     if (value !== undefined && typeof value !== 'string') {

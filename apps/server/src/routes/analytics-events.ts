@@ -1,15 +1,21 @@
 import { Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { FastifyInstance } from 'fastify';
-import { formatFromAccept, MAX_PAGE_LIMIT, parseExportQuery, type ExportQueryParams } from '@svc/export';
-import { CSV_COLUMNS, EVENT_NAMES, SvcError } from '@svc/protocol';
+import { EXPORT_FILTER_PARAMETERS, EXPORT_PAGE_PARAMETERS, formatFromAccept, parseExportQuery, type ExportQueryParams } from '@svc/export';
+import { CSV_COLUMNS, SvcError } from '@svc/protocol';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
 
 const CONTENT_TYPES = { ndjson: 'application/x-ndjson; charset=utf-8', csv: 'text/csv; charset=utf-8; header=present' } as const;
 
-const str = (description: string) => ({ type: 'string', description });
+/** One exported event: the stored event as tracked, plus what the service added. */
+const exportedEventSchema = {
+  type: 'object',
+  required: ['eventId', 'event', 'timestamp', 'receivedAt'],
+  additionalProperties: true,
+  properties: { eventId: { type: 'string' }, event: { type: 'string' }, timestamp: { type: 'string', format: 'date-time' }, receivedAt: { type: 'string', format: 'date-time' } },
+} as const;
 
 export async function analyticsEventRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   app.get(
@@ -24,28 +30,23 @@ export async function analyticsEventRoutes(app: FastifyInstance, { services, gua
           'Send Accept-Encoding: gzip for a compressed stream.',
         tags: ['Export'],
         security: ADMIN_SECURITY,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            campaignId: str('Campaign id (integer)'),
-            from: str('Start: calendar date (inclusive) or date-time (inclusive)'),
-            to: str('End: calendar date (inclusive) or date-time (exclusive)'),
-            broadcastId: str('Broadcast id'),
-            userId: str('Opaque user id'),
-            sponsorId: str('Sponsor id (commerce events and sponsor moments)'),
-            country: str('ISO 3166-1 alpha-2'),
-            event: str(`Comma list of event names (${EVENT_NAMES.join(', ')})`),
-            format: { type: 'string', enum: ['json', 'ndjson', 'csv'] },
-            limit: str(`JSON page size, 1 to ${MAX_PAGE_LIMIT} (default 1000)`),
-            cursor: str('The nextCursor of the previous JSON page'),
-          },
-        },
+        operationId: 'exportEvents',
+        // `explode: false`: the one array parameter, `event`, is a comma list.
+        querystring: { type: 'object', additionalProperties: false, explode: false, properties: { ...EXPORT_FILTER_PARAMETERS, ...EXPORT_PAGE_PARAMETERS } },
         response: {
           200: {
-            description: 'A JSON page `{data, nextCursor}`, or an NDJSON/CSV stream',
-            type: 'object',
-            properties: { data: { type: 'array', items: { type: 'object', additionalProperties: true } }, nextCursor: { type: ['string', 'null'] } },
+            description: 'A JSON page `{data, nextCursor}`, or an NDJSON or CSV stream of every matching event (`Content-Disposition: attachment`, `X-Total-Count`)',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['data', 'nextCursor'],
+                  properties: { data: { type: 'array', items: exportedEventSchema }, nextCursor: { type: ['string', 'null'] } },
+                },
+              },
+              'application/x-ndjson': { schema: { type: 'string', description: 'One exported event as JSON per line' } },
+              'text/csv': { schema: { type: 'string', description: `RFC 4180 with a header row: ${CSV_COLUMNS.join(',')}` } },
+            },
           },
           ...problems(400, 401, 406, 429),
         },

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { parseExportQuery, type ExportQueryParams } from '@svc/export';
+import { EXPORT_FILTER_NAMES, EXPORT_FILTER_PARAMETERS, parseExportQuery, type ExportQueryParams } from '@svc/export';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
@@ -8,8 +8,6 @@ import type { Services } from '../services';
 /** How often a live stream checks for news; panels follow an accepted event within this. */
 export const LIVE_TICK_MS = 250;
 const KEEP_ALIVE_MS = 15_000;
-
-const str = (description: string) => ({ type: 'string', description });
 
 /**
  * `GET /v1/analytics/live`: Server-Sent Events for the dashboard's live mode. `overview` (all
@@ -36,16 +34,21 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
         summary: 'Live dashboard updates (Server-Sent Events: `overview`, `viewers`)',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: { campaignId: str('Campaign id'), broadcastId: str('Broadcast id'), from: str('Start'), to: str('End'), country: str('Country'), sponsorId: str('Sponsor id') },
+        operationId: 'streamLiveAnalytics',
+        querystring: { type: 'object', additionalProperties: false, properties: EXPORT_FILTER_PARAMETERS },
+        response: {
+          200: {
+            description: 'Server-Sent Events: `overview` (every panel, as GET /v1/analytics/overview answers) and `viewers` (`{live}`), until the client leaves',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...problems(400, 401, 429),
         },
-        response: { 200: { type: 'string', description: 'text/event-stream' }, ...problems(400, 401, 429) },
       },
+      // Parameters are validated by the export package so that each problem names its parameter.
+      validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const { filter } = parseExportQuery(request.query as ExportQueryParams);
+      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES);
       const tenant = request.tenant;
       reply.hijack();
       const stream = reply.raw;

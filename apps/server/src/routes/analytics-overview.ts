@@ -1,10 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { parseExportQuery, type ExportQueryParams } from '@svc/export';
+import { EXPORT_FILTER_NAMES, EXPORT_FILTER_PARAMETERS, parseExportQuery, type ExportQueryParams } from '@svc/export';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
-
-const str = (description: string) => ({ type: 'string', description });
 
 export async function analyticsOverviewRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   app.get(
@@ -17,23 +15,15 @@ export async function analyticsOverviewRoutes(app: FastifyInstance, { services, 
           'Viewer count (live, concurrent per bucket, peak, unique viewers), engagement rate, poll results, sponsor performance, revenue and funnel, as defined in the dashboard tooltips. `from`/`to` as calendar dates are inclusive UTC days; without `from` the last 7 days are shown. `sponsorId` narrows sponsor performance, revenue and funnel only.',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
-        querystring: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            campaignId: str('Campaign id'),
-            broadcastId: str('Broadcast id'),
-            from: str('Calendar date (inclusive) or date-time'),
-            to: str('Calendar date (inclusive) or date-time (exclusive)'),
-            country: str('ISO 3166-1 alpha-2'),
-            sponsorId: str('Sponsor id'),
-          },
-        },
+        operationId: 'getAnalyticsOverview',
+        querystring: { type: 'object', additionalProperties: false, properties: EXPORT_FILTER_PARAMETERS },
         response: { 200: { type: 'object', additionalProperties: true }, ...problems(400, 401, 429) },
       },
+      // Parameters are validated by the export package so that each problem names its parameter.
+      validatorCompiler: () => () => true,
     },
     async (request) => {
-      const { filter } = parseExportQuery(request.query as ExportQueryParams);
+      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES);
       return services.analytics.overview(request.tenant, filter);
     },
   );

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { SvcError } from '@svc/protocol';
 import type { ApiKeyRecord } from '@svc/storage';
 import type { AuthGuards } from '../plugins/auth';
-import { ADMIN_SECURITY, problems } from '../schemas';
+import { ADMIN_SECURITY, OPTIONAL_BODY, problems } from '../schemas';
 import type { Services } from '../services';
 
 const apiKeySchema = {
@@ -35,7 +35,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
 
   app.get(
     '/v1/api-keys',
-    { ...common, schema: { summary: 'List API keys', tags, security: ADMIN_SECURITY, response: { 200: { type: 'object', properties: { data: { type: 'array', items: apiKeySchema } } }, ...problems(401, 429) } } },
+    { ...common, schema: { summary: 'List API keys', operationId: 'listApiKeys', tags, security: ADMIN_SECURITY, response: { 200: { type: 'object', properties: { data: { type: 'array', items: apiKeySchema } } }, ...problems(401, 429) } } },
     async (request) => ({ data: (await services.tenants.listApiKeys(request.tenant.seq)).map(view) }),
   );
 
@@ -49,6 +49,8 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
       },
       schema: {
         summary: 'Create an API key',
+        operationId: 'createApiKey',
+        [OPTIONAL_BODY]: true,
         tags,
         security: ADMIN_SECURITY,
         body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 } } },
@@ -64,7 +66,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
 
   app.get(
     '/v1/api-keys/:id',
-    { ...common, schema: { summary: 'One API key', tags, security: ADMIN_SECURITY, params: idParams, response: { 200: apiKeySchema, ...problems(401, 404, 429) } } },
+    { ...common, schema: { summary: 'One API key', operationId: 'getApiKey', tags, security: ADMIN_SECURITY, params: idParams, response: { 200: apiKeySchema, ...problems(401, 404, 429) } } },
     async (request) => {
       const { id } = request.params as { id: string };
       const record = (await services.tenants.listApiKeys(request.tenant.seq)).find((k) => k.id === id);
@@ -78,6 +80,7 @@ export async function apiKeyRoutes(app: FastifyInstance, { services, guards }: {
     {
       ...common,
       schema: {
+        operationId: 'revokeApiKey',
         summary: 'Revoke an API key (config, ingest and new WebSocket connections refuse it at once; open connections last until they reconnect)',
         tags,
         security: ADMIN_SECURITY,

@@ -31,54 +31,54 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
   const campaignParams = { type: 'object', required: ['id'], properties: { id: campaignId } } as const;
   app.post('/v1/campaigns', {
     ...admin,
-    schema: doc('Create a campaign', ['Content'], {
+    schema: doc('Create a campaign', ['Content'], { operationId: 'createCampaign',
       body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: campaignId, name } },
       response: { 201: campaignSchema, ...problems(400, 401, 409, 429) },
     }),
   }, async (request, reply) => reply.code(201).send(campaignView(await content.createCampaign(request.tenant, request.body as { id?: number; name: string }))));
-  app.get('/v1/campaigns', { ...admin, schema: doc('List campaigns', ['Content'], { response: { 200: list(campaignSchema), ...problems(401, 429) } }) },
+  app.get('/v1/campaigns', { ...admin, schema: doc('List campaigns', ['Content'], { operationId: 'listCampaigns', response: { 200: list(campaignSchema), ...problems(401, 429) } }) },
     async (request) => ({ data: (await content.listCampaigns(request.tenant)).map(campaignView) }));
-  app.get('/v1/campaigns/:id', { ...admin, schema: doc('One campaign', ['Content'], { params: campaignParams, response: { 200: campaignSchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/campaigns/:id', { ...admin, schema: doc('One campaign', ['Content'], { operationId: 'getCampaign', params: campaignParams, response: { 200: campaignSchema, ...problems(401, 404, 429) } }) },
     async (request) => campaignView(await content.getCampaign(request.tenant, (request.params as { id: number }).id)));
   app.patch('/v1/campaigns/:id', {
     ...admin,
-    schema: doc('Rename a campaign', ['Content'], { params: campaignParams, body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } }, response: { 200: campaignSchema, ...problems(400, 401, 404, 429) } }),
+    schema: doc('Rename a campaign', ['Content'], { operationId: 'renameCampaign', params: campaignParams, body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } }, response: { 200: campaignSchema, ...problems(400, 401, 404, 429) } }),
   }, async (request) => campaignView(await content.renameCampaign(request.tenant, (request.params as { id: number }).id, (request.body as { name: string }).name)));
 
   // Sponsors
   const sponsorParams = { type: 'object', required: ['id'], properties: { id: textId } } as const;
   app.post('/v1/sponsors', {
     ...admin,
-    schema: doc('Create a sponsor', ['Content'], {
+    schema: doc('Create a sponsor', ['Content'], { operationId: 'createSponsor',
       body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: textId, name } },
       response: { 201: sponsorSchema, ...problems(400, 401, 409, 429) },
     }),
   }, async (request, reply) => reply.code(201).send(sponsorView(await content.createSponsor(request.tenant, request.body as { id?: string; name: string }))));
-  app.get('/v1/sponsors', { ...admin, schema: doc('List sponsors', ['Content'], { response: { 200: list(sponsorSchema), ...problems(401, 429) } }) },
+  app.get('/v1/sponsors', { ...admin, schema: doc('List sponsors', ['Content'], { operationId: 'listSponsors', response: { 200: list(sponsorSchema), ...problems(401, 429) } }) },
     async (request) => ({ data: (await content.listSponsors(request.tenant)).map(sponsorView) }));
-  app.get('/v1/sponsors/:id', { ...admin, schema: doc('One sponsor', ['Content'], { params: sponsorParams, response: { 200: sponsorSchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/sponsors/:id', { ...admin, schema: doc('One sponsor', ['Content'], { operationId: 'getSponsor', params: sponsorParams, response: { 200: sponsorSchema, ...problems(401, 404, 429) } }) },
     async (request) => sponsorView(await content.getSponsor(request.tenant, (request.params as { id: string }).id)));
   app.patch('/v1/sponsors/:id', {
     ...admin,
-    schema: doc('Rename a sponsor', ['Content'], { params: sponsorParams, body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } }, response: { 200: sponsorSchema, ...problems(400, 401, 404, 429) } }),
+    schema: doc('Rename a sponsor', ['Content'], { operationId: 'renameSponsor', params: sponsorParams, body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } }, response: { 200: sponsorSchema, ...problems(400, 401, 404, 429) } }),
   }, async (request) => sponsorView(await content.renameSponsor(request.tenant, (request.params as { id: string }).id, (request.body as { name: string }).name)));
 
   // Broadcasts
   const broadcastParams = { type: 'object', required: ['id'], properties: { id: textId } } as const;
   app.post('/v1/broadcasts', {
     ...admin,
-    schema: doc('Register a broadcast (its id is the content id the SDK passes to setContent)', ['Content'], {
+    schema: doc('Register a broadcast (its id is the content id the SDK passes to setContent)', ['Content'], { operationId: 'createBroadcast',
       body: { type: 'object', additionalProperties: false, required: ['id', 'campaignId'], properties: { id: textId, campaignId, title: name } },
       response: { 201: broadcastSchema, ...problems(400, 401, 409, 429) },
     }),
   }, async (request, reply) => reply.code(201).send(broadcastView(await content.createBroadcast(request.tenant, request.body as { id: string; campaignId: number; title?: string }))));
-  app.get('/v1/broadcasts', { ...admin, schema: doc('List broadcasts, newest first', ['Content'], { response: { 200: list(broadcastSchema), ...problems(401, 429) } }) },
+  app.get('/v1/broadcasts', { ...admin, schema: doc('List broadcasts, newest first', ['Content'], { operationId: 'listBroadcasts', response: { 200: list(broadcastSchema), ...problems(401, 429) } }) },
     async (request) => ({ data: (await content.listBroadcasts(request.tenant)).map(broadcastView) }));
-  app.get('/v1/broadcasts/:id', { ...admin, schema: doc('One broadcast', ['Content'], { params: broadcastParams, response: { 200: broadcastSchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/broadcasts/:id', { ...admin, schema: doc('One broadcast', ['Content'], { operationId: 'getBroadcast', params: broadcastParams, response: { 200: broadcastSchema, ...problems(401, 404, 429) } }) },
     async (request) => broadcastView(await content.getBroadcast(request.tenant, (request.params as { id: string }).id)));
   app.patch('/v1/broadcasts/:id', {
     ...admin,
-    schema: doc('Change a broadcast\'s campaign or title', ['Content'], {
+    schema: doc('Change a broadcast\'s campaign or title', ['Content'], { operationId: 'updateBroadcast',
       params: broadcastParams,
       body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { campaignId, title: { type: ['string', 'null'], maxLength: 200 } } },
       response: { 200: broadcastSchema, ...problems(400, 401, 404, 429) },
@@ -94,11 +94,11 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
   app.post('/v1/broadcasts/:id/overlays', {
     ...admin,
     ...byService,
-    schema: doc('Create an overlay (inactive until shown)', ['Overlays'], { params: broadcastParams, body: overlayBodyDoc, response: { 201: overlaySchema, ...problems(400, 401, 404, 429) } }),
+    schema: doc('Create an overlay (inactive until shown)', ['Overlays'], { operationId: 'createOverlay', params: broadcastParams, body: overlayBodyDoc, response: { 201: overlaySchema, ...problems(400, 401, 404, 429) } }),
   }, async (request, reply) => reply.code(201).send(await content.createOverlay(request.tenant, (request.params as { id: string }).id, request.body)));
-  app.get('/v1/broadcasts/:id/overlays', { ...admin, schema: doc('List the overlays of a broadcast', ['Overlays'], { params: broadcastParams, response: { 200: list(overlaySchema), ...problems(401, 404, 429) } }) },
+  app.get('/v1/broadcasts/:id/overlays', { ...admin, schema: doc('List the overlays of a broadcast', ['Overlays'], { operationId: 'listOverlays', params: broadcastParams, response: { 200: list(overlaySchema), ...problems(401, 404, 429) } }) },
     async (request) => ({ data: await content.listOverlays(request.tenant, (request.params as { id: string }).id) }));
-  app.get('/v1/broadcasts/:id/overlays/:overlayId', { ...admin, schema: doc('One overlay', ['Overlays'], { params: overlayParams, response: { 200: overlaySchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/broadcasts/:id/overlays/:overlayId', { ...admin, schema: doc('One overlay', ['Overlays'], { operationId: 'getOverlay', params: overlayParams, response: { 200: overlaySchema, ...problems(401, 404, 429) } }) },
     async (request) => {
       const { id, overlayId } = request.params as { id: string; overlayId: string };
       return content.getOverlay(request.tenant, id, overlayId);
@@ -106,12 +106,12 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
   app.patch('/v1/broadcasts/:id/overlays/:overlayId', {
     ...admin,
     ...byService,
-    schema: doc("Replace an overlay's content (same type); viewers see the change at once", ['Overlays'], { params: overlayParams, body: overlayBodyDoc, response: { 200: overlaySchema, ...problems(400, 401, 404, 409, 429) } }),
+    schema: doc("Replace an overlay's content (same type); viewers see the change at once", ['Overlays'], { operationId: 'updateOverlay', params: overlayParams, body: overlayBodyDoc, response: { 200: overlaySchema, ...problems(400, 401, 404, 409, 429) } }),
   }, async (request) => {
     const { id, overlayId } = request.params as { id: string; overlayId: string };
     return content.updateOverlay(request.tenant, id, overlayId, request.body);
   });
-  app.delete('/v1/broadcasts/:id/overlays/:overlayId', { ...admin, schema: doc('Delete an overlay (hidden first if shown)', ['Overlays'], { params: overlayParams, response: { 204: { type: 'null' }, ...problems(401, 404, 429) } }) },
+  app.delete('/v1/broadcasts/:id/overlays/:overlayId', { ...admin, schema: doc('Delete an overlay (hidden first if shown)', ['Overlays'], { operationId: 'deleteOverlay', params: overlayParams, response: { 204: { type: 'null' }, ...problems(401, 404, 429) } }) },
     async (request, reply) => {
       const { id, overlayId } = request.params as { id: string; overlayId: string };
       await content.deleteOverlay(request.tenant, id, overlayId);
@@ -121,6 +121,7 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
     app.post(`/v1/broadcasts/:id/overlays/:overlayId/${action}`, {
       ...admin,
       schema: doc(action === 'show' ? 'Show an overlay to every viewer of the broadcast' : 'Hide an overlay', ['Overlays'], {
+        operationId: `${action}Overlay`,
         params: overlayParams,
         response: { 200: { type: 'object', properties: { id: { type: 'string' }, active: { type: 'boolean' } } }, ...problems(401, 404, 429) },
       }),

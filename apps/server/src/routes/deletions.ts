@@ -39,6 +39,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
       onRequest: guards.admin,
       schema: {
         summary: "Delete every event of one user (asynchronous job)",
+        operationId: 'deleteUserEvents',
         description:
           "Removes the user's events, quarantined rejects and pending webhook deliveries. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
         tags: ['Privacy'],
@@ -59,6 +60,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
       onRequest: guards.admin,
       schema: {
         summary: 'Status of a deletion job',
+        operationId: 'getDeletion',
         tags: ['Privacy'],
         security: ADMIN_SECURITY,
         params: { type: 'object', required: ['id'], properties: { id: { type: 'string', maxLength: 64 } } },

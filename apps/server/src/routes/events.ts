@@ -64,6 +64,7 @@ export async function eventRoutes(app: FastifyInstance, { services, guards }: { 
       schema: {
         summary: 'Track events (SDK or server-to-server)',
         tags: ['Events'],
+        operationId: 'trackEvents',
         security: [...API_KEY_SECURITY, ...ADMIN_SECURITY],
         body: bodySchema,
         response: { 200: ingestResultSchema, ...problems(400, 401, 413, 415, 429, 503) },

@@ -11,6 +11,7 @@ export async function rejectedEventRoutes(app: FastifyInstance, { services, guar
       schema: {
         summary: 'Rejected events in quarantine (kept 30 days), newest first',
         tags: ['Events'],
+        operationId: 'listRejectedEvents',
         security: ADMIN_SECURITY,
         querystring: {
           type: 'object',

@@ -40,6 +40,7 @@ export async function sdkConfigRoutes(app: FastifyInstance, { services, guards }
       schema: {
         summary: 'Runtime configuration for the SDK',
         tags: ['SDK'],
+        operationId: 'getSdkConfig',
         security: API_KEY_SECURITY,
         querystring: { type: 'object', properties: { apiKey: { type: 'string', description: 'The public API key' } } },
         response: { 200: sdkConfigSchema, 304: { type: 'null', description: 'Not modified' }, ...problems(400, 401, 429) },

@@ -4,7 +4,7 @@ import { hashToken } from '@svc/tenancy';
 import { SESSION_COOKIE, SESSION_TTL_MS, cookieValue, type DashboardSessions } from '../dashboard-sessions';
 import type { AuthGuards, Limiters } from '../plugins/auth';
 import { limitAddress } from '../plugins/auth';
-import { ADMIN_SECURITY, problems } from '../schemas';
+import { ADMIN_SECURITY, NO_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
 
 export async function sessionRoutes(
@@ -22,8 +22,10 @@ export async function sessionRoutes(
       schema: {
         summary: 'Dashboard login: exchanges an admin token for an HttpOnly session cookie',
         tags: ['Dashboard'],
+        operationId: 'login',
+        security: NO_SECURITY,
         body: { type: 'object', additionalProperties: false, required: ['token'], properties: { token: { type: 'string', maxLength: 200 } } },
-        response: { 200: sessionView, ...problems(400, 401, 429) },
+        response: { 200: sessionView, ...problems(400, 401, 413, 415, 429, 503) },
       },
     },
     async (request, reply) => {
@@ -39,13 +41,13 @@ export async function sessionRoutes(
 
   app.get(
     '/v1/session',
-    { onRequest: guards.admin, schema: { summary: 'Who is logged in', tags: ['Dashboard'], security: ADMIN_SECURITY, response: { 200: sessionView, ...problems(401) } } },
+    { onRequest: guards.admin, schema: { summary: 'Who is logged in', tags: ['Dashboard'], operationId: 'getSession', security: ADMIN_SECURITY, response: { 200: sessionView, ...problems(401) } } },
     async (request) => ({ tenant: request.tenant.id, name: request.tenant.name }),
   );
 
   app.delete(
     '/v1/session',
-    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], response: { 204: { type: 'null' } } } },
+    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], operationId: 'logout', security: NO_SECURITY, response: { 204: { type: 'null', description: 'Logged out; the cookie is cleared' } } } },
     async (request, reply) => {
       const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
       if (id) sessions.close(id);

@@ -31,6 +31,7 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
       onRequest: guards.admin,
       schema: {
         summary: "The tenant's runtime configuration, markets and retention",
+        operationId: 'getSettings',
         tags: ['Settings'],
         security: ADMIN_SECURITY,
         response: { 200: settingsSchema, ...problems(401, 429) },
@@ -45,6 +46,7 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
       onRequest: guards.admin,
       schema: {
         summary: 'Change runtime configuration, markets or retention (nested objects are merged)',
+        operationId: 'updateSettings',
         tags: ['Settings'],
         security: ADMIN_SECURITY,
         body: SETTINGS_PATCH_SCHEMA,

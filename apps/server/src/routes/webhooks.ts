@@ -45,7 +45,7 @@ const endpointSchema = {
   type: 'object',
   properties: {
     id: { type: 'string' },
-    url: { type: 'string' },
+    url: { type: 'string', format: 'uri' },
     description: { type: ['string', 'null'] },
     eventTypes: { type: ['array', 'null'], items: { type: 'string' } },
     enabled: { type: 'boolean' },
@@ -78,7 +78,7 @@ const endpointBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    url: { type: 'string', minLength: 1, maxLength: 2_000 },
+    url: { type: 'string', format: 'uri', minLength: 1, maxLength: 2_000, description: 'An absolute http(s) URL that does not point at a private or special-purpose address' },
     description: { type: ['string', 'null'], maxLength: 500 },
     eventTypes: { type: ['array', 'null'], maxItems: EVENT_NAMES.length, items: { type: 'string', enum: [...EVENT_NAMES] } },
     enabled: { type: 'boolean' },
@@ -94,7 +94,7 @@ export async function webhookRoutes(app: FastifyInstance, { services, guards }: 
 
   app.post('/v1/webhooks', {
     ...admin,
-    schema: doc('Add an endpoint; every accepted event (or those of `eventTypes`) is POSTed to it, signed (Standard Webhooks)', {
+    schema: doc('Add an endpoint; every accepted event (or those of `eventTypes`) is POSTed to it, signed (Standard Webhooks)', { operationId: 'createWebhook',
       body: { ...endpointBody, required: ['url'] },
       response: { 201: endpointSchema, ...problems(400, 401, 409, 429) },
     }),
@@ -103,34 +103,34 @@ export async function webhookRoutes(app: FastifyInstance, { services, guards }: 
     return reply.code(201).header('location', `/v1/webhooks/${record.id}`).send(endpointView(record, true));
   });
 
-  app.get('/v1/webhooks', { ...admin, schema: doc('List endpoints', { response: { 200: { type: 'object', properties: { data: { type: 'array', items: endpointSchema } } }, ...problems(401, 429) } }) },
+  app.get('/v1/webhooks', { ...admin, schema: doc('List endpoints', { operationId: 'listWebhooks', response: { 200: { type: 'object', properties: { data: { type: 'array', items: endpointSchema } } }, ...problems(401, 429) } }) },
     async (request) => ({ data: (await webhooks.list(request.tenant)).map((e) => endpointView(e)) }));
 
-  app.get('/v1/webhooks/:id', { ...admin, schema: doc('One endpoint', { params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/webhooks/:id', { ...admin, schema: doc('One endpoint', { operationId: 'getWebhook', params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }) },
     async (request) => endpointView(await webhooks.get(request.tenant, idOf(request))));
 
   app.patch('/v1/webhooks/:id', {
     ...admin,
-    schema: doc('Change an endpoint: URL, description, event types, or enable/disable', { params: idParams, body: { ...endpointBody, minProperties: 1 }, response: { 200: endpointSchema, ...problems(400, 401, 404, 429) } }),
+    schema: doc('Change an endpoint: URL, description, event types, or enable/disable', { operationId: 'updateWebhook', params: idParams, body: { ...endpointBody, minProperties: 1 }, response: { 200: endpointSchema, ...problems(400, 401, 404, 429) } }),
   }, async (request) => endpointView(await webhooks.update(request.tenant, idOf(request), request.body as EndpointInput)));
 
-  app.delete('/v1/webhooks/:id', { ...admin, schema: doc('Delete an endpoint and its pending deliveries', { params: idParams, response: { 204: { type: 'null' }, ...problems(401, 404, 429) } }) },
+  app.delete('/v1/webhooks/:id', { ...admin, schema: doc('Delete an endpoint and its pending deliveries', { operationId: 'deleteWebhook', params: idParams, response: { 204: { type: 'null' }, ...problems(401, 404, 429) } }) },
     async (request, reply) => {
       await webhooks.remove(request.tenant, idOf(request));
       return reply.code(204).send();
     });
 
-  app.get('/v1/webhooks/:id/secret', { ...admin, schema: doc('Reveal the signing secret', { params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }) },
+  app.get('/v1/webhooks/:id/secret', { ...admin, schema: doc('Reveal the signing secret', { operationId: 'getWebhookSecret', params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }) },
     async (request) => endpointView(await webhooks.get(request.tenant, idOf(request)), true));
 
   app.post('/v1/webhooks/:id/rotate-secret', {
     ...admin,
-    schema: doc('New signing secret; the old one also signs for 24 h (two signatures per delivery)', { params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }),
+    schema: doc('New signing secret; the old one also signs for 24 h (two signatures per delivery)', { operationId: 'rotateWebhookSecret', params: idParams, response: { 200: endpointSchema, ...problems(401, 404, 429) } }),
   }, async (request) => endpointView(await webhooks.rotateSecret(request.tenant, idOf(request)), true));
 
   app.post('/v1/webhooks/:id/test', {
     ...admin,
-    schema: doc('Send a signed test message now and report the answer', {
+    schema: doc('Send a signed test message now and report the answer', { operationId: 'testWebhook',
       params: idParams,
       response: {
         200: { type: 'object', properties: { id: { type: 'string' }, delivered: { type: 'boolean' }, statusCode: { type: ['integer', 'null'] }, error: { type: ['string', 'null'] }, latencyMs: { type: 'integer' } } },
@@ -145,7 +145,7 @@ export async function webhookRoutes(app: FastifyInstance, { services, guards }: 
 
   app.get('/v1/webhooks/:id/deliveries', {
     ...admin,
-    schema: doc('Delivery log of an endpoint (30 days), newest first', {
+    schema: doc('Delivery log of an endpoint (30 days), newest first', { operationId: 'listWebhookDeliveries',
       params: idParams,
       querystring: {
         type: 'object',
@@ -166,7 +166,7 @@ export async function webhookRoutes(app: FastifyInstance, { services, guards }: 
 
   app.post('/v1/webhooks/:id/deliveries/:deliveryId/replay', {
     ...admin,
-    schema: doc('Send one delivery again', {
+    schema: doc('Send one delivery again', { operationId: 'replayWebhookDelivery',
       params: { type: 'object', required: ['id', 'deliveryId'], properties: { id: { type: 'string', maxLength: 64 }, deliveryId: { type: 'string', maxLength: 64 } } },
       response: { 202: { type: 'object', properties: { queued: { type: 'integer' } } }, ...problems(401, 404, 409, 429) },
     }),
@@ -177,7 +177,7 @@ export async function webhookRoutes(app: FastifyInstance, { services, guards }: 
 
   app.post('/v1/webhooks/:id/replay', {
     ...admin,
-    schema: doc('Send again every failed delivery created since a time', {
+    schema: doc('Send again every failed delivery created since a time', { operationId: 'replayFailedWebhookDeliveries',
       params: idParams,
       body: { type: 'object', additionalProperties: false, required: ['since'], properties: { since: { type: 'string', format: 'date-time' } } },
       response: { 202: { type: 'object', properties: { queued: { type: 'integer' } } }, ...problems(400, 401, 404, 409, 429) },
