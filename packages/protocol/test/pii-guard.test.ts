@@ -43,6 +43,15 @@ describe('privacy guard', () => {
     'Version 1.2.3',
     'Jersey, "home" édition',
     '1111111111111111',
+    '0.123456789',
+    '10000-20000',
+    // An EAN-13 barcode whose digits also pass the Luhn check.
+    '4006381333924',
+    '1732531200123',
+    '1764000000',
+    '25.11.2026 20:45',
+    'a :: b',
+    '512345678',
   ])('lets %s through', (value) => {
     expect(detectPii(value)).toBeNull();
   });
