@@ -119,7 +119,9 @@ describe('POST /v1/events', () => {
     const response = await t.app.inject({ url: '/v1/rejected-events', headers: { authorization: `Bearer ${t.demo.adminToken}` } });
     expect(response.statusCode).toBe(200);
     const { data } = response.json();
-    expect(data.map((r: { code: string }) => r.code).sort()).toEqual(['pii_detected', 'pii_detected', 'pii_detected', 'unknown_event', 'unknown_field']);
+    // Personal data decides the code before the name or the shape: an unknown name or field
+    // holding it is refused for the personal data.
+    expect(data.map((r: { code: string }) => r.code).sort()).toEqual(Array(5).fill('pii_detected'));
     for (const reject of data) expect(reject.detail).toEqual(expect.any(String));
     const text = JSON.stringify(data);
     expect(text).not.toContain('jane.doe@example.com');

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { EVENT_NAMES, eventSchema, findPii, isEventName, redactPointer, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
+import { EVENT_NAMES, eventSchema, findPii, isEventName, MAX_EVENT_DEPTH, redactPointer, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
 
 export type ValidationOutcome =
   | { ok: true; event: EventName }
@@ -23,6 +23,24 @@ export class EventValidator {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       return reject('invalid_type', 'An event must be a JSON object.', [{ path: '', code: 'invalid_type', message: 'must be object' }]);
     }
+    // Personal data is looked for first, in every key and string of the event at every level,
+    // the name included: such an event is refused for that reason above all, and no detail
+    // below can echo personal data.
+    const findings = findPii(raw);
+    const personal = findings.filter((f) => f.kind !== 'too_deep');
+    if (personal.length) {
+      // Paths are redacted too: a key can itself be the personal datum.
+      return reject(
+        'pii_detected',
+        `Personal data is not accepted: ${personal.map((f) => `${redactPointer(f.path)} looks like ${f.kind.replace('_', ' ')}`).join('; ')}.`,
+        personal.map((f) => ({ path: redactPointer(f.path), code: 'pii_detected', message: `looks like ${f.kind.replace('_', ' ')}` })),
+      );
+    }
+    if (findings.length) {
+      // The guard did not read below this depth, so nothing from there may be stored.
+      const detail = `The event nests objects and arrays deeper than ${MAX_EVENT_DEPTH} levels.`;
+      return reject('validation_failed', detail, findings.slice(0, 10).map((f) => ({ path: redactPointer(f.path), code: 'invalid_value', message: `nests deeper than ${MAX_EVENT_DEPTH} levels` })));
+    }
     const name = (raw as { event?: unknown }).event;
     if (name === undefined) {
       return reject('missing_field', 'The event has no "event" name.', [{ path: '/event', code: 'missing_field', message: 'is required' }]);
@@ -32,23 +50,6 @@ export class EventValidator {
       return reject('unknown_event', `${shown} is not one of the 16 event names.`, [
         { path: '/event', code: 'unknown_event', message: 'must be a known event name' },
       ]);
-    }
-    // Personal data is looked for first: such an event is refused for that reason above all.
-    const event = raw as { userId?: unknown; data?: unknown; items?: unknown; orderId?: unknown; sponsorId?: unknown };
-    const findings = [
-      ...findPii(event.userId, '/userId'),
-      ...findPii(event.data, '/data'),
-      ...findPii(event.items, '/items'),
-      ...findPii(event.orderId, '/orderId'),
-      ...findPii(event.sponsorId, '/sponsorId'),
-    ];
-    if (findings.length) {
-      // Paths are redacted too: a key can itself be the personal datum.
-      return reject(
-        'pii_detected',
-        `Personal data is not accepted: ${findings.map((f) => `${redactPointer(f.path)} looks like ${f.kind.replace('_', ' ')}`).join('; ')}.`,
-        findings.map((f) => ({ path: redactPointer(f.path), code: 'pii_detected', message: `looks like ${f.kind.replace('_', ' ')}` })),
-      );
     }
     const validate = this.validators.get(name)!;
     if (!validate(raw)) {

@@ -3,6 +3,7 @@ import {
   checkTimestamp,
   correctClockSkew,
   detectPii,
+  redactText,
   USER_ID_MAX_LENGTH,
   isCommerceEvent,
   SvcError,
@@ -108,7 +109,7 @@ export class IngestService {
         code: outcome.code,
         detail: outcome.detail,
         errors: JSON.stringify(outcome.errors),
-        eventName: typeof (raw as { event?: unknown })?.event === 'string' ? String((raw as { event: string }).event).slice(0, 64) : null,
+        eventName: quarantinedEventName(raw),
         userId: safeUserId(raw),
         payload: quarantinePayload(raw, bytes),
       });
@@ -282,6 +283,12 @@ function toRow(event: RawEvent, request: IngestRequest, timestampMs: number, rec
 
 function sumItems(items: LineItem[]): number {
   return Math.round(items.reduce((sum, item) => sum + item.quantity * item.unitPrice, 0) * 100) / 100;
+}
+
+/** The event name as sent, unless it looks like personal data (it is masked then, whatever the rejection). */
+function quarantinedEventName(raw: unknown): string | null {
+  const name = (raw as { event?: unknown } | null)?.event;
+  return typeof name === 'string' ? redactText(name).slice(0, 64) : null;
 }
 
 /** The sender's userId, kept so that deleting a user also clears their rejects; never personal data. */

@@ -1,93 +1,149 @@
+import { MAX_EVENT_DEPTH } from './event-limits';
+import { guardText } from './guard-text';
+import { hasCardNumber } from './card-number';
+import { hasPhoneNumber } from './phone-number';
+
 /**
  * Privacy guard: finds values that look like personal data. It errs towards rejecting: a
  * product id that happens to be a valid card number is refused rather than risking storing one.
- * Pure string checks, so it runs in the browser too.
+ * Pure string checks, so it runs in the browser too. Every text is read after Unicode
+ * normalisation (`guardText`), so a full-width `＠` or Arabic-Indic digits hide nothing.
  */
 export type PiiKind = 'email' | 'phone' | 'ip_address' | 'card_number';
 
+/**
+ * What the guard reports at a path: personal data, or (`too_deep`) a value nested deeper than
+ * `MAX_EVENT_DEPTH`, which the guard did not read and which therefore must not be kept.
+ */
+export type GuardFindingKind = PiiKind | 'too_deep';
+
 export interface PiiFinding {
   path: string;
-  kind: PiiKind;
+  kind: GuardFindingKind;
 }
 
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/;
+/** What a masked value or key is replaced with. */
+export const PII_REDACTED = '[redacted]';
+
+const EMAIL = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/u;
 const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/;
 // Full (eight groups) or compressed (`::`) IPv6; a clock time such as 20:45:00 is neither.
 const H = '[0-9A-Fa-f]{1,4}';
 const IPV6 = new RegExp(
   `(?<![\\w:])(?:(?:${H}:){7}${H}|(?:${H}(?::${H}){0,6})?::(?:${H}(?::${H}){0,6})?)(?![\\w:])`,
+  'g',
 );
-// International numbers (+ and 7-15 digits) or the common grouped national forms.
-const PHONE_INTERNATIONAL = /(?<![\w+])\+\d(?:[\s().-]?\d){6,14}(?!\d)/;
-// Grouped forms stand alone: inside a UUID or a SKU the same digits are not a phone number.
-const PHONE_GROUPED = /(?<![\w-])\(?\d{2,4}\)?[\s.-]\d{3,4}[\s.-]\d{3,4}(?![\w-])/;
-const CARD_CANDIDATE = /(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g;
-
-function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 48;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
-}
-
-// A UUID's dash-separated digit groups (e.g. `…-7272-9249-64312…`) can pass for a card number.
-const UUID = /[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}/g;
-
-function hasCardNumber(value: string): boolean {
-  const withoutUuids = value.includes('-') ? value.replace(UUID, ' ') : value;
-  for (const match of withoutUuids.matchAll(CARD_CANDIDATE)) {
-    const digits = match[0].replace(/[ -]/g, '');
-    if (digits.length >= 13 && digits.length <= 19 && luhnValid(digits) && !/^(\d)\1+$/.test(digits)) return true;
-  }
-  return false;
-}
-
 /** The kind of personal data a string looks like, or null. */
 export function detectPii(value: string): PiiKind | null {
-  // Cheap pre-checks keep the common case (short ids, words) fast.
-  if (value.length < 6) return null;
-  if (value.includes('@') && EMAIL.test(value)) return 'email';
-  if (/\d/.test(value)) {
-    if (value.includes('.') && IPV4.test(value)) return 'ip_address';
-    if (hasCardNumber(value)) return 'card_number';
-    if (PHONE_INTERNATIONAL.test(value) || PHONE_GROUPED.test(value)) return 'phone';
+  let text = value;
+  let shape = shapeOf(text);
+  if (shape.nonAscii) {
+    text = guardText(value);
+    shape = shapeOf(text);
   }
-  if (value.includes(':') && IPV6.test(value) && /[0-9A-Fa-f]/.test(value)) return 'ip_address';
+  // Cheap pre-checks keep the common case (short ids, words, event ids, timestamps) fast:
+  // each kind needs a least number of digits or a character that most strings lack.
+  if (text.length < 6) return null;
+  if (shape.at && EMAIL.test(text)) return 'email';
+  if (shape.digits < 4) return shape.colons >= 2 && hasIpv6(text) ? 'ip_address' : null;
+  if (isCanonicalUuid(text, shape) || isCanonicalTimestamp(text, shape)) return null;
+  if (shape.dots >= 3 && IPV4.test(text)) return 'ip_address';
+  if (shape.digits >= 13 && hasCardNumber(text)) return 'card_number';
+  if (shape.digits >= 7 && hasPhoneNumber(text)) return 'phone';
+  if (shape.colons >= 2 && hasIpv6(text)) return 'ip_address';
   return null;
 }
 
-/** Every string inside `value` (objects and arrays walked) that looks like personal data. */
-export function findPii(value: unknown, path = ''): PiiFinding[] {
-  const findings: PiiFinding[] = [];
-  walk(value, [path], findings, 0);
-  return findings;
+/** An address, not a bare `::` (as in `a :: b`). */
+function hasIpv6(text: string): boolean {
+  for (const match of text.matchAll(IPV6)) if (/[0-9A-Fa-f]/.test(match[0])) return true;
+  return false;
 }
 
-const MAX_DEPTH = 32;
+interface TextShape {
+  digits: number;
+  dashes: number;
+  dots: number;
+  colons: number;
+  /** Characters that are none of the above and no hex letter. */
+  others: number;
+  at: boolean;
+  nonAscii: boolean;
+}
+
+/** One pass over the text, counting what the checks need. */
+function shapeOf(text: string): TextShape {
+  const shape: TextShape = { digits: 0, dashes: 0, dots: 0, colons: 0, others: 0, at: false, nonAscii: false };
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const lower = c | 32;
+    if (c >= 48 && c <= 57) shape.digits++;
+    else if (lower >= 97 && lower <= 102) continue;
+    else if (c === 45) shape.dashes++;
+    else if (c === 46) shape.dots++;
+    else if (c === 58) shape.colons++;
+    else {
+      shape.others++;
+      if (c === 64) shape.at = true;
+      else if (c > 127) shape.nonAscii = true;
+    }
+  }
+  return shape;
+}
+
+// An event id or a timestamp as the SDK writes them fill most strings of every event; none of
+// the kinds above can hide in one, so they skip the pattern searches.
+function isCanonicalUuid(text: string, shape: TextShape): boolean {
+  return (
+    text.length === 36 && shape.dashes === 4 && shape.others === 0 && shape.dots === 0 && shape.colons === 0 &&
+    text.charCodeAt(8) === 45 && text.charCodeAt(13) === 45 && text.charCodeAt(18) === 45 && text.charCodeAt(23) === 45
+  );
+}
+
+/** `2026-11-25T20:45:00.000Z`, as `Date#toISOString` writes it. */
+function isCanonicalTimestamp(text: string, shape: TextShape): boolean {
+  return (
+    text.length === 24 && shape.digits === 17 && shape.dashes === 2 && shape.colons === 2 && shape.dots === 1 &&
+    text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45 && text.charCodeAt(10) === 84 && text.charCodeAt(13) === 58 &&
+    text.charCodeAt(16) === 58 && text.charCodeAt(19) === 46 && text.charCodeAt(23) === 90
+  );
+}
+
+/** `value` itself, or `[redacted]` when it looks like personal data (for texts echoed in details). */
+export function redactText(value: string): string {
+  return detectPii(value) ? PII_REDACTED : value;
+}
+
+/**
+ * Every string and every key inside `value` (objects and arrays walked) that looks like personal
+ * data, and every object or array nested deeper than `MAX_EVENT_DEPTH` levels, counting `value`
+ * itself as level 1 (reported as `too_deep`, never skipped silently).
+ */
+export function findPii(value: unknown, path = ''): PiiFinding[] {
+  const findings: PiiFinding[] = [];
+  walk(value, [path], findings, 1);
+  return findings;
+}
 
 /**
  * `segments` is the path so far: `path` first, then keys and indexes as they are. The pointer
  * is only written out for a finding: almost every event has none.
  */
-function walk(value: unknown, segments: string[], out: PiiFinding[], depth: number): void {
+function walk(value: unknown, segments: string[], out: PiiFinding[], level: number): void {
   if (typeof value === 'string') {
     const kind = detectPii(value);
     if (kind) out.push({ path: pointer(segments), kind });
     return;
   }
-  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return;
+  if (value === null || typeof value !== 'object') return;
+  if (level > MAX_EVENT_DEPTH) {
+    out.push({ path: pointer(segments), kind: 'too_deep' });
+    return;
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       segments.push(String(i));
-      walk(value[i], segments, out, depth + 1);
+      walk(value[i], segments, out, level + 1);
       segments.pop();
     }
     return;
@@ -96,9 +152,27 @@ function walk(value: unknown, segments: string[], out: PiiFinding[], depth: numb
     segments.push(key);
     const kind = detectPii(key);
     if (kind) out.push({ path: pointer(segments), kind });
-    walk((value as Record<string, unknown>)[key], segments, out, depth + 1);
+    walk((value as Record<string, unknown>)[key], segments, out, level + 1);
     segments.pop();
   }
+}
+
+/**
+ * A copy of `value` that keeps no personal data: every string that looks like it becomes
+ * `[redacted]`, every key that does is dropped with its value, and every object or array nested
+ * deeper than the guard reads becomes `[redacted]`. `value` itself is level 1.
+ */
+export function maskPii(value: unknown, level = 1): unknown {
+  if (typeof value === 'string') return redactText(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (level > MAX_EVENT_DEPTH) return PII_REDACTED;
+  if (Array.isArray(value)) return value.map((item) => maskPii(item, level + 1));
+  // fromEntries defines own properties, so a `__proto__` key stays an ordinary key.
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !detectPii(key))
+      .map(([key, item]) => [key, maskPii(item, level + 1)]),
+  );
 }
 
 function pointer(segments: string[]): string {
@@ -115,6 +189,6 @@ function escapePointer(key: string): string {
 export function redactPointer(pointer: string): string {
   return pointer
     .split('/')
-    .map((segment) => (detectPii(segment.replace(/~1/g, '/').replace(/~0/g, '~')) ? '[redacted]' : segment))
+    .map((segment) => (detectPii(segment.replace(/~1/g, '/').replace(/~0/g, '~')) ? PII_REDACTED : segment))
     .join('/');
 }

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { uuidv7 } from 'uuidv7';
-import { detectPii, findPii } from '../src/pii-guard';
+import { MAX_EVENT_DEPTH } from '../src/event-limits';
+import { detectPii, findPii, maskPii, redactText } from '../src/pii-guard';
+import { seededRandom } from '../src/seeded-random';
+import { ordinaryStrings, PERSONAL_VALUES } from './pii-corpus';
+
+/** `leaf` inside `levels` nested objects under `key` (the outermost object is level 1). */
+function nested(levels: number, leaf: unknown, key = 'a'): Record<string, unknown> {
+  let value = leaf;
+  for (let i = 0; i < levels; i++) value = { [key]: value };
+  return value as Record<string, unknown>;
+}
 
 describe('privacy guard', () => {
   it.each([
@@ -33,6 +43,15 @@ describe('privacy guard', () => {
     'Version 1.2.3',
     'Jersey, "home" édition',
     '1111111111111111',
+    '0.123456789',
+    '10000-20000',
+    // An EAN-13 barcode whose digits also pass the Luhn check.
+    '4006381333924',
+    '1732531200123',
+    '1764000000',
+    '25.11.2026 20:45',
+    'a :: b',
+    '512345678',
   ])('lets %s through', (value) => {
     expect(detectPii(value)).toBeNull();
   });
@@ -55,4 +74,58 @@ describe('privacy guard', () => {
       { path: '/data/me@home.net', kind: 'email' },
     ]);
   });
+
+  it('catches every personal value of its corpus and flags fewer than 1 in 1,000 ordinary strings', () => {
+    const caught = PERSONAL_VALUES.filter(([value, kind]) => detectPii(value) === kind);
+    const missed = PERSONAL_VALUES.filter(([value, kind]) => detectPii(value) !== kind).map(([value]) => value);
+    const ordinary = ordinaryStrings(seededRandom(20_261_125), 20_000);
+    const flagged = ordinary.filter((value) => detectPii(value) !== null);
+    const recall = caught.length / PERSONAL_VALUES.length;
+    const falsePositiveRate = flagged.length / ordinary.length;
+    console.log(
+      `privacy guard: recall ${(recall * 100).toFixed(1)}% (${caught.length}/${PERSONAL_VALUES.length} personal values); ` +
+        `false positives ${(falsePositiveRate * 1000).toFixed(2)} per 1,000 (${flagged.length}/${ordinary.length} ordinary strings)`,
+    );
+    expect(missed).toEqual([]);
+    expect(recall).toBe(1);
+    expect(falsePositiveRate, flagged.slice(0, 10).join(' | ')).toBeLessThan(1 / 1000);
+  });
+
+  it('reads text after Unicode normalisation: full-width characters and digits of any script', () => {
+    expect(detectPii('jane＠example.com')).toBe('email');
+    expect(detectPii('٠١٧٠١٢٣٤٥٦٧')).toBe('phone');
+    expect(detectPii('०१७०१२३४५६७')).toBe('phone');
+    expect(detectPii('０１７０１２３４５６７')).toBe('phone');
+    expect(detectPii('١٩٢.١٦٨.١.٢٠')).toBe('ip_address');
+    // Non-ASCII text without personal data stays clean.
+    expect(detectPii('Größe M, édition spéciale ٣')).toBeNull();
+  });
+
+  it(`checks every level up to ${MAX_EVENT_DEPTH} and reports anything deeper as too deep, never skipping it`, () => {
+    // The outermost object is level 1: the e-mail sits in an object at the last level read.
+    expect(findPii(nested(MAX_EVENT_DEPTH, 'jane@example.com'))).toEqual([{ path: `/${Array(MAX_EVENT_DEPTH).fill('a').join('/')}`, kind: 'email' }]);
+    expect(findPii(nested(MAX_EVENT_DEPTH, 'clean'))).toEqual([]);
+    const tooDeep = findPii(nested(MAX_EVENT_DEPTH + 1, 'jane@example.com'));
+    expect(tooDeep).toEqual([{ path: `/${Array(MAX_EVENT_DEPTH).fill('a').join('/')}`, kind: 'too_deep' }]);
+    // An IP address as a key at depth 40 is reported too: the branch is too deep.
+    expect(findPii(nested(39, { '10.1.2.3': 1 })).map((f) => f.kind)).toEqual(['too_deep']);
+    expect(findPii(nested(3, { '10.1.2.3': 1 }))).toEqual([{ path: '/a/a/a/10.1.2.3', kind: 'ip_address' }]);
+  });
+
+  it('masks a copy: personal strings redacted, personal keys dropped, too-deep branches cut', () => {
+    const masked = maskPii({
+      event: 'pii.evname@example.com',
+      ok: ['fine', '030 12345678'],
+      ['me@home.net']: 'x',
+      deep: nested(MAX_EVENT_DEPTH, 'jane@example.com'),
+      ['__proto__']: 'kept as a key',
+    });
+    const text = JSON.stringify(masked);
+    expect(text).not.toMatch(/example\.com|home\.net|12345678/);
+    expect(masked).toMatchObject({ event: '[redacted]', ok: ['fine', '[redacted]'] });
+    expect(Object.hasOwn(masked as object, '__proto__')).toBe(true);
+    expect(redactText('pii.evname@example.com')).toBe('[redacted]');
+    expect(redactText('poll.voted')).toBe('poll.voted');
+  });
 });
+

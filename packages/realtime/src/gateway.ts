@@ -5,6 +5,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
   CLOSE_CODES,
   detectPii,
+  redactText,
   REALTIME_SUBPROTOCOL,
   SESSION_ID_PATTERN,
   USER_ID_MAX_LENGTH,
@@ -197,7 +198,8 @@ export class Gateway {
     const contentId = params.get('contentId') ?? '';
     const userId = params.get('userId');
     if (!SESSION_ID.test(sessionId)) return refuse(CLOSE_CODES.badRequest, 'invalid_session_id');
-    if (!CONTENT_ID_PATTERN.test(contentId)) return refuse(CLOSE_CODES.badRequest, 'invalid_content_id');
+    // The content id becomes the room's broadcast id, stored with every event and in the broadcast registry.
+    if (!CONTENT_ID_PATTERN.test(contentId) || detectPii(contentId)) return refuse(CLOSE_CODES.badRequest, 'invalid_content_id');
     if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
       return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
     }
@@ -416,7 +418,7 @@ export class Gateway {
         return this.reply(connection, {
           type: 'error',
           code: 'unknown_message_type',
-          detail: `"${String(message.type).slice(0, 40)}" is not a message type of ${REALTIME_SUBPROTOCOL}.`,
+          detail: `"${redactText(String(message.type)).slice(0, 40)}" is not a message type of ${REALTIME_SUBPROTOCOL}.`,
           requestId,
         });
     }
