@@ -8,7 +8,7 @@ import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
-import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
+import { TokenBucketLimiter } from '@svc/protocol';
 import { DashboardSessions } from './dashboard-sessions';
 import { sessionRoutes } from './routes/session';
 import { analyticsLiveRoutes } from './routes/analytics-live';
