@@ -18,10 +18,10 @@ import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
-import { refuseUpgrade } from './upgrade-refusal';
 import { MessageBudget } from './message-budget';
 import { frame, Room } from './room';
 import { KeyedThrottle, realTimers, type Timers } from './throttle';
+import { refuseUpgrade } from './upgrade-refusal';
 
 export const WS_PATH = '/v1/ws';
 
@@ -36,7 +36,7 @@ export interface GatewayOptions extends AddressAdmissionOptions {
   maxConnectionsPerTenant: number;
   messagesPerSecond: number;
   messageBurst: number;
-  /** Messages dropped for rate before the socket is closed. */
+  /** Messages dropped within one stretch of over-rate sending before the socket is closed. */
   maxDroppedMessages: number;
   /** How long a client may keep sending over its rate before the socket is closed (4429). */
   maxOverRateMs: number;
