@@ -194,7 +194,13 @@ async function startServiceTarget(): Promise<Target> {
   const adminToken = `svc_sk_${base62(32)}`;
   let child: Child;
   try {
-    child = await startService(dataDir.path, { SVC_BOOTSTRAP_API_KEY: apiKey, SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken });
+    // Each client process stands for thousands of viewers from one address: lift the per-address limits.
+    child = await startService(dataDir.path, {
+      SVC_BOOTSTRAP_API_KEY: apiKey,
+      SVC_BOOTSTRAP_ADMIN_TOKEN: adminToken,
+      SVC_WS_MAX_CONNECTIONS_PER_ADDRESS: '100000',
+      SVC_WS_UPGRADES_PER_ADDRESS: '0',
+    });
   } catch (error) {
     dataDir.remove();
     throw error;

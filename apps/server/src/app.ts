@@ -9,7 +9,7 @@ import { createAuthGuards } from './plugins/auth';
 import { documentCommonAnswers } from './plugins/common-answers';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
-import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
+import { TokenBucketLimiter } from '@svc/protocol';
 import { DashboardSessions } from './dashboard-sessions';
 import { sessionRoutes } from './routes/session';
 import { analyticsLiveRoutes } from './routes/analytics-live';

@@ -75,6 +75,12 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       ...optionalInteger(env, 'SVC_WS_HEARTBEAT_MS', 'heartbeatIntervalMs', 1_000, 600_000),
       ...optionalInteger(env, 'SVC_WS_RESUME_GRACE_MS', 'resumeGraceMs', 0, 3_600_000),
       ...optionalInteger(env, 'SVC_WS_MAX_CONNECTIONS_PER_TENANT', 'maxConnectionsPerTenant', 1, 10_000_000),
+      ...optionalInteger(env, 'SVC_WS_MAX_CONNECTIONS_PER_ADDRESS', 'maxConnectionsPerAddress', 1, 10_000_000),
+      ...optionalInteger(env, 'SVC_WS_ADDRESS_SHARE_PERCENT', 'addressSharePercent', 1, 99),
+      ...optionalInteger(env, 'SVC_WS_UPGRADES_PER_ADDRESS', 'upgradesPerAddressPerSecond', 0, 1_000_000),
+      ...optionalInteger(env, 'SVC_WS_UPGRADE_BURST', 'upgradeBurst', 1, 10_000_000),
+      ...optionalInteger(env, 'SVC_WS_BAD_KEY_UPGRADE_COST', 'badKeyUpgradeCost', 1, 10_000),
+      ...optionalInteger(env, 'SVC_WS_MAX_OVER_RATE_MS', 'maxOverRateMs', 100, 600_000),
     },
   };
 }

@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
 import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
+import type { ConnectionRefusal } from '@svc/realtime';
 import type { DispatchObserver } from '@svc/webhooks';
 
 /** Prometheus metrics of one server; a registry per instance so tests can run several. */
@@ -17,6 +18,7 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
   private readonly webhookAttempts: Counter<'outcome'>;
   private readonly webhookSeconds: Histogram;
   private readonly webhookQueue: Gauge;
+  private readonly realtimeRefusedTotal: Counter<'reason'>;
 
   constructor() {
     const registers = [this.registry];
@@ -58,6 +60,12 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
       registers,
     });
     this.webhookQueue = new Gauge({ name: 'svc_webhook_queue_depth', help: 'Webhook deliveries waiting to be sent', registers });
+    this.realtimeRefusedTotal = new Counter({
+      name: 'svc_ws_refused_total',
+      help: 'WebSocket upgrades refused (upgrade_rate, address_connections: HTTP 429; address_share, tenant_connections: 1013) and sockets closed for their message rate (message_rate: 4429)',
+      labelNames: ['reason'],
+      registers,
+    });
   }
 
   attempted(outcome: 'delivered' | 'retry' | 'failed', latencyMs: number): void {
@@ -88,6 +96,10 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
         this.inc(read());
       },
     });
+  }
+
+  realtimeRefused(reason: ConnectionRefusal): void {
+    this.realtimeRefusedTotal.inc({ reason });
   }
 
   queueDepth(depth: number): void {

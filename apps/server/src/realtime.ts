@@ -4,16 +4,17 @@ import proxyAddr from 'proxy-addr';
 import { Gateway } from '@svc/realtime';
 import type { Services } from './services';
 
-/** The client address of an upgrade request, honouring trusted proxies as Fastify does. */
-function addressOf(request: IncomingMessage, trustProxy: boolean | string): string {
-  if (!trustProxy) return request.socket.remoteAddress ?? '';
+/** How to find the client address of an upgrade request, honouring trusted proxies as Fastify's `request.ip` does. */
+function clientAddressOf(trustProxy: boolean | string): (request: IncomingMessage) => string {
+  if (!trustProxy) return (request) => request.socket.remoteAddress ?? '';
   const trust = trustProxy === true ? () => true : proxyAddr.compile(trustProxy.split(',').map((s) => s.trim()));
-  return proxyAddr(request, trust);
+  return (request) => proxyAddr(request, trust);
 }
 
 /** Mounts the WebSocket gateway on the app's HTTP server (`GET /v1/ws` upgrades). */
 export function attachGateway(app: FastifyInstance, services: Services): Gateway {
   const { config } = services;
+  const clientAddress = clientAddressOf(config.trustProxy);
   const gateway = new Gateway(
     {
       authenticate: (apiKey) => services.tenants.authenticateApiKey(apiKey),
@@ -21,7 +22,7 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
         const header = config.countryHeader ? request.headers[config.countryHeader] : undefined;
         return services.countries.resolve({
           header: typeof header === 'string' ? header : null,
-          ip: addressOf(request, config.trustProxy),
+          ip: clientAddress(request),
           fallback: tenant.settings.fallbackCountry,
         });
       },
@@ -30,6 +31,8 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       bus: services.bus,
       clock: services.clock,
       log: app.log,
+      clientAddress,
+      refused: (reason) => services.metrics.realtimeRefused(reason),
     },
     config.realtime,
   );

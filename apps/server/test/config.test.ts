@@ -26,6 +26,21 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SVC_DB_MEMORY_LIMIT: '512' })).toThrow(/SVC_DB_MEMORY_LIMIT/);
   });
 
+  it('reads the WebSocket limits per client address, and refuses a share that would let one address take a whole tenant', () => {
+    expect(loadConfig({}).realtime).toEqual({});
+    expect(
+      loadConfig({
+        SVC_WS_MAX_CONNECTIONS_PER_ADDRESS: '50',
+        SVC_WS_ADDRESS_SHARE_PERCENT: '25',
+        SVC_WS_UPGRADES_PER_ADDRESS: '0',
+        SVC_WS_UPGRADE_BURST: '20',
+        SVC_WS_BAD_KEY_UPGRADE_COST: '5',
+        SVC_WS_MAX_OVER_RATE_MS: '2000',
+      }).realtime,
+    ).toEqual({ maxConnectionsPerAddress: 50, addressSharePercent: 25, upgradesPerAddressPerSecond: 0, upgradeBurst: 20, badKeyUpgradeCost: 5, maxOverRateMs: 2000 });
+    expect(() => loadConfig({ SVC_WS_ADDRESS_SHARE_PERCENT: '100' })).toThrow(/SVC_WS_ADDRESS_SHARE_PERCENT must be a whole number from 1 to 99/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);

@@ -32,8 +32,8 @@ describe('realtime gateway', () => {
 
   const admin = (token = t.demo.adminToken) => ({ authorization: `Bearer ${token}` });
   let sessionCounter = 0;
-  const join = async (contentId: string, extra: Record<string, string> = {}, apiKey = t.demo.apiKey, headers: Record<string, string> = {}) => {
-    const viewer = await TestViewer.connect(t.url, { apiKey, sessionId: `svc_test${++sessionCounter}`, contentId, ...extra }, headers);
+  const join = async (contentId: string, extra: Record<string, string> = {}, apiKey = t.demo.apiKey, headers: Record<string, string> = {}, localAddress?: string) => {
+    const viewer = await TestViewer.connect(t.url, { apiKey, sessionId: `svc_test${++sessionCounter}`, contentId, ...extra }, headers, localAddress);
     viewers.push(viewer);
     return viewer;
   };
@@ -195,7 +195,8 @@ describe('realtime gateway', () => {
   it('holds the per-tenant connection limit under concurrent joins', async () => {
     await t.close();
     t = await startTestApp({ listen: true, config: { realtime: { ...REALTIME, maxConnectionsPerTenant: 3 } } });
-    const crowd = await Promise.all(Array.from({ length: 6 }, () => join('crowded')));
+    // Six viewers from six addresses: no one address may hold a whole tenant's limit.
+    const crowd = await Promise.all(Array.from({ length: 6 }, (_, i) => join('crowded', {}, t.demo.apiKey, {}, `127.0.0.${i + 2}`)));
     const closed = await Promise.all(crowd.map((v) => Promise.race([v.closed, new Promise((resolve) => setTimeout(() => resolve(null), 1_000))])));
     expect(closed.filter((c) => c !== null)).toEqual(Array(3).fill({ code: 1013, reason: 'too_many_connections' }));
     expect(await t.app.gateway.viewerCount(t.demo.seq, 'crowded')).toBe(3);
@@ -418,20 +419,24 @@ describe('realtime gateway', () => {
   it("keeps other tenants' viewers connecting while one tenant is at its connection limit", async () => {
     await t.close();
     t = await startTestApp({ listen: true, config: { realtime: { ...REALTIME, maxConnectionsPerTenant: 2 } } });
-    const demo = [await welcomed('limited'), await welcomed('limited')];
-    const refused = await join('limited');
+    // Each viewer from its own address: no one address may hold a whole tenant's limit.
+    let host = 1;
+    const from = (apiKey: string) => join('limited', {}, apiKey, {}, `127.0.0.${++host}`);
+    const demo = [await from(t.demo.apiKey), await from(t.demo.apiKey)];
+    for (const viewer of demo) await viewer.next((m) => m.type === 'welcome');
+    const refused = await from(t.demo.apiKey);
     expect(await refused.closed).toEqual({ code: 1013, reason: 'too_many_connections' });
     // The other tenant has its own allowance, on a broadcast of the same name too.
     for (let i = 0; i < 2; i++) {
-      const viewer = await join('limited', {}, t.other.apiKey);
+      const viewer = await from(t.other.apiKey);
       expect(await viewer.next((m) => m.type === 'welcome')).toMatchObject({ viewers: i + 1 });
     }
-    expect((await (await join('limited', {}, t.other.apiKey)).closed).code).toBe(1013);
+    expect((await (await from(t.other.apiKey)).closed).code).toBe(1013);
     // A slot freed by one of the first tenant's viewers can be taken again.
     const seen = demo[1]!.messages.length;
     demo[0]!.close();
     await demo[1]!.next((m) => m.type === 'viewers' && m.count === 1, 5_000, seen);
-    expect(await (await join('limited')).next((m) => m.type === 'welcome')).toMatchObject({ viewers: 2 });
+    expect(await (await from(t.demo.apiKey)).next((m) => m.type === 'welcome')).toMatchObject({ viewers: 2 });
   });
 
   it('sends viewers 1001 when the server shuts down', async () => {

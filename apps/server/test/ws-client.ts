@@ -23,9 +23,10 @@ export class TestViewer {
     ws.on('error', () => undefined);
   }
 
-  static async connect(baseUrl: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<TestViewer> {
+  /** Opens a socket (from `localAddress`, e.g. 127.0.0.2, to stand for another client) and waits until it opened or failed. */
+  static async connect(baseUrl: string, params: Record<string, string>, headers: Record<string, string> = {}, localAddress?: string): Promise<TestViewer> {
     const url = `${baseUrl.replace(/^http/, 'ws')}/v1/ws?${new URLSearchParams(params)}`;
-    const viewer = new TestViewer(new WebSocket(url, 'svc.v1', { headers }));
+    const viewer = new TestViewer(new WebSocket(url, 'svc.v1', { headers, localAddress }));
     await new Promise<void>((resolve) => {
       viewer.ws.once('open', () => resolve());
       viewer.ws.once('close', () => resolve());

@@ -12,3 +12,4 @@ export * from './realtime-protocol';
 export * from './sdk-config';
 export * from './seeded-random';
 export * from './event-limits';
+export * from './token-bucket-limiter';

@@ -1,6 +1,7 @@
 import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
+import type { MessageBudget } from './message-budget';
 import type { Room } from './room';
 
 /** Where one client stands: who it is, which broadcast it watches. */
@@ -33,10 +34,6 @@ export interface SendLimits {
 export class Connection {
   alive = true;
   heartbeatTimedOut = false;
-  tokens: number;
-  tokensAt: number;
-  dropped = 0;
-  lastRateLimitNotice = 0;
   closedByServer = false;
 
   constructor(
@@ -45,12 +42,9 @@ export class Connection {
     /** The API key it was opened with: revoking the key closes it. */
     readonly apiKey: string,
     private readonly limits: SendLimits,
-    burst: number,
-    now: number,
-  ) {
-    this.tokens = burst;
-    this.tokensAt = now;
-  }
+    /** How many messages the client may still send. */
+    readonly budget: MessageBudget,
+  ) {}
 
   send(data: Buffer, droppable = false): void {
     if (this.ws.readyState !== this.ws.OPEN) return;

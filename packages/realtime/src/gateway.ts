@@ -16,14 +16,17 @@ import {
   type ServerMessage,
 } from '@svc/protocol';
 import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
+import { MessageBudget } from './message-budget';
 import { frame, Room } from './room';
 import { KeyedThrottle, realTimers, type Timers } from './throttle';
+import { refuseUpgrade } from './upgrade-refusal';
 
 export const WS_PATH = '/v1/ws';
 
-export interface GatewayOptions {
+export interface GatewayOptions extends AddressAdmissionOptions {
   /** Largest client message; bigger ones close the socket with 1009. */
   maxPayloadBytes: number;
   heartbeatIntervalMs: number;
@@ -34,8 +37,10 @@ export interface GatewayOptions {
   maxConnectionsPerTenant: number;
   messagesPerSecond: number;
   messageBurst: number;
-  /** Messages dropped for rate before the socket is closed. */
+  /** Messages dropped within one stretch of over-rate sending before the socket is closed. */
   maxDroppedMessages: number;
+  /** How long a client may keep sending over its rate before the socket is closed (4429). */
+  maxOverRateMs: number;
   softBufferBytes: number;
   hardBufferBytes: number;
 }
@@ -49,9 +54,14 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
   messagesPerSecond: 20,
   messageBurst: 60,
   maxDroppedMessages: 200,
+  maxOverRateMs: 3_000,
   softBufferBytes: 64 * 1024,
   hardBufferBytes: 1024 * 1024,
+  ...DEFAULT_ADDRESS_ADMISSION_OPTIONS,
 };
+
+/** Why the gateway refused or closed a connection, as counted in its refusal metric. */
+export type ConnectionRefusal = AdmissionRefusal | 'tenant_connections' | 'message_rate';
 
 export interface GatewayEventSink {
   ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
@@ -69,6 +79,10 @@ export interface GatewayDeps {
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   timers?: Timers;
+  /** The client address of an upgrade request (behind trusted proxies, the forwarded one); default the peer's. */
+  clientAddress?(request: IncomingMessage): string;
+  /** Told of every refused upgrade and every connection closed for its rate. */
+  refused?(reason: ConnectionRefusal): void;
 }
 
 const CONTENT_ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
@@ -99,6 +113,7 @@ export class Gateway {
   private readonly rooms = new Map<string, Promise<Room>>();
   private readonly sessions = new Map<string, Session>();
   private readonly connectionsPerTenant = new Map<number, number>();
+  private readonly admission: AddressAdmission;
   private readonly resultsThrottle: KeyedThrottle;
   private readonly viewersThrottle: KeyedThrottle;
   private readonly heartbeat: NodeJS.Timeout;
@@ -115,8 +130,12 @@ export class Gateway {
       noServer: true,
       maxPayload: this.options.maxPayloadBytes,
       perMessageDeflate: false,
-      handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : false),
+      // A client offering only other subprotocols is answered with its first one, so that the
+      // handshake completes and the 4406 close that follows reaches it: a browser fails a
+      // handshake that answers none of its offers without telling the page why.
+      handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : (protocols.values().next().value ?? false)),
     });
+    this.admission = new AddressAdmission(this.options, deps.clock);
     this.resultsThrottle = new KeyedThrottle(this.options.throttleMs, (key) => this.flushResults(key), deps.clock, this.timers);
     this.viewersThrottle = new KeyedThrottle(this.options.throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), deps.clock, this.timers);
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
@@ -144,6 +163,11 @@ export class Gateway {
     return count;
   }
 
+  /** Open sockets counted against a client address (IPv6: its /64). */
+  openConnectionsOf(clientAddress: string): number {
+    return this.admission.openConnections(clientAddress);
+  }
+
   /** A `broadcast.left` of this session was stored (e.g. sent over HTTP by the SDK): the server writes none. */
   noteClientLeft(tenantSeq: number, sessionId: string): void {
     const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
@@ -157,7 +181,15 @@ export class Gateway {
       socket.end(`HTTP/1.1 ${this.closing ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => void this.accept(ws, request, url.searchParams));
+    const decision = this.admission.admit(this.deps.clientAddress?.(request) ?? request.socket.remoteAddress ?? '');
+    if (!decision.admitted) {
+      this.deps.refused?.(decision.reason);
+      refuseUpgrade(socket, decision.retryAfterSeconds, decision.detail);
+      return;
+    }
+    const { ticket } = decision;
+    socket.once('close', () => ticket.release());
+    this.wss.handleUpgrade(request, socket, head, (ws) => void this.accept(ws, request, url.searchParams, ticket));
   }
 
   /** Closes every connection (1001), stops timers and waits for events still being written. */
@@ -175,7 +207,7 @@ export class Gateway {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
-  private async accept(ws: WebSocket, request: IncomingMessage, params: URLSearchParams): Promise<void> {
+  private async accept(ws: WebSocket, request: IncomingMessage, params: URLSearchParams, ticket: AdmissionTicket): Promise<void> {
     // Messages that arrive while the connection is being set up wait for it.
     const early: RawData[] = [];
     const buffer = (data: RawData) => early.push(data);
@@ -187,9 +219,15 @@ export class Gateway {
       return refuse(CLOSE_CODES.unsupportedProtocol, 'unsupported_protocol');
     }
     const apiKey = params.get('apiKey');
-    if (!apiKey) return refuse(CLOSE_CODES.invalidApiKey, 'api_key_missing');
+    if (!apiKey) {
+      ticket.chargeBadKey();
+      return refuse(CLOSE_CODES.invalidApiKey, 'api_key_missing');
+    }
     const tenant = await this.deps.authenticate(apiKey);
-    if (!tenant) return refuse(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
+    if (!tenant) {
+      ticket.chargeBadKey();
+      return refuse(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
+    }
     const origin = request.headers.origin;
     if (origin && tenant.settings.allowedOrigins.length && !tenant.settings.allowedOrigins.includes(origin)) {
       return refuse(CLOSE_CODES.originNotAllowed, 'origin_not_allowed');
@@ -203,9 +241,17 @@ export class Gateway {
     if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
       return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
     }
+    // One address never holds more than its share of the tenant's connections.
+    if (!ticket.joinTenant(tenant.seq, this.options.maxConnectionsPerTenant)) {
+      this.deps.refused?.('address_share');
+      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections_from_address');
+    }
     // The slot is taken before the first await, so concurrent joins cannot all pass the check.
     const open = this.connectionsPerTenant.get(tenant.seq) ?? 0;
-    if (open >= this.options.maxConnectionsPerTenant) return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
+    if (open >= this.options.maxConnectionsPerTenant) {
+      this.deps.refused?.('tenant_connections');
+      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
+    }
     this.connectionsPerTenant.set(tenant.seq, open + 1);
     const releaseSlot = (): void => {
       this.connectionsPerTenant.set(tenant.seq, (this.connectionsPerTenant.get(tenant.seq) ?? 1) - 1);
@@ -233,8 +279,7 @@ export class Gateway {
       session,
       apiKey,
       { softBufferBytes: this.options.softBufferBytes, hardBufferBytes: this.options.hardBufferBytes },
-      this.options.messageBurst,
-      this.deps.clock.now(),
+      new MessageBudget(this.options, this.deps.clock.now()),
     );
     const previous = session.connection;
     session.connection = connection;
@@ -546,21 +591,14 @@ export class Gateway {
     connection.send(frame(message));
   }
 
-  /** Per-connection token bucket; a client that keeps flooding is closed. */
+  /** Per-connection message budget; a client that keeps sending over its rate is closed. */
   private takeToken(connection: Connection): boolean {
-    const now = this.deps.clock.now();
-    connection.tokens = Math.min(this.options.messageBurst, connection.tokens + ((now - connection.tokensAt) / 1000) * this.options.messagesPerSecond);
-    connection.tokensAt = now;
-    if (connection.tokens >= 1) {
-      connection.tokens -= 1;
-      connection.dropped = 0;
-      return true;
-    }
-    connection.dropped++;
-    if (connection.dropped > this.options.maxDroppedMessages) {
+    const verdict = connection.budget.take(this.deps.clock.now());
+    if (verdict === 'pass') return true;
+    if (verdict === 'close') {
+      if (connection.ws.readyState === connection.ws.OPEN) this.deps.refused?.('message_rate');
       connection.close(CLOSE_CODES.policyViolation, 'rate_limited');
-    } else if (now - connection.lastRateLimitNotice >= 1000) {
-      connection.lastRateLimitNotice = now;
+    } else if (verdict === 'notify') {
       this.reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
     }
     return false;

@@ -3,3 +3,5 @@ export * from './throttle';
 export * from './room';
 export * from './connection';
 export * from './gateway';
+export * from './address-admission';
+export * from './message-budget';

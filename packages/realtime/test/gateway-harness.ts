@@ -113,6 +113,19 @@ export class Viewer {
   }
 }
 
+/** How one connection attempt ended: a socket that opened (and maybe closed), or an HTTP refusal. */
+export type Attempt =
+  | { kind: 'opened'; viewer: Viewer }
+  | { kind: 'refused'; status: number; headers: Record<string, string | string[] | undefined>; body: string };
+
+export interface AttemptOptions {
+  apiKey?: string;
+  sessionId?: string;
+  broadcastId?: string;
+  /** Source address, to stand for another client (127.0.0.2 …). */
+  localAddress?: string;
+}
+
 export interface Harness {
   gateway: Gateway;
   clock: ManualClock;
@@ -121,6 +134,8 @@ export interface Harness {
   /** Bodies the gateway ingested. */
   ingested: unknown[];
   join(sessionId: string, broadcastId?: string): Promise<Viewer>;
+  /** Opens one socket as told and waits until it opened or was refused. */
+  attempt(options: AttemptOptions): Promise<Attempt>;
   /** The server side of a session's live connection. */
   connectionOf(sessionId: string): Connection | undefined;
   publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string }): void;
@@ -178,6 +193,21 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       viewers.push(viewer);
       await viewer.next((m) => m.type === 'welcome');
       return viewer;
+    },
+    attempt({ apiKey = API_KEY, sessionId = `svc_a${viewers.length}`, broadcastId = 'b', localAddress }) {
+      const params = new URLSearchParams({ apiKey, sessionId, contentId: broadcastId });
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/ws?${params}`, 'svc.v1', { localAddress });
+      const viewer = new Viewer(ws, clock);
+      viewers.push(viewer);
+      return new Promise<Attempt>((resolve, reject) => {
+        ws.once('open', () => resolve({ kind: 'opened', viewer }));
+        ws.once('unexpected-response', (_request, response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => (body += String(chunk)));
+          response.on('end', () => resolve({ kind: 'refused', status: response.statusCode ?? 0, headers: response.headers, body }));
+        });
+        ws.once('error', reject);
+      });
     },
     connectionOf: (sessionId) => sessions.get(`${TENANT.seq}:${sessionId}`)?.connection ?? undefined,
     publish: (broadcastId, change) => bus.publish(contentChannel(TENANT.seq, broadcastId), change),

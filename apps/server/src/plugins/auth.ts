@@ -3,7 +3,7 @@ import { SvcError } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 import type { TenantService } from '@svc/tenancy';
 import { cookieValue, SESSION_COOKIE, type DashboardSessions } from '../dashboard-sessions';
-import type { LimitDecision, TokenBucketLimiter } from '../rate-limit/token-bucket-limiter';
+import type { LimitDecision, TokenBucketLimiter } from '@svc/protocol';
 
 export type CredentialKind = 'apiKey' | 'admin';
 

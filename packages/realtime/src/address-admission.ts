@@ -1,0 +1,152 @@
+import { isIPv6 } from 'node:net';
+import { TokenBucketLimiter, type Clock } from '@svc/protocol';
+
+export interface AddressAdmissionOptions {
+  /**
+   * Open sockets one client address may hold at once, over all tenants (default 1,000: many
+   * real viewers share one IPv4 address behind a carrier-grade NAT).
+   */
+  maxConnectionsPerAddress: number;
+  /**
+   * The largest share, in percent, of a tenant's connection limit that one address may hold
+   * (default 10), so that one address can never take all of a tenant's connections.
+   */
+  addressSharePercent: number;
+  /** Sustained WebSocket upgrades per second per address (default 100); 0 turns the limit off. */
+  upgradesPerAddressPerSecond: number;
+  /** Upgrades one address may make at once before the sustained rate applies (default 1,000). */
+  upgradeBurst: number;
+  /** Upgrades an upgrade with a missing or wrong API key counts as (default 10). */
+  badKeyUpgradeCost: number;
+}
+
+export const DEFAULT_ADDRESS_ADMISSION_OPTIONS: AddressAdmissionOptions = {
+  maxConnectionsPerAddress: 1_000,
+  addressSharePercent: 10,
+  upgradesPerAddressPerSecond: 100,
+  upgradeBurst: 1_000,
+  badKeyUpgradeCost: 10,
+};
+
+/** Retry-After of an upgrade refused because its address holds all the sockets it may. */
+export const ADDRESS_FULL_RETRY_AFTER_S = 10;
+
+/** Why an address was refused a connection, as counted in the refusal metric. */
+export type AdmissionRefusal = 'upgrade_rate' | 'address_connections' | 'address_share';
+
+export type UpgradeDecision =
+  | { admitted: true; ticket: AdmissionTicket }
+  | { admitted: false; reason: Exclude<AdmissionRefusal, 'address_share'>; retryAfterSeconds: number; detail: string };
+
+/** One admitted socket: what it counts against, until `release`. */
+export interface AdmissionTicket {
+  readonly address: string;
+  /** The upgrade carried no valid API key: the address pays the rest of its higher cost. */
+  chargeBadKey(): void;
+  /** Takes a place among the tenant's connections from this address; false when the address holds its share. */
+  joinTenant(tenantSeq: number, maxConnectionsPerTenant: number): boolean;
+  /** The socket closed: frees its places. Safe to call more than once. */
+  release(): void;
+}
+
+/**
+ * Admission of WebSocket connections per client address: a token bucket for upgrades (bad keys
+ * cost more), a cap on the sockets one address holds, and a cap on its share of each tenant's
+ * connections. IPv6 addresses count per /64, the block one subscriber usually gets.
+ */
+export class AddressAdmission {
+  private readonly upgrades: TokenBucketLimiter | null;
+  private readonly open = new Map<string, number>();
+  private readonly openPerTenant = new Map<string, number>();
+
+  constructor(
+    private readonly options: AddressAdmissionOptions,
+    clock: Clock,
+  ) {
+    this.upgrades = options.upgradesPerAddressPerSecond > 0
+      ? new TokenBucketLimiter(options.upgradesPerAddressPerSecond, options.upgradeBurst / options.upgradesPerAddressPerSecond, clock)
+      : null;
+  }
+
+  /** Decides an upgrade request before its handshake. */
+  admit(clientAddress: string): UpgradeDecision {
+    const address = addressKey(clientAddress);
+    if ((this.open.get(address) ?? 0) >= this.options.maxConnectionsPerAddress) {
+      return {
+        admitted: false,
+        reason: 'address_connections',
+        retryAfterSeconds: ADDRESS_FULL_RETRY_AFTER_S,
+        detail: `At most ${this.options.maxConnectionsPerAddress} open connections per client address.`,
+      };
+    }
+    const decision = this.upgrades?.take(address);
+    if (decision && !decision.allowed) {
+      return {
+        admitted: false,
+        reason: 'upgrade_rate',
+        retryAfterSeconds: decision.retryAfterSeconds,
+        detail: `Too many connection attempts from this address; retry in ${decision.retryAfterSeconds} s.`,
+      };
+    }
+    return { admitted: true, ticket: this.ticket(address) };
+  }
+
+  /** Open sockets counted against an address now (for tests and metrics). */
+  openConnections(clientAddress: string): number {
+    return this.open.get(addressKey(clientAddress)) ?? 0;
+  }
+
+  private ticket(address: string): AdmissionTicket {
+    adjust(this.open, address, 1);
+    let tenantKey: string | null = null;
+    let released = false;
+    return {
+      address,
+      chargeBadKey: () => this.upgrades?.charge(address, this.options.badKeyUpgradeCost - 1),
+      joinTenant: (tenantSeq, maxConnectionsPerTenant) => {
+        if (tenantKey !== null) return true;
+        const key = `${tenantSeq} ${address}`;
+        const share = Math.floor((maxConnectionsPerTenant * this.options.addressSharePercent) / 100);
+        const limit = Math.min(this.options.maxConnectionsPerAddress, Math.max(1, share));
+        if ((this.openPerTenant.get(key) ?? 0) >= limit) return false;
+        adjust(this.openPerTenant, key, 1);
+        tenantKey = key;
+        return true;
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        adjust(this.open, address, -1);
+        if (tenantKey !== null) adjust(this.openPerTenant, tenantKey, -1);
+      },
+    };
+  }
+}
+
+function adjust(counts: Map<string, number>, key: string, by: number): void {
+  const value = (counts.get(key) ?? 0) + by;
+  if (value > 0) counts.set(key, value);
+  else counts.delete(key);
+}
+
+/**
+ * The key a client address counts under: an IPv4 address as it is (also when written as
+ * IPv4-mapped IPv6), an IPv6 address by its /64 network, since one subscriber usually holds a
+ * whole /64 and could otherwise take a fresh address for every connection.
+ */
+export function addressKey(address: string): string {
+  const plain = address.replace(/%.*$/, '');
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(plain);
+  if (mapped) return mapped[1]!;
+  if (!isIPv6(plain)) return plain;
+  const groupsOf = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
+  const gap = plain.indexOf('::');
+  const groups = gap === -1
+    ? groupsOf(plain)
+    : (() => {
+        const head = groupsOf(plain.slice(0, gap));
+        const tail = groupsOf(plain.slice(gap + 2));
+        return [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
+      })();
+  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+}
