@@ -115,7 +115,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     perIp: limit.perIpPerSecond ? new TokenBucketLimiter(limit.perIpPerSecond, limit.burstSeconds, services.clock) : null,
   };
   const sessions = new DashboardSessions(services.clock);
-  const guards = createAuthGuards(services.tenants, limiters, sessions);
+  const guards = createAuthGuards(services.tenants, limiters, sessions, () => config.publicUrl);
   const deps = { services, guards, sessions, limiters };
   await app.register(healthRoutes, deps);
   await app.register(homeRoutes, deps);
