@@ -59,7 +59,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
     // Every id the API accepts (128 characters, any script) fits in a path segment.
-    maxParamLength: ID_MAX_URL_SEGMENT_LENGTH,
+    routerOptions: { maxParamLength: ID_MAX_URL_SEGMENT_LENGTH },
     requestIdHeader: false,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
