@@ -20,6 +20,7 @@ export interface ExportQueryParams {
   format?: string;
   limit?: string;
   cursor?: string;
+  csvSafe?: string;
 }
 
 export interface ExportQuery {
@@ -28,6 +29,8 @@ export interface ExportQuery {
   format: ExportFormat | undefined;
   limit: number;
   cursor: string | undefined;
+  /** CSV for spreadsheets: formula-like cells neutralised (`csvSafe=true`); default false, values as stored. */
+  csvSafe: boolean;
 }
 
 const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
@@ -93,10 +96,15 @@ export function parseExportQuery(params: ExportQueryParams): ExportQuery {
     if (/^\d+$/.test(params.limit) && parsed >= 1 && parsed <= MAX_PAGE_LIMIT) limit = parsed;
     else fail('limit', `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
   }
+  let csvSafe = false;
+  if (params.csvSafe !== undefined) {
+    if (params.csvSafe === 'true' || params.csvSafe === 'false') csvSafe = params.csvSafe === 'true';
+    else fail('csvSafe', 'must be true or false');
+  }
   if (errors.length) {
     throw new SvcError('validation_failed', `Invalid query parameter ${errors.map((e) => e.path.slice(7)).join(', ')}: ${errors[0]!.message}.`, { errors });
   }
-  return { filter, format, limit, cursor: params.cursor };
+  return { filter, format, limit, cursor: params.cursor, csvSafe };
 }
 
 /** Epoch ms of a bound; `to` as a calendar date means the end of that day. Null when invalid. */

@@ -73,7 +73,8 @@ describe('export text made by the database', () => {
         if (events.length) await store.commit({ events: events.map((e) => toRow(tenantSeq, e)), rejects: [] });
         const ordered = [...events].sort(exportOrder);
         expect(await text(store.streamEventText({ tenantSeq }, 'ndjson'))).toBe(ordered.map(eventToNdjson).join(''));
-        expect(await text(store.streamEventText({ tenantSeq }, 'csv'))).toBe(ordered.map(eventToCsv).join(''));
+        expect(await text(store.streamEventText({ tenantSeq }, 'csv'))).toBe(ordered.map((e) => eventToCsv(e)).join(''));
+        expect(await text(store.streamEventText({ tenantSeq }, 'csv', { neutraliseFormulas: true }))).toBe(ordered.map((e) => eventToCsv(e, { neutraliseFormulas: true })).join(''));
       }),
       { numRuns: 25 },
     );

@@ -39,6 +39,7 @@ export async function analyticsEventRoutes(app: FastifyInstance, { services, gua
             format: { type: 'string', enum: ['json', 'ndjson', 'csv'] },
             limit: str(`JSON page size, 1 to ${MAX_PAGE_LIMIT} (default 1000)`),
             cursor: str('The nextCursor of the previous JSON page'),
+            csvSafe: { type: 'string', enum: ['true', 'false'], description: "CSV for spreadsheets: cells starting with =, +, -, @, tab or CR get a leading ' (default false: values exactly as stored)" },
           },
         },
         response: {

@@ -1,4 +1,4 @@
-import { COMMERCE_EVENTS, CSV_COLUMNS, type ExportTextFormat } from '@svc/protocol';
+import { COMMERCE_EVENTS, CSV_COLUMNS, CSV_FORMULA_TRIGGERS, type ExportTextFormat, type ExportTextOptions } from '@svc/protocol';
 
 /**
  * SQL expressions that turn a row of `events` into its export text, so that DuckDB writes the
@@ -23,6 +23,13 @@ const numberText = (column: string) => `CASE WHEN ${column} = trunc(${column}) T
 const csvField = (text: string) =>
   `CASE WHEN ${text} IS NULL THEN '' WHEN contains(${text}, '"') OR contains(${text}, ',') OR contains(${text}, chr(10)) OR contains(${text}, chr(13))
      THEN '"' || replace(${text}, '"', '""') || '"' ELSE ${text} END`;
+
+/** SQL string literal of one character (quotes doubled, control characters through chr). */
+const charLiteral = (c: string) => (c < ' ' ? `chr(${c.charCodeAt(0)})` : `'${c.replace(/'/g, "''")}'`);
+
+/** The text with a `'` in front when it starts like a spreadsheet formula (CSV_FORMULA_TRIGGERS). */
+const neutralised = (text: string) =>
+  `CASE WHEN ${CSV_FORMULA_TRIGGERS.map((c) => `starts_with(${text}, ${charLiteral(c)})`).join(' OR ')} THEN concat('''', ${text}) ELSE ${text} END`;
 
 const IS_COMMERCE = `event IN (${COMMERCE_EVENTS.map((name) => `'${name}'`).join(', ')})`;
 
@@ -61,9 +68,13 @@ const CSV_TEXT: Record<(typeof CSV_COLUMNS)[number], string> = {
   data: 'data',
 };
 
-/** One CRLF-terminated CSV record in the documented column order. */
-const CSV_LINE = concat([...CSV_COLUMNS.flatMap((column, i) => (i ? [`','`, csvField(CSV_TEXT[column])] : [csvField(CSV_TEXT[column])])), 'chr(13)', 'chr(10)']);
+/** One CRLF-terminated CSV record in the documented column order, each cell through `cell`. */
+const csvLine = (cell: (text: string) => string) =>
+  concat([...CSV_COLUMNS.flatMap((column, i) => (i ? [`','`, csvField(cell(CSV_TEXT[column]))] : [csvField(cell(CSV_TEXT[column]))])), 'chr(13)', 'chr(10)']);
+const CSV_LINE = csvLine((text) => text);
+const CSV_SPREADSHEET_LINE = csvLine(neutralised);
 
-export function exportLineSql(format: ExportTextFormat): string {
-  return format === 'csv' ? CSV_LINE : NDJSON_LINE;
+export function exportLineSql(format: ExportTextFormat, options: ExportTextOptions = {}): string {
+  if (format === 'ndjson') return NDJSON_LINE;
+  return options.neutraliseFormulas ? CSV_SPREADSHEET_LINE : CSV_LINE;
 }
