@@ -20,7 +20,7 @@ export function registerProblemErrors(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const methods = allowed.of(path);
-    if (methods.length) {
+    if (methods.length && !methods.includes(request.method)) {
       const allow = methods.join(', ');
       return sendProblem(request, reply, new SvcError('method_not_allowed', `${path} supports ${allow}, not ${request.method}.`, { headers: { allow } }));
     }
