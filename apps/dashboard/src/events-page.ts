@@ -36,7 +36,8 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
   const load = async (append: boolean) => {
     const q = query();
     history.replaceState(null, '', `${location.pathname}?${q}`);
-    csv.setAttribute('href', `/v1/analytics/events?${q}&format=csv`);
+    // Marketers open this file in spreadsheets: formula-like cells are neutralised.
+    csv.setAttribute('href', `/v1/analytics/events?${q}&format=csv&csvSafe=true`);
     ndjson.setAttribute('href', `/v1/analytics/events?${q}&format=ndjson`);
     if (!append) cursor = null;
     const page = await api<{ data: any[]; nextCursor: string | null }>(`/v1/analytics/events?${q}&format=json&limit=100${cursor ? `&cursor=${cursor}` : ''}`);

@@ -3,14 +3,17 @@ import cors from '@fastify/cors';
 import swagger from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { ID_MAX_URL_SEGMENT_LENGTH } from '@svc/protocol';
 import type { Gateway } from '@svc/realtime';
 import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { documentCommonAnswers } from './plugins/common-answers';
+import { registerEmptyBodyRule } from './plugins/empty-body';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from '@svc/protocol';
 import { DashboardSessions } from './dashboard-sessions';
+import { buildRequestValidator } from './request-validation';
 import { sessionRoutes } from './routes/session';
 import { analyticsLiveRoutes } from './routes/analytics-live';
 import { analyticsEventRoutes } from './routes/analytics-events';
@@ -56,6 +59,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     logger: loggerOptions(config.logLevel, options.logStream),
     trustProxy: config.trustProxy,
     bodyLimit: 1024 * 1024,
+    // Every id the API accepts (128 characters, any script) fits in a path segment.
+    routerOptions: { maxParamLength: ID_MAX_URL_SEGMENT_LENGTH },
     requestIdHeader: false,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
@@ -64,6 +69,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
       return typeof incoming === 'string' && REQUEST_ID_PATTERN.test(incoming) ? incoming : randomUUID();
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: true } },
+    schemaController: { compilersFactory: { buildValidator: buildRequestValidator } },
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -78,6 +84,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
 
   registerProblemErrors(app);
+  registerEmptyBodyRule(app);
   await registerSecurityHeaders(app, config);
   app.addSchema(problemSchema);
   await app.register(swagger, {
@@ -120,7 +127,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     perIp: limit.perIpPerSecond ? new TokenBucketLimiter(limit.perIpPerSecond, limit.burstSeconds, services.clock) : null,
   };
   const sessions = new DashboardSessions(services.clock);
-  const guards = createAuthGuards(services.tenants, limiters, sessions);
+  const guards = createAuthGuards(services.tenants, limiters, sessions, () => config.publicUrl);
   documentCommonAnswers(app, (route) => {
     const hooks = [route.onRequest ?? []].flat();
     return {

@@ -119,6 +119,8 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await page.getByText('events shown').waitFor({ timeout: 5_000 });
     await page.screenshot({ path: join(SCREENSHOTS, 'dashboard-events.png') });
     const [csv] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
+    // Marketers open it in spreadsheets: the download asks for formula-like cells neutralised.
+    expect(new URL(csv.url()).searchParams.get('csvSafe')).toBe('true');
     const records = parse(readFileSync((await csv.path())!, 'utf8'), { columns: true }) as unknown[];
     expect(records).toHaveLength(23);
     const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);

@@ -47,6 +47,35 @@ describe('GET /v1/analytics/events', () => {
     return events;
   }
 
+  it('neutralises cells that a spreadsheet would run as formulas when asked (csvSafe=true), and only then', async () => {
+    const formulas = ['=1+2', '+1-1', '-2+3', "@SUM(A1)", "=cmd|' /C calc'!A0"];
+    await ingest([
+      ...formulas.map((userId, i) => validEvent('broadcast.joined', new Date(NOW - DAY + i * 1000), { userId })),
+      validEvent('checkout.completed', new Date(NOW - DAY + 60_000), { userId: 'plain-user', orderId: '=order', sponsorId: '@sponsor' }),
+    ]);
+    const cells = async (query: string) => {
+      const response = await exportAs(query);
+      expect(response.statusCode).toBe(200);
+      return parse(response.body, { columns: true }) as Array<Record<string, string>>;
+    };
+    // The REST export keeps values exactly as stored, for warehouses.
+    const raw = await cells('format=csv');
+    expect(raw.map((r) => r.userId)).toEqual([...formulas, 'plain-user']);
+    expect(raw[5]).toMatchObject({ orderId: '=order', sponsorId: '@sponsor' });
+    expect(await cells('format=csv&csvSafe=false')).toEqual(raw);
+
+    const safe = await cells('format=csv&csvSafe=true');
+    expect(safe.map((r) => r.userId)).toEqual([...formulas.map((f) => `'${f}`), 'plain-user']);
+    expect(safe[5]).toMatchObject({ orderId: "'=order", sponsorId: "'@sponsor" });
+    for (const row of safe) for (const cell of Object.values(row)) expect(cell, cell).not.toMatch(/^[=+\-@\t\r]/);
+    // Everything else is unchanged.
+    expect(safe.map((r) => ({ ...r, userId: '', orderId: '', sponsorId: '' }))).toEqual(raw.map((r) => ({ ...r, userId: '', orderId: '', sponsorId: '' })));
+
+    const invalid = await exportAs('format=csv&csvSafe=yes');
+    expect(invalid.statusCode).toBe(400);
+    expect(invalid.json().errors[0].path).toBe('/query/csvSafe');
+  });
+
   it('exports CSV that a standard parser reads back into exactly the stored events', async () => {
     const sent = await seedAwkward();
     const response = await exportAs('format=csv');

@@ -95,6 +95,49 @@ describe('secrets never reach the logs', () => {
     expectAbsent(logs, secrets);
   });
 
+  it('masks credentials sent under other names, with encoded names, or anywhere in a URL or header', async () => {
+    t = await startTestApp({ config: { logLevel: 'info' } });
+    const token = t.demo.adminToken;
+    const apiKey = t.demo.apiKey;
+    const webhookSecret = `whsec_${Buffer.from('k'.repeat(32)).toString('base64')}`;
+    const encoded = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    const urls = [
+      `/v1/settings?access_token=${token}`,
+      `/v1/settings?authorization=Bearer%20${token}`,
+      `/v1/settings?authorization=Bearer+${token}`,
+      `/v1/sdk/config?%61piKey=${apiKey}`,
+      `/v1/sdk/config?API%5FKEY=${apiKey}`,
+      `/v1/settings?note=${encoded(token)}`,
+      `/v1/settings?note=${encodeURIComponent(webhookSecret)}`,
+      `/v1/settings?${token}`,
+      `/v1/nowhere/${token}/${apiKey}`,
+      `/v1/webhooks/${encodeURIComponent(webhookSecret)}`,
+    ];
+    for (const url of urls) await t.app.inject({ url });
+    // Whatever a future log call writes: a header object with a token in an unexpected field.
+    t.app.log.info({ headers: { 'x-forwarded-authorization': `Bearer ${token}`, 'x-note': webhookSecret } }, 'headers seen');
+    const logs = t.logs.join('');
+    expect(logs).toContain('/v1/settings?access_token=[redacted]');
+    expect(logs).toContain('headers seen');
+    expectAbsent(logs, { 'the admin token': token, 'the API key': apiKey, 'a webhook secret': webhookSecret });
+    expect(logs.includes(encoded(token))).toBe(false);
+  });
+
+  it('masks userIds in request paths and query strings', async () => {
+    t = await startTestApp({ config: { logLevel: 'info' } });
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    const userId = 'erased-viewer-4711@example';
+    const deletion = await t.app.inject({ method: 'DELETE', url: `/v1/users/${encodeURIComponent(userId)}/events`, headers: admin });
+    expect(deletion.statusCode).toBe(202);
+    await t.app.inject({ url: `/v1/analytics/events?userId=${encodeURIComponent(userId)}`, headers: admin });
+    await t.app.inject({ url: `/v1/analytics/events?format=csv&%75serId=${encodeURIComponent(userId)}`, headers: admin });
+    await t.app.inject({ url: `/v1/users/${encodeURIComponent(userId)}/evnts`, headers: admin });
+    const logs = t.logs.join('');
+    expect(logs).toContain('/v1/users/[redacted]/events');
+    expect(logs).toContain('/v1/analytics/events?userId=[redacted]');
+    for (const form of [userId, encodeURIComponent(userId), 'erased-viewer-4711']) expect(logs.includes(form), form).toBe(false);
+  });
+
   it('from a served process whose credentials come from the environment', async () => {
     const adminToken = `svc_sk_${'EnvToken'.padEnd(32, '7')}`;
     const apiKey = `svc_pk_${'EnvKey'.padEnd(32, '7')}`;

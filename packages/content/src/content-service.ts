@@ -4,6 +4,9 @@ import { contentChannel, overlayView, type Bus, type ContentChange } from '@svc/
 import type { BroadcastRecord, CampaignRecord, ContentStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
 
+/** How often an automatic campaign id is drawn before a create gives up (concurrent creates). */
+const AUTOMATIC_ID_ATTEMPTS = 3;
+
 export type RandomBytes = (size: number) => Uint8Array;
 
 /**
@@ -23,14 +26,14 @@ export class ContentService {
   ) {}
 
   async createCampaign(tenant: Tenant, input: { id?: number; name: string }): Promise<CampaignRecord> {
-    const record: CampaignRecord = {
-      tenantSeq: tenant.seq,
-      id: input.id ?? (await this.store.nextCampaignId(tenant.seq)),
-      name: input.name,
-      createdAt: this.clock.now(),
-    };
-    if (!(await this.store.createCampaign(record))) throw new SvcError('conflict', `Campaign ${record.id} already exists.`);
-    return record;
+    // An automatic id taken meanwhile by a concurrent create is drawn again.
+    for (let attempt = 1; ; attempt++) {
+      const id = input.id ?? (await this.store.nextCampaignId(tenant.seq));
+      if (id === null) throw new SvcError('conflict', 'Every campaign id is taken.');
+      const record: CampaignRecord = { tenantSeq: tenant.seq, id, name: input.name, createdAt: this.clock.now() };
+      if (await this.store.createCampaign(record)) return record;
+      if (input.id !== undefined || attempt >= AUTOMATIC_ID_ATTEMPTS) throw new SvcError('conflict', `Campaign ${id} already exists.`);
+    }
   }
 
   listCampaigns(tenant: Tenant): Promise<CampaignRecord[]> {
@@ -169,10 +172,11 @@ export class ContentService {
     return content;
   }
 
-  private async requireCampaign(tenant: Tenant, campaignId: number): Promise<void> {
+  /** Refuses (400 validation_failed, naming `field`) a campaign id the tenant has not created. */
+  async requireCampaign(tenant: Tenant, campaignId: number, field = 'campaignId'): Promise<void> {
     if (!(await this.store.getCampaign(tenant.seq, campaignId))) {
       throw new SvcError('validation_failed', `No campaign ${campaignId}; create it first (POST /v1/campaigns).`, {
-        errors: [{ path: '/campaignId', code: 'invalid_value', message: 'is not a known campaign' }],
+        errors: [{ path: `/${field}`, code: 'invalid_value', message: 'is not a known campaign' }],
       });
     }
   }

@@ -20,6 +20,7 @@ export interface ExportQueryParams {
   format?: string;
   limit?: string;
   cursor?: string;
+  csvSafe?: string;
 }
 
 export interface ExportQuery {
@@ -28,6 +29,8 @@ export interface ExportQuery {
   format: ExportFormat | undefined;
   limit: number;
   cursor: string | undefined;
+  /** CSV for spreadsheets: formula-like cells neutralised (`csvSafe=true`); default false, values as stored. */
+  csvSafe: boolean;
 }
 
 const date = (what: string) => ({
@@ -63,6 +66,12 @@ export const EXPORT_PAGE_PARAMETERS = {
   format: { type: 'string', enum: [...EXPORT_FORMATS], description: 'Overrides Accept: a JSON page, or an NDJSON or CSV stream of everything' },
   limit: { type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT, default: DEFAULT_PAGE_LIMIT, description: 'JSON page size' },
   cursor: { type: 'string', description: 'The `nextCursor` of the previous JSON page' },
+  csvSafe: {
+    type: 'string',
+    enum: ['true', 'false'],
+    default: 'false',
+    description: "CSV for spreadsheets: cells starting with =, +, -, @, tab or CR get a leading ' (default false: values exactly as stored)",
+  },
 } as const;
 
 /** Names of the filter parameters, for routes that take nothing else. */
@@ -135,10 +144,15 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
     if (/^\d+$/.test(params.limit) && parsed >= 1 && parsed <= MAX_PAGE_LIMIT) limit = parsed;
     else fail('limit', `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
   }
+  let csvSafe = false;
+  if (params.csvSafe !== undefined) {
+    if (params.csvSafe === 'true' || params.csvSafe === 'false') csvSafe = params.csvSafe === 'true';
+    else fail('csvSafe', 'must be true or false');
+  }
   if (errors.length) {
     throw new SvcError('validation_failed', `Invalid query parameter ${errors.map((e) => e.path.slice(7)).join(', ')}: ${errors[0]!.message}.`, { errors });
   }
-  return { filter, format, limit, cursor: params.cursor };
+  return { filter, format, limit, cursor: params.cursor, csvSafe };
 }
 
 /** Epoch ms of a bound; `to` as a calendar date means the end of that day. Null when invalid. */

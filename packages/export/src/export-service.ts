@@ -46,10 +46,11 @@ export class ExportService {
 
   /**
    * The whole result as NDJSON lines or CSV records (header first), a chunk of text at a time:
-   * the database writes the text, the stream only passes it on.
+   * the database writes the text, the stream only passes it on. With `query.csvSafe`, CSV
+   * cells that a spreadsheet would run as formulas start with a single quote.
    */
   async *stream(tenant: Tenant, query: ExportQuery, format: ExportTextFormat, asOfMs: number): AsyncIterable<string> {
     if (format === 'csv') yield CSV_HEADER;
-    yield* this.events.streamEventText({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs }, format);
+    yield* this.events.streamEventText({ ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs }, format, { neutraliseFormulas: query.csvSafe });
   }
 }

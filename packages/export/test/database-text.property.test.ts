@@ -73,9 +73,23 @@ describe('export text made by the database', () => {
         if (events.length) await store.commit({ events: events.map((e) => toRow(tenantSeq, e)), rejects: [] });
         const ordered = [...events].sort(exportOrder);
         expect(await text(store.streamEventText({ tenantSeq }, 'ndjson'))).toBe(ordered.map(eventToNdjson).join(''));
-        expect(await text(store.streamEventText({ tenantSeq }, 'csv'))).toBe(ordered.map(eventToCsv).join(''));
+        expect(await text(store.streamEventText({ tenantSeq }, 'csv'))).toBe(ordered.map((e) => eventToCsv(e)).join(''));
       }),
       { numRuns: 25 },
+    );
+  });
+
+  it('writes the spreadsheet CSV (formula-like cells neutralised) byte for byte as the reference encoder does', async () => {
+    // One window per run: the windows themselves are covered above.
+    const wideStore = new DuckDbEventStore(db);
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(asIngested, { selector: (e) => e.eventId, maxLength: 40 }), async (events) => {
+        const tenantSeq = nextTenant++;
+        if (events.length) await wideStore.commit({ events: events.map((e) => toRow(tenantSeq, e)), rejects: [] });
+        const ordered = [...events].sort(exportOrder);
+        expect(await text(wideStore.streamEventText({ tenantSeq }, 'csv', { neutraliseFormulas: true }))).toBe(ordered.map((e) => eventToCsv(e, { neutraliseFormulas: true })).join(''));
+      }),
+      { numRuns: 15 },
     );
   });
 

@@ -31,7 +31,7 @@ describe('export encoding (properties of the reference encoders)', () => {
   it('CSV: a standard RFC 4180 parser reads back every field exactly, through UTF-8', () => {
     fc.assert(
       fc.property(fc.array(storedEvent, { maxLength: 8 }), (events) => {
-        const csv = CSV_HEADER + events.map(eventToCsv).join('');
+        const csv = CSV_HEADER + events.map((e) => eventToCsv(e)).join('');
         const rows = parse(Buffer.from(csv, 'utf8'), { columns: true, relax_quotes: false, skip_empty_lines: false }) as Record<string, string>[];
         expect(rows).toHaveLength(events.length);
         rows.forEach((row, i) => {

@@ -15,7 +15,15 @@ export function csvField(value: string | number | null): string {
   return NEEDS_QUOTES.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function eventToCsv(event: StoredEvent): string {
+/** Spreadsheets run a cell starting with one of these as a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** A cell for spreadsheets: a single quote in front of anything that starts like a formula. */
+export function neutralised(value: string | number | null): string | number | null {
+  return value !== null && FORMULA_START.test(String(value)) ? `'${value}` : value;
+}
+
+export function eventToCsv(event: StoredEvent, options: { neutraliseFormulas?: boolean } = {}): string {
   const values: Record<(typeof CSV_COLUMNS)[number], string | number | null> = {
     eventId: event.eventId,
     event: event.event,
@@ -32,7 +40,8 @@ export function eventToCsv(event: StoredEvent): string {
     items: event.items === null ? null : JSON.stringify(event.items),
     data: JSON.stringify(event.data),
   };
-  return `${CSV_COLUMNS.map((column) => csvField(values[column])).join(',')}\r\n`;
+  const cell = options.neutraliseFormulas ? neutralised : (value: string | number | null) => value;
+  return `${CSV_COLUMNS.map((column) => csvField(cell(values[column]))).join(',')}\r\n`;
 }
 
 export function eventToNdjson(event: StoredEvent): string {

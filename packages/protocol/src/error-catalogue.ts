@@ -45,6 +45,8 @@ export const ERROR_CATALOGUE = {
   storage_unavailable: { status: 503, title: 'Storage does not accept writes' },
   not_ready: { status: 503, title: 'Service not ready' },
   internal_error: { status: 500, title: 'Internal server error' },
+  // Dashboard session cookies work only from the dashboard's own pages.
+  cross_origin_request: { status: 403, title: 'Cross-origin request refused' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

@@ -26,6 +26,17 @@ export const CSV_COLUMNS = [
 /** The text encodings of a streamed export. */
 export type ExportTextFormat = 'ndjson' | 'csv';
 
+/**
+ * First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection).
+ * A CSV export for spreadsheets puts a single quote before every cell that starts with one.
+ */
+export const CSV_FORMULA_TRIGGERS = ['=', '+', '-', '@', '\t', '\r'] as const;
+
+export interface ExportTextOptions {
+  /** CSV only: cells starting with a CSV_FORMULA_TRIGGERS character get a leading `'`. Default false (values exactly as stored). */
+  neutraliseFormulas?: boolean;
+}
+
 export type ExportRecord = Omit<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'> &
   Partial<Pick<StoredEvent, 'orderId' | 'sponsorId' | 'items' | 'total'>>;
 

@@ -12,6 +12,12 @@ export const COUNTRY_PATTERN = '^[A-Z]{2}$';
 export const CURRENCY_PATTERN = '^[A-Z]{3}$';
 export const USER_ID_MAX_LENGTH = 128;
 export const ID_MAX_LENGTH = 128;
+/**
+ * The longest a valid id can be as one percent-encoded URL path segment: every character
+ * (code point) at most 4 UTF-8 bytes, every byte at most 3 characters (`%F0`). The HTTP
+ * router's segment limit, so that every id the API accepts can also be named in a URL.
+ */
+export const ID_MAX_URL_SEGMENT_LENGTH = Math.max(ID_MAX_LENGTH, USER_ID_MAX_LENGTH) * 4 * 3;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 

@@ -41,13 +41,20 @@ export interface Interaction {
   optionIndex: number | null;
 }
 
+/** Campaign ids are BIGINT in storage and plain numbers in JSON: the largest both hold exactly. */
+export const MAX_CAMPAIGN_ID = Number.MAX_SAFE_INTEGER;
+
 /**
  * What the realtime gateway shows: campaigns, sponsors, broadcasts and their overlays.
  * Every call is scoped to one tenant; `create*` returns false when the id is taken.
  */
 export interface ContentStore {
   createCampaign(record: CampaignRecord): Promise<boolean>;
-  nextCampaignId(tenantSeq: number): Promise<number>;
+  /**
+   * An unused campaign id within 1..MAX_CAMPAIGN_ID: one past the largest, or, once the
+   * largest is MAX_CAMPAIGN_ID, the smallest free one; null when every id is taken.
+   */
+  nextCampaignId(tenantSeq: number): Promise<number | null>;
   getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null>;
   listCampaigns(tenantSeq: number): Promise<CampaignRecord[]>;
   renameCampaign(tenantSeq: number, id: number, name: string): Promise<CampaignRecord | null>;

@@ -1,4 +1,4 @@
-import type { ExportTextFormat, StoredEvent } from '@svc/protocol';
+import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import type { EventRow, QuarantineRow } from './records';
 
 export interface CommitBatch {
@@ -83,7 +83,7 @@ export interface EventStore {
    * the database: each event's line equals what `toExportRecord` and JSON.stringify, or the
    * CSV column list of DESIGN 5.3, give for it.
    */
-  streamEventText(filter: EventFilter, format: ExportTextFormat): AsyncIterable<string>;
+  streamEventText(filter: EventFilter, format: ExportTextFormat, options?: ExportTextOptions): AsyncIterable<string>;
   countEvents(filter: EventFilter): Promise<number>;
   /** Removes events whose time is before `cutoffMs`; returns how many. */
   purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number>;

@@ -36,7 +36,13 @@ export interface AuthGuards {
  * is limited per client address before any lookup, so floods of bad keys stay cheap; every
  * credential then has its own bucket.
  */
-export function createAuthGuards(tenants: TenantService, limiters: Limiters, sessions: DashboardSessions): AuthGuards {
+export function createAuthGuards(
+  tenants: TenantService,
+  limiters: Limiters,
+  sessions: DashboardSessions,
+  /** The service's public URL (read per request: tests learn their port after start). */
+  publicUrl: () => string,
+): AuthGuards {
   const admin = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
     // The dashboard carries its login in a cookie instead of the Bearer header.
     const sessionId = token === null ? cookieValue(request.headers.cookie, SESSION_COOKIE) : null;
@@ -44,6 +50,7 @@ export function createAuthGuards(tenants: TenantService, limiters: Limiters, ses
     if (tokenHash) {
       const tenant = await tenants.authenticateTokenHash(tokenHash);
       if (tenant) {
+        requireSameOrigin(request, publicUrl());
         limit(limiters.perKey, `admin:${tenant.seq}`, reply);
         request.tenant = tenant;
         request.credentialKind = 'admin';
@@ -87,6 +94,35 @@ export function createAuthGuards(tenants: TenantService, limiters: Limiters, ses
       return apiKey(request, reply);
     },
   };
+}
+
+/** Methods that only read; every other method changes state. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser attaches the session cookie to requests from any page of the same site (another
+ * port of the same host included, SameSite does not tell ports apart), so a cookie-borne
+ * request that changes state must show that it comes from the dashboard's own origin: an
+ * `Origin` header equal to the service's origin, or `Sec-Fetch-Site: same-origin`. Browsers
+ * send one of them on every such request; a page elsewhere cannot forge either.
+ */
+function requireSameOrigin(request: FastifyRequest, publicUrl: string): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  if (request.headers['sec-fetch-site'] === 'same-origin') return;
+  const origin = request.headers.origin;
+  if (origin && (origin === originOf(publicUrl) || origin === `${request.protocol}://${request.host}`)) return;
+  throw new SvcError(
+    'cross_origin_request',
+    'A dashboard session may change things only from the dashboard itself (Origin or Sec-Fetch-Site must name this service); other clients send "Authorization: Bearer svc_sk_…".',
+  );
+}
+
+function originOf(url: string): string | null {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
 }
 
 function bearerOf(request: FastifyRequest): string | null {

@@ -3,20 +3,29 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { problemFor, SvcError, type FieldError } from '@svc/protocol';
+import { AllowedMethods } from './allowed-methods';
 
 /**
  * The one place where errors become RFC 9457 problem+json: catalogue errors as they are,
  * framework errors mapped to catalogue codes, anything else a logged 500 without details.
  */
 export function registerProblemErrors(app: FastifyInstance): void {
+  const allowed = new AllowedMethods();
+  allowed.collect(app);
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const svcError = toSvcError(error);
     if (svcError.status >= 500) request.log.error({ err: error }, 'request failed');
     return sendProblem(request, reply, svcError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendProblem(request, reply, new SvcError('not_found', `No route ${request.method} ${request.url.split('?')[0]}.`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    const methods = allowed.of(path);
+    if (methods.length && !methods.includes(request.method)) {
+      const allow = methods.join(', ');
+      return sendProblem(request, reply, new SvcError('method_not_allowed', `${path} supports ${allow}, not ${request.method}.`, { headers: { allow } }));
+    }
+    return sendProblem(request, reply, new SvcError('not_found', `No route ${request.method} ${path}.`));
+  });
 }
 
 /**

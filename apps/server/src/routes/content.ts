@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { OVERLAY_SCHEMAS } from '@svc/protocol';
+import { ID_MAX_LENGTH, OVERLAY_SCHEMAS } from '@svc/protocol';
 import type { BroadcastRecord, CampaignRecord, SponsorRecord } from '@svc/storage';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
@@ -11,7 +11,7 @@ const sponsorView = (s: SponsorRecord) => ({ id: s.id, name: s.name, createdAt: 
 const broadcastView = (b: BroadcastRecord) => ({ id: b.id, campaignId: b.campaignId, title: b.title, createdAt: iso(b.createdAt) });
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
-const textId = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
+const textId = { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
 const campaignSchema = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, createdAt: { type: 'string' } } } as const;
 const sponsorSchema = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, createdAt: { type: 'string' } } } as const;
 const broadcastSchema = {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { USER_ID_MAX_LENGTH } from '@svc/protocol';
 import type { DeletionJob } from '@svc/storage';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
@@ -44,7 +45,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
           "Removes the user's events, quarantined rejects and pending webhook deliveries. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
         tags: ['Privacy'],
         security: ADMIN_SECURITY,
-        params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: 128 } } },
+        params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: USER_ID_MAX_LENGTH } } },
         response: { 202: jobSchema, ...problems(400, 401, 429, 503) },
       },
     },

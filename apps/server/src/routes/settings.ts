@@ -53,6 +53,14 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
         response: { 200: settingsSchema, ...problems(400, 401, 415, 429) },
       },
     },
-    async (request) => view(await services.tenants.updateSettings(request.tenant, request.body as SettingsPatch)),
+    async (request) => {
+      const patch = request.body as SettingsPatch;
+      // Broadcasts first seen in events join the default campaign: it must exist (an unchanged
+      // value is accepted, so that what GET answered can be sent back as it is).
+      if (patch.defaultCampaignId !== undefined && patch.defaultCampaignId !== request.tenant.settings.defaultCampaignId) {
+        await services.content.requireCampaign(request.tenant, patch.defaultCampaignId, 'defaultCampaignId');
+      }
+      return view(await services.tenants.updateSettings(request.tenant, patch));
+    },
   );
 }

@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { OverlayContent, OverlayType } from '@svc/protocol';
-import type { BroadcastRecord, CampaignRecord, ContentStore, Interaction, OverlayRecord, SponsorRecord } from '../content-store';
+import { MAX_CAMPAIGN_ID, type BroadcastRecord, type CampaignRecord, type ContentStore, type Interaction, type OverlayRecord, type SponsorRecord } from '../content-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableString } from './row-values';
 
@@ -19,9 +19,20 @@ export class DuckDbContentStore implements ContentStore {
     );
   }
 
-  async nextCampaignId(tenantSeq: number): Promise<number> {
-    const rows = await this.db.query('SELECT coalesce(max(id), 0) + 1 AS next FROM campaigns WHERE tenant_seq = $1', [tenantSeq]);
-    return Number(rows[0]!.next);
+  async nextCampaignId(tenantSeq: number): Promise<number | null> {
+    // One past the largest id would leave the range after a campaign created with the largest
+    // id; the smallest gap is then the next id.
+    const rows = await this.db.query(
+      `WITH used AS (SELECT id FROM campaigns WHERE tenant_seq = $1)
+       SELECT coalesce(
+         (SELECT CASE WHEN max(id) < $2::BIGINT THEN max(id) + 1 END FROM used),
+         (SELECT min(c.id + 1) FROM (SELECT 0::BIGINT AS id UNION ALL SELECT id FROM used) c
+           WHERE c.id < $2::BIGINT AND NOT EXISTS (SELECT 1 FROM used u WHERE u.id = c.id + 1))
+       ) AS next`,
+      [tenantSeq, MAX_CAMPAIGN_ID],
+    );
+    const next = rows[0]?.next;
+    return next === null || next === undefined ? null : Number(next);
   }
 
   async getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null> {

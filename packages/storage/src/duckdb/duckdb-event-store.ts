@@ -1,5 +1,5 @@
 import { listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
-import type { EventName, ExportTextFormat, StoredEvent } from '@svc/protocol';
+import type { EventName, ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import {
   eventKey,
   type CommitBatch,
@@ -253,7 +253,7 @@ export class DuckDbEventStore implements EventStore {
     return rows.map(toStoredEvent);
   }
 
-  async *streamEventText(filter: EventFilter, format: ExportTextFormat): AsyncIterable<string> {
+  async *streamEventText(filter: EventFilter, format: ExportTextFormat, options: ExportTextOptions = {}): AsyncIterable<string> {
     const values: DuckDBValue[] = [];
     const where = eventWhere(filter, values);
     const [bounds] = await this.db.query(`SELECT epoch_ms(min(ts)) AS first_ms, epoch_ms(max(ts)) AS last_ms FROM events WHERE ${where}`, values);
@@ -264,7 +264,7 @@ export class DuckDbEventStore implements EventStore {
     // its lines while JavaScript turns the current ones into text (one window ahead at most,
     // and none when the database has little memory).
     const ahead = (await this.db.memoryLimitBytes()) >= PREFETCH_MIN_MEMORY_BYTES;
-    const line = exportLineSql(format);
+    const line = exportLineSql(format, options);
     const open = (fromMs: number, toMs: number): PrefetchedWindow => {
       const sql = `SELECT ${line} FROM events WHERE ${where} AND ts >= epoch_ms($${values.length + 1}::BIGINT) AND ts < epoch_ms($${values.length + 2}::BIGINT)
         ORDER BY ts, event_id`;

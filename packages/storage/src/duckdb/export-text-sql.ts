@@ -1,4 +1,4 @@
-import { COMMERCE_EVENTS, CSV_COLUMNS, type ExportTextFormat } from '@svc/protocol';
+import { COMMERCE_EVENTS, CSV_COLUMNS, CSV_FORMULA_TRIGGERS, type ExportTextFormat, type ExportTextOptions } from '@svc/protocol';
 
 /**
  * SQL expressions that turn a row of `events` into its export text, so that DuckDB writes the
@@ -23,6 +23,17 @@ const numberText = (column: string) => `CASE WHEN ${column} = trunc(${column}) T
 const csvField = (text: string) =>
   `CASE WHEN ${text} IS NULL THEN '' WHEN contains(${text}, '"') OR contains(${text}, ',') OR contains(${text}, chr(10)) OR contains(${text}, chr(13))
      THEN '"' || replace(${text}, '"', '""') || '"' ELSE ${text} END`;
+
+/** A regular-expression class of the CSV_FORMULA_TRIGGERS characters (RE2 escapes). */
+const RE2_ESCAPES: Record<string, string> = { '-': '\\-', '\t': '\\t', '\r': '\\r' };
+const FORMULA_START = `^([${CSV_FORMULA_TRIGGERS.map((c) => RE2_ESCAPES[c] ?? c).join('')}])`;
+
+/**
+ * The text with a `'` in front when it starts like a spreadsheet formula. One regexp_replace
+ * names the text once: the cell expression is repeated by csvField, and a CASE here would
+ * multiply the expression's size (and its planning time) again.
+ */
+const neutralised = (text: string) => `regexp_replace(${text}, '${FORMULA_START}', '''\\1')`;
 
 const IS_COMMERCE = `event IN (${COMMERCE_EVENTS.map((name) => `'${name}'`).join(', ')})`;
 
@@ -61,9 +72,13 @@ const CSV_TEXT: Record<(typeof CSV_COLUMNS)[number], string> = {
   data: 'data',
 };
 
-/** One CRLF-terminated CSV record in the documented column order. */
-const CSV_LINE = concat([...CSV_COLUMNS.flatMap((column, i) => (i ? [`','`, csvField(CSV_TEXT[column])] : [csvField(CSV_TEXT[column])])), 'chr(13)', 'chr(10)']);
+/** One CRLF-terminated CSV record in the documented column order, each cell through `cell`. */
+const csvLine = (cell: (text: string) => string) =>
+  concat([...CSV_COLUMNS.flatMap((column, i) => (i ? [`','`, csvField(cell(CSV_TEXT[column]))] : [csvField(cell(CSV_TEXT[column]))])), 'chr(13)', 'chr(10)']);
+const CSV_LINE = csvLine((text) => text);
+const CSV_SPREADSHEET_LINE = csvLine(neutralised);
 
-export function exportLineSql(format: ExportTextFormat): string {
-  return format === 'csv' ? CSV_LINE : NDJSON_LINE;
+export function exportLineSql(format: ExportTextFormat, options: ExportTextOptions = {}): string {
+  if (format === 'ndjson') return NDJSON_LINE;
+  return options.neutraliseFormulas ? CSV_SPREADSHEET_LINE : CSV_LINE;
 }
