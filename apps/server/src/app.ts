@@ -8,6 +8,7 @@ import { loggerOptions } from './logger';
 import { createAuthGuards } from './plugins/auth';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
+import { registerWellFormedJson } from './plugins/well-formed-json';
 import { TokenBucketLimiter } from './rate-limit/token-bucket-limiter';
 import { DashboardSessions } from './dashboard-sessions';
 import { sessionRoutes } from './routes/session';
@@ -77,6 +78,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
 
   registerProblemErrors(app);
+  registerWellFormedJson(app);
   await registerSecurityHeaders(app, config);
   app.addSchema(problemSchema);
   await app.register(swagger, {
