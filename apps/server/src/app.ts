@@ -136,6 +136,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(sdkAssetRoutes);
   await app.register(demoRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Once per event: it leaves `events` when set aside, so no reader meets it again.
+  services.storage.onUndecodableEvents((events) => {
+    for (const { tenantSeq, eventId } of events) {
+      app.log.warn({ tenantSeq, eventId }, 'stored event set aside: its JSON text cannot be decoded (kept in undecodable_events)');
+    }
+  });
   app.decorate('gateway', attachGateway(app, services));
   return app;
 }
