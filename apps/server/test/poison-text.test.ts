@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { uuidv7 } from 'uuidv7';
+import { DATABASE_FILE_NAME } from '@svc/storage';
+import { expectServiceWorks } from './service-health';
+import { startTestApp, type TestApp } from './test-app';
+import { TestViewer } from './ws-client';
+
+/** A poll.voted as the attacker wrote it: JSON text whose strings (and a key) hold a lone surrogate escape. */
+function poisonText(eventId: string, userId: string, broadcastId: string): string {
+  return `{"event":"poll.voted","eventId":"${eventId}","userId":"${userId}","sessionId":"svc_poison1","broadcastId":"${broadcastId}",`
+    + `"timestamp":"${new Date().toISOString()}","data":{"pollId":"p1","questionText":"\\ud800","optionSelected":"A\\udc00",`
+    + `"optionIndex":0,"extra":{"deep":[{"k\\udbff":"\\udfff"}]}}}`;
+}
+
+const MENDED = { pollId: 'p1', questionText: '\ufffd', optionSelected: 'A\ufffd', optionIndex: 0, extra: { deep: [{ 'k\ufffd': '\ufffd' }] } };
+
+describe('poison text', () => {
+  const apps: TestApp[] = [];
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close().catch(() => undefined);
+  });
+  const start = async (reopen?: TestApp) => {
+    const t = await startTestApp({ listen: true, reopen });
+    apps.push(t);
+    return t;
+  };
+
+  it('stores a lone surrogate sent with the public key as U+FFFD over JSON, beacon and WebSocket, and the service keeps working after a restart', async () => {
+    const first = await start();
+    const ids = { json: uuidv7(), beacon: uuidv7(), ws: uuidv7() };
+    const json = await fetch(`${first.url}/v1/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': first.demo.apiKey },
+      body: poisonText(ids.json, 'poisoner', 'poisoned-room'),
+    });
+    expect(json.status).toBe(200);
+    const beacon = await fetch(`${first.url}/v1/events?apiKey=${first.demo.apiKey}`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain;charset=UTF-8' },
+      body: poisonText(ids.beacon, 'poisoner', 'poisoned-room'),
+    });
+    expect(beacon.status).toBe(200);
+    const viewer = await TestViewer.connect(first.url, { apiKey: first.demo.apiKey, sessionId: 'svc_poison1', contentId: 'poisoned-room' });
+    await viewer.next((m) => m.type === 'welcome');
+    viewer.send(`{"type":"track","requestId":"r1","events":[${poisonText(ids.ws, 'poisoner', 'poisoned-room')}]}`);
+    expect(await viewer.next((m) => m.requestId === 'r1')).toMatchObject({ type: 'ack', ids: [ids.ws] });
+    viewer.close();
+
+    const stored = await first.services.storage.events.queryEvents({ tenantSeq: first.demo.seq, userId: 'poisoner' }, { limit: 10 });
+    expect(stored.map((e) => e.eventId).sort()).toEqual(Object.values(ids).sort());
+    for (const event of stored) expect(event.data).toEqual(MENDED);
+
+    await first.close();
+    const second = await start(first);
+    await expectServiceWorks(second, 'poisoned-room', 'poisoner');
+  }, 60_000);
+
+  it('starts, rolls up, erases, exports and loads rooms when an older version stored an unreadable row, setting it aside once', async () => {
+    const first = await start();
+    await first.close();
+    // As an older version stored it: a lone surrogate escape in data, in a batch whose rollups
+    // were never derived (they failed on it), and one more in a batch already derived.
+    const instance = await DuckDBInstance.create(join(first.services.config.dataDir, DATABASE_FILE_NAME));
+    const connection = await instance.connect();
+    const plant = async (eventId: string, batch: number) =>
+      connection.run(
+        `INSERT INTO events (tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, ts, received_at, data, batch)
+         VALUES ($1, $2::UUID, 'poll.voted', 'poisoner', 'svc_poison1', 'poisoned-room', 1, now(), now(), $3, $4)`,
+        [first.demo.seq, eventId, '{"pollId":"p1","questionText":"\\ud800","optionSelected":"A","optionIndex":0}', batch],
+      );
+    const pending = uuidv7();
+    const derived = uuidv7();
+    await plant(derived, 0);
+    await plant(pending, 1);
+    connection.closeSync();
+    instance.closeSync();
+
+    const second = await start(first);
+    await expectServiceWorks(second, 'poisoned-room', 'poisoner');
+    const metrics = await second.app.inject({ url: '/metrics' });
+    expect(metrics.body).toMatch(/^svc_undecodable_rows_total 2$/m);
+    const logged = second.logs.filter((line) => line.includes('stored event set aside'));
+    expect(logged.filter((line) => line.includes(pending))).toHaveLength(1);
+    expect(logged.filter((line) => line.includes(derived))).toHaveLength(1);
+
+    // And again: nothing left to trip over, nothing logged twice.
+    await second.close();
+    const third = await start(second);
+    await expectServiceWorks(third, 'poisoned-room', 'poisoner');
+    expect(third.logs.filter((line) => line.includes('stored event set aside'))).toEqual([]);
+  }, 60_000);
+});
