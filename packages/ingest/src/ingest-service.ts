@@ -7,6 +7,7 @@ import {
   isCommerceEvent,
   MAX_EVENT_DEPTH,
   nestsDeeperThan,
+  parseTimeIdCursor,
   SvcError,
   systemClock,
   type Clock,
@@ -313,12 +314,6 @@ function encodeRejectCursor(receivedAtMs: number, id: string): string {
 }
 
 function decodeRejectCursor(cursor: string): { receivedAtMs: number; id: string } {
-  const [ms, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const receivedAtMs = Number(ms);
-  if (!Number.isSafeInteger(receivedAtMs) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new SvcError('validation_failed', 'The cursor is not one this endpoint gave out.', {
-      errors: [{ path: '/query/cursor', code: 'invalid_value', message: 'is not a valid cursor' }],
-    });
-  }
-  return { receivedAtMs, id };
+  const { ms, id } = parseTimeIdCursor(Buffer.from(cursor, 'base64url').toString());
+  return { receivedAtMs: ms, id };
 }

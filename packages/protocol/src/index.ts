@@ -14,3 +14,4 @@ export * from './seeded-random';
 export * from './event-limits';
 export * from './well-formed-text';
 export * from './nesting-depth';
+export * from './cursor-position';
