@@ -26,7 +26,9 @@ export function wellFormedText(text: string): string {
  * backslash before `ud8…`) only cost a walk.
  */
 export function jsonMayHoldLoneSurrogate(json: string): boolean {
-  return SURROGATE_ESCAPE.test(json);
+  // indexOf first: most JSON holds no \u escape at all, and finding none is a plain fast scan.
+  const first = json.indexOf('\\u');
+  return first !== -1 && SURROGATE_ESCAPE.test(first === 0 ? json : json.slice(first));
 }
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
