@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { uuidv7 } from 'uuidv7';
 import { DATABASE_FILE_NAME } from '@svc/storage';
+import { runSvc, startChildServer } from './child-server';
 import { expectServiceWorks } from './service-health';
 import { startTestApp, type TestApp } from './test-app';
 import { TestViewer } from './ws-client';
@@ -12,6 +13,29 @@ function poisonText(eventId: string, userId: string, broadcastId: string): strin
   return `{"event":"poll.voted","eventId":"${eventId}","userId":"${userId}","sessionId":"svc_poison1","broadcastId":"${broadcastId}",`
     + `"timestamp":"${new Date().toISOString()}","data":{"pollId":"p1","questionText":"\\ud800","optionSelected":"A\\udc00",`
     + `"optionIndex":0,"extra":{"deep":[{"k\\udbff":"\\udfff"}]}}}`;
+}
+
+/**
+ * Writes two events into a stopped server's database as an older version stored them: a lone
+ * surrogate escape in `data`, one in a batch whose rollups were never derived (they failed on
+ * it), one in a batch already derived.
+ */
+async function plantPoisonedRows(dataDir: string, tenantSeq: number): Promise<{ pending: string; derived: string }> {
+  const instance = await DuckDBInstance.create(join(dataDir, DATABASE_FILE_NAME));
+  const connection = await instance.connect();
+  const plant = async (eventId: string, batch: number) =>
+    connection.run(
+      `INSERT INTO events (tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, ts, received_at, data, batch)
+       VALUES ($1, $2::UUID, 'poll.voted', 'poisoner', 'svc_poison1', 'poisoned-room', 1, now(), now(), $3, $4)`,
+      [tenantSeq, eventId, '{"pollId":"p1","questionText":"\\ud800","optionSelected":"A","optionIndex":0}', batch],
+    );
+  const pending = uuidv7();
+  const derived = uuidv7();
+  await plant(derived, 0);
+  await plant(pending, 1);
+  connection.closeSync();
+  instance.closeSync();
+  return { pending, derived };
 }
 
 const MENDED = { pollId: 'p1', questionText: '\ufffd', optionSelected: 'A\ufffd', optionIndex: 0, extra: { deep: [{ 'k\ufffd': '\ufffd' }] } };
@@ -60,22 +84,7 @@ describe('poison text', () => {
   it('starts, rolls up, erases, exports and loads rooms when an older version stored an unreadable row, setting it aside once', async () => {
     const first = await start();
     await first.close();
-    // As an older version stored it: a lone surrogate escape in data, in a batch whose rollups
-    // were never derived (they failed on it), and one more in a batch already derived.
-    const instance = await DuckDBInstance.create(join(first.services.config.dataDir, DATABASE_FILE_NAME));
-    const connection = await instance.connect();
-    const plant = async (eventId: string, batch: number) =>
-      connection.run(
-        `INSERT INTO events (tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, ts, received_at, data, batch)
-         VALUES ($1, $2::UUID, 'poll.voted', 'poisoner', 'svc_poison1', 'poisoned-room', 1, now(), now(), $3, $4)`,
-        [first.demo.seq, eventId, '{"pollId":"p1","questionText":"\\ud800","optionSelected":"A","optionIndex":0}', batch],
-      );
-    const pending = uuidv7();
-    const derived = uuidv7();
-    await plant(derived, 0);
-    await plant(pending, 1);
-    connection.closeSync();
-    instance.closeSync();
+    const { pending, derived } = await plantPoisonedRows(first.services.config.dataDir, first.demo.seq);
 
     const second = await start(first);
     await expectServiceWorks(second, 'poisoned-room', 'poisoner');
@@ -90,5 +99,23 @@ describe('poison text', () => {
     const third = await start(second);
     await expectServiceWorks(third, 'poisoned-room', 'poisoner');
     expect(third.logs.filter((line) => line.includes('stored event set aside'))).toEqual([]);
+  }, 60_000);
+
+  it('lets `svc serve` and the CLI start on a database holding an unreadable row', async () => {
+    const first = await start();
+    await first.close();
+    await plantPoisonedRows(first.services.config.dataDir, first.demo.seq);
+    const env = { SVC_DATA_DIR: first.services.config.dataDir };
+    const listed = await runSvc(['tenants', 'list'], env);
+    expect(listed.exit, listed.output).toBe(0);
+    const server = await startChildServer(env);
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const overview = await fetch(`${server.url}/v1/analytics/overview`, { headers: { authorization: `Bearer ${first.demo.adminToken}` } });
+      expect(overview.status).toBe(200);
+    } finally {
+      server.process.kill('SIGTERM');
+    }
+    expect(await server.exited).toBe(0);
   }, 60_000);
 });
