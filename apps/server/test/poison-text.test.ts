@@ -104,10 +104,11 @@ describe('poison text', () => {
   it('lets `svc serve` and the CLI start on a database holding an unreadable row', async () => {
     const first = await start();
     await first.close();
-    await plantPoisonedRows(first.services.config.dataDir, first.demo.seq);
+    const { pending } = await plantPoisonedRows(first.services.config.dataDir, first.demo.seq);
     const env = { SVC_DATA_DIR: first.services.config.dataDir };
     const listed = await runSvc(['tenants', 'list'], env);
     expect(listed.exit, listed.output).toBe(0);
+    expect(listed.output).toContain(`stored event ${pending} of tenant ${first.demo.seq} set aside`);
     const server = await startChildServer(env);
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
