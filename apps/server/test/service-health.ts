@@ -23,8 +23,8 @@ function exportFilters(broadcastId: string, userId: string, day: string): string
 }
 
 /**
- * Checks that the service works for both tenants of `t`: new events reach the dashboard's
- * rollups, every export format answers with every filter, a room of `broadcastId` loads, and
+ * Checks that the service works for both tenants of `t`: the dashboard answers over a range
+ * that cuts an hour, new events reach its rollups, every export format answers with every filter, a room of `broadcastId` loads, and
  * erasing `userId` completes. Used after poisoned data went in (or was planted) and a restart.
  */
 export async function expectServiceWorks(t: TestApp, broadcastId: string, userId: string): Promise<void> {
@@ -32,6 +32,10 @@ export async function expectServiceWorks(t: TestApp, broadcastId: string, userId
   const day = now.toISOString().slice(0, 10);
   for (const tenant of [t.demo, t.other]) {
     const admin = { authorization: `Bearer ${tenant.adminToken}` };
+    // A range that starts inside an hour: that part-hour is read from the events themselves.
+    const since = new Date(now.getTime() - 30 * 60_000).toISOString();
+    const partHour = await t.app.inject({ url: `/v1/analytics/overview?from=${encodeURIComponent(since)}`, headers: admin });
+    expect(partHour.statusCode, partHour.body).toBe(200);
     // A fresh viewer on a fresh broadcast: the rollups must take it in (they stall on an unreadable row).
     const fresh = `fresh-${uuidv7()}`;
     const sessionId = `svc_${uuidv7().replace(/-/g, '')}`;

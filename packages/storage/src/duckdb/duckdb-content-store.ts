@@ -3,7 +3,6 @@ import type { OverlayContent, OverlayType } from '@svc/protocol';
 import type { BroadcastRecord, CampaignRecord, ContentStore, Interaction, OverlayRecord, SponsorRecord } from '../content-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableString } from './row-values';
-import { isUndecodableTextError, tenantScope } from './undecodable-events';
 
 const OVERLAY_COLUMNS = 'tenant_seq, broadcast_id, id, type, content, active, epoch_ms(created_at) AS created_at_ms, epoch_ms(updated_at) AS updated_at_ms';
 const BROADCAST_COLUMNS = 'tenant_seq, id, campaign_id, title, epoch_ms(created_at) AS created_at_ms';
@@ -143,15 +142,8 @@ export class DuckDbContentStore implements ContentStore {
        FROM events
        WHERE tenant_seq = $1 AND broadcast_id = $2 AND event IN ('poll.voted', 'contest.entered')
        ORDER BY ts, event_id`;
-    let rows: Row[];
-    try {
-      rows = await this.db.query(sql, [tenantSeq, broadcastId]);
-    } catch (error) {
-      // A stored event DuckDB cannot read must not keep viewers out of the room: set it aside, read again.
-      if (!isUndecodableTextError(error)) throw error;
-      if (!(await this.db.exclusiveWrite((c) => this.db.setAsideUndecodable(c, tenantScope(tenantSeq))))) throw error;
-      rows = await this.db.query(sql, [tenantSeq, broadcastId]);
-    }
+    // A stored event DuckDB cannot read must not keep viewers out of the room (see undecodable-events).
+    const rows = await this.db.queryTenantEvents(tenantSeq, sql, [tenantSeq, broadcastId]);
     return rows.map((row) => ({
       kind: row.event === 'poll.voted' ? 'vote' : 'entry',
       overlayId: String(row.overlay_id),

@@ -7,7 +7,7 @@ import { MIGRATIONS } from './migrations';
 import { RollupQueue } from './rollup-queue';
 import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
-import { CREATE_UNDECODABLE_EVENTS_SQL, setAsideUndecodableEvents, type UndecodableEvent } from './undecodable-events';
+import { CREATE_UNDECODABLE_EVENTS_SQL, isUndecodableTextError, setAsideUndecodableEvents, tenantScope, type UndecodableEvent } from './undecodable-events';
 import { keepByteOrderMarks } from './varchar-decoding';
 
 keepByteOrderMarks();
@@ -199,6 +199,21 @@ export class DuckDbDatabase {
     const index = this.nextReader++ % this.readers.length;
     const reader = this.readers[index]!;
     return this.reads[index]!.run(async () => (await reader.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
+  }
+
+  /**
+   * `query` for a read that may parse the JSON text of one tenant's events: if DuckDB cannot
+   * decode an event's text, the tenant's unreadable events are set aside and the read is done
+   * again, so such a row never keeps a dashboard panel or a room from answering.
+   */
+  async queryTenantEvents(tenantSeq: number, sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    try {
+      return await this.query(sql, values);
+    } catch (error) {
+      if (!isUndecodableTextError(error)) throw error;
+      if (!(await this.exclusiveWrite((c) => this.setAsideUndecodable(c, tenantScope(tenantSeq))))) throw error;
+      return this.query(sql, values);
+    }
   }
 
   /**
