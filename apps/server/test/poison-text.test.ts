@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
+import WebSocket from 'ws';
 import { uuidv7 } from 'uuidv7';
 import { DATABASE_FILE_NAME } from '@svc/storage';
 import { runSvc, startChildServer } from './child-server';
@@ -71,6 +72,11 @@ describe('poison text', () => {
     viewer.send(`{"type":"track","requestId":"r1","events":[${poisonText(ids.ws, 'poisoner', 'poisoned-room')}]}`);
     expect(await viewer.next((m) => m.requestId === 'r1')).toMatchObject({ type: 'ack', ids: [ids.ws] });
     viewer.close();
+    // A contentId is URL-decoded as UTF-8: bytes of an encoded surrogate (ED A0 80) arrive as U+FFFD.
+    const raw = new TestViewer(new WebSocket(`${first.url.replace(/^http/, 'ws')}/v1/ws?apiKey=${first.demo.apiKey}&sessionId=svc_poison2&contentId=room%ED%A0%80`, 'svc.v1'));
+    const rawWelcome = await raw.next((m) => m.type === 'welcome');
+    expect((rawWelcome.broadcast as { id: string }).id).toBe('room\ufffd\ufffd\ufffd');
+    raw.close();
 
     const stored = await first.services.storage.events.queryEvents({ tenantSeq: first.demo.seq, userId: 'poisoner' }, { limit: 10 });
     expect(stored.map((e) => e.eventId).sort()).toEqual(Object.values(ids).sort());
