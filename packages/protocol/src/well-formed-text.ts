@@ -13,8 +13,6 @@ declare global {
   }
 }
 
-export const REPLACEMENT_CHARACTER = '\ufffd';
-
 /** `text` with each lone surrogate replaced by U+FFFD (the same string when there is none). */
 export function wellFormedText(text: string): string {
   return text.isWellFormed() ? text : text.toWellFormed();
