@@ -12,6 +12,7 @@ import { registerEmptyBodyRule } from './plugins/empty-body';
 import { clientErrorHandler, frameworkErrorHandler, registerProblemErrors } from './plugins/problem-errors';
 import { registerSecurityHeaders } from './plugins/security-headers';
 import { TokenBucketLimiter } from '@svc/protocol';
+import { registerWellFormedJson } from './plugins/well-formed-json';
 import { DashboardSessions } from './dashboard-sessions';
 import { buildRequestValidator } from './request-validation';
 import { sessionRoutes } from './routes/session';
@@ -85,6 +86,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   registerProblemErrors(app);
   registerEmptyBodyRule(app);
+  registerWellFormedJson(app);
   await registerSecurityHeaders(app, config);
   app.addSchema(problemSchema);
   await app.register(swagger, {
@@ -154,6 +156,12 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(sdkAssetRoutes);
   await app.register(demoRoutes, deps);
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Once per event: it leaves `events` when set aside, so no reader meets it again.
+  services.storage.onUndecodableEvents((events) => {
+    for (const { tenantSeq, eventId } of events) {
+      app.log.warn({ tenantSeq, eventId }, 'stored event set aside: its JSON text cannot be decoded (kept in undecodable_events)');
+    }
+  });
   app.decorate('gateway', attachGateway(app, services));
   return app;
 }

@@ -102,6 +102,19 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
     this.realtimeRefusedTotal.inc({ reason });
   }
 
+  /** Reports at every scrape how many stored rows were set aside because a reader could not decode them. */
+  watchUndecodableRows(read: () => number): void {
+    new Counter({
+      name: 'svc_undecodable_rows_total',
+      help: 'Stored rows a reader could not decode (e.g. JSON with a lone surrogate from an older version); each was set aside, logged once with its id, and skipped',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+
   queueDepth(depth: number): void {
     this.webhookQueue.set(depth);
   }

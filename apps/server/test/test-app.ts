@@ -30,18 +30,28 @@ export function tempDataDir(): string {
 
 /** A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process. */
 export async function startTestApp(
-  options: { config?: Partial<ServerConfig>; clock?: Clock; listen?: boolean; webhookSender?: WebhookSender; random?: () => number; resolveHost?: ResolveHost } = {},
+  options: {
+    config?: Partial<ServerConfig>;
+    clock?: Clock;
+    listen?: boolean;
+    webhookSender?: WebhookSender;
+    random?: () => number;
+    resolveHost?: ResolveHost;
+    /** A closed test app whose data folder (and tenants) this one opens again: a restart. */
+    reopen?: TestApp;
+  } = {},
 ): Promise<TestApp> {
   const config: ServerConfig = {
     ...loadConfig({}),
-    dataDir: tempDataDir(),
+    dataDir: options.reopen?.services.config.dataDir ?? tempDataDir(),
     logLevel: 'info',
     ...options.config,
     rateLimit: { perKeyPerSecond: 0, perIpPerSecond: 0, burstSeconds: 2, ...options.config?.rateLimit },
   };
   const services = await createServices(config, { clock: options.clock, webhookSender: options.webhookSender, random: options.random, resolveHost: options.resolveHost });
-  const demo = await services.tenants.bootstrap({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
-  const other = await services.tenants.createTenant({ id: 'other', name: 'Other' });
+  const previous = options.reopen;
+  const demo = previous ? null : await services.tenants.bootstrap({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
+  const other = previous ? null : await services.tenants.createTenant({ id: 'other', name: 'Other' });
   const logs: string[] = [];
   const logStream = new Writable({
     write(chunk, _encoding, done) {
@@ -63,8 +73,8 @@ export async function startTestApp(
     url,
     app,
     services,
-    demo: { apiKey: API_KEY, adminToken: ADMIN_TOKEN, seq: demo!.tenant.seq },
-    other: { apiKey: other.apiKey.key, adminToken: other.adminToken, seq: other.tenant.seq },
+    demo: previous ? previous.demo : { apiKey: API_KEY, adminToken: ADMIN_TOKEN, seq: demo!.tenant.seq },
+    other: previous ? previous.other : { apiKey: other!.apiKey.key, adminToken: other!.adminToken, seq: other!.tenant.seq },
     logs,
     close: () => app.close(),
   };

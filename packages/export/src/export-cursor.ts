@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { SvcError } from '@svc/protocol';
+import { invalidCursor, isCursorId, isCursorTime } from '@svc/protocol';
 import type { EventFilter, EventPosition } from '@svc/storage';
 
 /** Where a paged export stands: after this event, over events received up to `asOfMs`. */
@@ -18,10 +18,7 @@ export function encodeCursor(cursor: ExportCursor, fingerprint: string): string 
 }
 
 export function decodeCursor(text: string, fingerprint: string): ExportCursor {
-  const invalid = (message: string) =>
-    new SvcError('validation_failed', `Invalid query parameter cursor: ${message}.`, {
-      errors: [{ path: '/query/cursor', code: 'invalid_value', message }],
-    });
+  const invalid = invalidCursor;
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
@@ -31,10 +28,9 @@ export function decodeCursor(text: string, fingerprint: string): ExportCursor {
   if (
     !Array.isArray(parsed) ||
     parsed.length !== 4 ||
-    !Number.isSafeInteger(parsed[0]) ||
-    typeof parsed[1] !== 'string' ||
-    !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(parsed[1]) ||
-    !Number.isSafeInteger(parsed[2])
+    !isCursorTime(parsed[0]) ||
+    !isCursorId(parsed[1]) ||
+    !isCursorTime(parsed[2])
   ) {
     throw invalid('is not a cursor this endpoint gave out');
   }

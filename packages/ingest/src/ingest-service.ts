@@ -6,6 +6,9 @@ import {
   redactText,
   USER_ID_MAX_LENGTH,
   isCommerceEvent,
+  MAX_EVENT_DEPTH,
+  nestsDeeperThan,
+  parseTimeIdCursor,
   SvcError,
   systemClock,
   type Clock,
@@ -26,13 +29,20 @@ import {
 } from '@svc/storage';
 import { EventValidator } from './event-validator';
 import type { GroupCommitter } from './group-committer';
-import { quarantinePayload } from './quarantine-payload';
+import { quarantinePayload, truncatedToDepth } from './quarantine-payload';
 
 /** Limits of DESIGN section 6 (Segment's figures). */
 export const MAX_EVENT_BYTES = 32 * 1024;
 export const MAX_REQUEST_BYTES = 512 * 1024;
 export const MAX_EVENTS_PER_REQUEST = 500;
 const BROADCAST_CACHE_MAX_ENTRIES = 100_000;
+
+const TOO_DEEP_DETAIL = `The event nests objects or arrays more than ${MAX_EVENT_DEPTH} levels deep.`;
+const TOO_DEEP = {
+  code: 'validation_failed',
+  detail: TOO_DEEP_DETAIL,
+  errors: [{ path: '', code: 'invalid_value', message: `nests more than ${MAX_EVENT_DEPTH} levels deep` }],
+} as const satisfies { code: RejectedEvent['code']; detail: string; errors: NonNullable<RejectedEvent['errors']> };
 
 /** Who sent the events: an SDK with a public key, or a customer server with an admin token. */
 export type EventSource = 'client' | 'server';
@@ -95,8 +105,11 @@ export class IngestService {
     const measure = request.bodyBytes > MAX_EVENT_BYTES;
 
     events.forEach((raw, index) => {
-      const bytes = measure ? Buffer.byteLength(JSON.stringify(raw) ?? '') : request.bodyBytes;
-      const outcome = this.check(raw, request, receivedAt, sentAtMs, bytes);
+      // Checked before anything serializes or walks the event: JSON.stringify recurses and
+      // overflows the stack on a value nested a few thousand levels deep.
+      const tooDeep = nestsDeeperThan(raw, MAX_EVENT_DEPTH);
+      const bytes = tooDeep ? 0 : measure ? Buffer.byteLength(JSON.stringify(raw) ?? '') : request.bodyBytes;
+      const outcome = tooDeep ? TOO_DEEP : this.check(raw, request, receivedAt, sentAtMs, bytes);
       if ('row' in outcome) {
         valid.push({ index, row: outcome.row });
         return;
@@ -111,7 +124,7 @@ export class IngestService {
         errors: JSON.stringify(outcome.errors),
         eventName: quarantinedEventName(raw),
         userId: safeUserId(raw),
-        payload: quarantinePayload(raw, bytes),
+        payload: tooDeep ? truncatedPayload(raw) : quarantinePayload(raw, bytes),
       });
       this.observer.rejected(outcome.code);
     });
@@ -281,6 +294,12 @@ function toRow(event: RawEvent, request: IngestRequest, timestampMs: number, rec
   };
 }
 
+/** The quarantine's form of a too-deep event: its outer levels, masked like any reject. */
+function truncatedPayload(raw: unknown): string {
+  const cut = truncatedToDepth(raw, MAX_EVENT_DEPTH);
+  return quarantinePayload(cut, Buffer.byteLength(JSON.stringify(cut) ?? ''));
+}
+
 function sumItems(items: LineItem[]): number {
   return Math.round(items.reduce((sum, item) => sum + item.quantity * item.unitPrice, 0) * 100) / 100;
 }
@@ -302,12 +321,6 @@ function encodeRejectCursor(receivedAtMs: number, id: string): string {
 }
 
 function decodeRejectCursor(cursor: string): { receivedAtMs: number; id: string } {
-  const [ms, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  const receivedAtMs = Number(ms);
-  if (!Number.isSafeInteger(receivedAtMs) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new SvcError('validation_failed', 'The cursor is not one this endpoint gave out.', {
-      errors: [{ path: '/query/cursor', code: 'invalid_value', message: 'is not a valid cursor' }],
-    });
-  }
-  return { receivedAtMs, id };
+  const { ms, id } = parseTimeIdCursor(Buffer.from(cursor, 'base64url').toString());
+  return { receivedAtMs: ms, id };
 }

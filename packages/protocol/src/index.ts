@@ -13,3 +13,6 @@ export * from './sdk-config';
 export * from './seeded-random';
 export * from './event-limits';
 export * from './token-bucket-limiter';
+export * from './well-formed-text';
+export * from './nesting-depth';
+export * from './cursor-position';

@@ -6,6 +6,7 @@ import {
   CLOSE_CODES,
   detectPii,
   redactText,
+  parseClientJson,
   REALTIME_SUBPROTOCOL,
   SESSION_ID_PATTERN,
   USER_ID_MAX_LENGTH,
@@ -441,7 +442,9 @@ export class Gateway {
     const text = isBinary ? '' : String(data);
     try {
       if (isBinary) throw new Error('binary');
-      const parsed: unknown = JSON.parse(text);
+      // The protocol's rule for outside text: a lone surrogate in any string or key becomes U+FFFD.
+      // (Query parameters such as contentId are URLSearchParams values, well-formed by definition.)
+      const parsed: unknown = parseClientJson(text);
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed) || typeof (parsed as { type?: unknown }).type !== 'string') {
         throw new Error('shape');
       }

@@ -14,3 +14,4 @@ export { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
 export { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
 export { rebuildRollups } from './duckdb/analytics-rollups';
 export { openEmbeddedStorage, type Storage } from './open-storage';
+export { UNDECODABLE_EVENTS_TABLE, type UndecodableEvent } from './duckdb/undecodable-events';

@@ -11,6 +11,7 @@ import { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
 import type { AnalyticsStore } from './analytics-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
+import type { UndecodableEvent } from './duckdb/undecodable-events';
 
 /** The stores a process works with, whatever backend holds them. */
 export interface Storage {
@@ -26,6 +27,10 @@ export interface Storage {
   memoryBytes(): Promise<number>;
   /** Writes the backend refused for lack of room or permission since it was opened. */
   refusedWrites(): number;
+  /** Stored events set aside since opening because a reader could not decode them (see undecodable-events). */
+  undecodableEvents(): number;
+  /** Calls `listener` with each lot of events set aside, first with those set aside at opening. */
+  onUndecodableEvents(listener: (events: UndecodableEvent[]) => void): void;
   close(): Promise<void>;
 }
 
@@ -42,6 +47,8 @@ export async function openEmbeddedStorage(dataDir: string, options: DatabaseOpti
     ping: () => db.ping(),
     memoryBytes: () => db.memoryBytes(),
     refusedWrites: () => db.refusedWriteCount(),
+    undecodableEvents: () => db.undecodableEventCount(),
+    onUndecodableEvents: (listener) => db.onUndecodableEvents(listener),
     close: () => db.close(),
   };
 }

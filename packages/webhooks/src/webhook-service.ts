@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
-import { EVENT_NAMES, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
+import { EVENT_NAMES, parseTimeIdCursor, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
 import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, WebhookEndpointRecord, WebhookStore } from '@svc/storage';
 import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './http-sender';
@@ -271,13 +271,8 @@ function checkEventTypes(types: string[] | null | undefined): string[] | null {
 }
 
 function decodeCursor(cursor: string): { createdAt: number; id: string } {
-  const [at, id] = Buffer.from(cursor, 'base64url').toString().split('|');
-  if (!at || !/^\d+$/.test(at) || !id || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new SvcError('validation_failed', 'The cursor is not one this endpoint gave out.', {
-      errors: [{ path: '/query/cursor', code: 'invalid_value', message: 'is not a valid cursor' }],
-    });
-  }
-  return { createdAt: Number(at), id };
+  const { ms, id } = parseTimeIdCursor(Buffer.from(cursor, 'base64url').toString());
+  return { createdAt: ms, id };
 }
 
 /** The stored form of a row, for its export record. */

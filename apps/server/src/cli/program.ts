@@ -11,6 +11,12 @@ import { addSimulateCommand } from './simulate-command';
 async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads });
+  // Opening may set unreadable events aside (see undecodable-events); each is said once, here or by the server.
+  storage.onUndecodableEvents((events) => {
+    for (const { tenantSeq, eventId } of events) {
+      process.stderr.write(`svc: stored event ${eventId} of tenant ${tenantSeq} set aside: its JSON text cannot be decoded (kept in undecodable_events)\n`);
+    }
+  });
   try {
     return await job(new TenantService(storage.meta));
   } finally {

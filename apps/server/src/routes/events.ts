@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { anyEventSchema } from '@svc/protocol';
+import { anyEventSchema, parseClientJson } from '@svc/protocol';
 import { MAX_EVENTS_PER_REQUEST, MAX_REQUEST_BYTES } from '@svc/ingest';
 import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, API_KEY_SECURITY, problems } from '../schemas';
@@ -45,10 +45,10 @@ const bodySchema = {
 };
 
 export async function eventRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
-  // sendBeacon posts text/plain (no CORS preflight); its body is the same JSON.
+  // sendBeacon posts text/plain (no CORS preflight); its body is the same JSON, read by the same rule.
   app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, body, done) => {
     try {
-      done(null, JSON.parse(body as string));
+      done(null, parseClientJson(body as string));
     } catch (error) {
       done(error as Error, undefined);
     }

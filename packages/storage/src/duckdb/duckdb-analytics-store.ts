@@ -66,7 +66,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const bucket = `${p.add(bucketMs)}::BIGINT`;
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
     // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
-    const rows = await this.db.query(
+    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${partials}, ${aloneAndGrouped(SESSION_HOURS)},
        sessions AS (
          SELECT epoch_ms(first_ts) // ${bucket} * ${bucket} AS first_bucket, epoch_ms(last_ts) // ${bucket} * ${bucket} AS last_bucket,
@@ -104,7 +104,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
     const hours = await this.wholeHours(filter);
     const p = new Params();
-    const rows = await this.db.query(
+    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${hourPartials(SESSION_HOURS, filter, hours, p)},
        viewers AS (SELECT bool_or(joined) AS joined, bool_or(engaged) AS engaged FROM partials GROUP BY viewer_key)
        SELECT count(*) FILTER (WHERE joined) AS joined, count(*) FILTER (WHERE joined AND engaged) AS engaged FROM viewers`,
@@ -117,7 +117,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     // One vote per viewer per poll: the first one counts.
-    const rows = await this.db.query(
+    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)}, ${aloneAndGrouped(VOTE_HOURS)},
        votes AS (
          SELECT poll_id, option_index FROM alone
@@ -163,7 +163,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
     const hours = await this.wholeHours(filter);
     const p = new Params();
-    const rows: Row[] = await this.db.query(
+    const rows: Row[] = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${hourPartials(SPONSOR_HOURS, filter, hours, p, true)}, ${aloneAndGrouped(SPONSOR_HOURS)},
        ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
@@ -212,7 +212,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     await this.db.rollups.settled();
     const p = new Params();
     // An order reported twice counts once: its first report.
-    const rows = await this.db.query(
+    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${eventRows('reports', 'order_reports', filter, p, true)},
        orders AS (
          SELECT total, currency, item_count FROM reports WHERE order_id IS NOT NULL
@@ -227,7 +227,7 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     // Each step counts the sessions that reached it after reaching the step before.
-    const rows = await this.db.query(
+    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${hourPartials(VIEW_HOURS, filter, hours, p, true)}, ${aloneAndGrouped(VIEW_HOURS)},
        ${eventRows('e', 'funnel_steps', filter, p, true)},
        s1 AS (SELECT session_key, first_ts AS t FROM alone UNION ALL SELECT session_key, min(first_ts) FROM grouped GROUP BY 1),

@@ -147,15 +147,14 @@ export class DuckDbContentStore implements ContentStore {
   }
 
   async listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]> {
-    const rows = await this.db.query(
-      `SELECT event, coalesce(user_id, session_id) AS viewer,
+    const sql = `SELECT event, coalesce(user_id, session_id) AS viewer,
               coalesce(json_extract_string(data, '$.pollId'), json_extract_string(data, '$.contestId')) AS overlay_id,
               TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER) AS option_index
        FROM events
        WHERE tenant_seq = $1 AND broadcast_id = $2 AND event IN ('poll.voted', 'contest.entered')
-       ORDER BY ts, event_id`,
-      [tenantSeq, broadcastId],
-    );
+       ORDER BY ts, event_id`;
+    // A stored event DuckDB cannot read must not keep viewers out of the room (see undecodable-events).
+    const rows = await this.db.queryTenantEvents(tenantSeq, sql, [tenantSeq, broadcastId]);
     return rows.map((row) => ({
       kind: row.event === 'poll.voted' ? 'vote' : 'entry',
       overlayId: String(row.overlay_id),

@@ -7,6 +7,7 @@ import { MIGRATIONS } from './migrations';
 import { RollupQueue } from './rollup-queue';
 import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
+import { CREATE_UNDECODABLE_EVENTS_SQL, isUndecodableTextError, setAsideUndecodableEvents, tenantScope, type UndecodableEvent } from './undecodable-events';
 import { keepByteOrderMarks } from './varchar-decoding';
 
 keepByteOrderMarks();
@@ -79,6 +80,11 @@ export class DuckDbDatabase {
   private writeFailure: unknown = null;
   /** Writes the disk refused since the database was opened. */
   private refusedWrites = 0;
+  /** Events set aside as unreadable since the database was opened (see undecodable-events). */
+  private undecodableCount = 0;
+  /** Those set aside before anyone listened (at start-up), kept for the first listener. */
+  private unreported: UndecodableEvent[] = [];
+  private undecodableListeners: Array<(events: UndecodableEvent[]) => void> = [];
 
   private constructor(
     readonly path: string,
@@ -120,6 +126,7 @@ export class DuckDbDatabase {
     const db = new DuckDbDatabase(path, instance, await instance.connect(), await instance.connect(), readers);
     try {
       await db.migrate();
+      await db.writer.run(CREATE_UNDECODABLE_EVENTS_SQL);
       await db.rollups.recover();
       // A folder that lets the file open but refuses writes (full disk, size limit) fails here, not at the first request.
       await db.probeWrites();
@@ -195,6 +202,21 @@ export class DuckDbDatabase {
   }
 
   /**
+   * `query` for a read that may parse the JSON text of one tenant's events: if DuckDB cannot
+   * decode an event's text, the tenant's unreadable events are set aside and the read is done
+   * again, so such a row never keeps a dashboard panel or a room from answering.
+   */
+  async queryTenantEvents(tenantSeq: number, sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    try {
+      return await this.query(sql, values);
+    } catch (error) {
+      if (!isUndecodableTextError(error)) throw error;
+      if (!(await this.exclusiveWrite((c) => this.setAsideUndecodable(c, tenantScope(tenantSeq))))) throw error;
+      return this.query(sql, values);
+    }
+  }
+
+  /**
    * The first column (text) of a long read's rows, a chunk of rows at a time, on a connection
    * of its own so that it holds up neither writes nor other reads.
    */
@@ -235,6 +257,31 @@ export class DuckDbDatabase {
     const padding = randomBytes((STORAGE_PROBE_BYTES * 3) / 4).toString('base64');
     await this.write((c) => c.run('INSERT OR REPLACE INTO storage_probe VALUES (1, now(), $1)', [padding]));
     this.writeFailure = null;
+  }
+
+  /**
+   * Sets the events of `scope` that DuckDB's JSON reader refuses aside (see undecodable-events),
+   * on `connection` (a write connection the caller holds, outside a transaction), and reports
+   * them. Returns how many there were.
+   */
+  async setAsideUndecodable(connection: DuckDBConnection, scope: string): Promise<number> {
+    const events = await setAsideUndecodableEvents(connection, scope);
+    if (!events.length) return 0;
+    this.undecodableCount += events.length;
+    if (this.undecodableListeners.length) for (const listener of this.undecodableListeners) listener(events);
+    else this.unreported.push(...events);
+    return events.length;
+  }
+
+  /** Calls `listener` with each lot of events set aside, and first with those set aside before (at start-up). */
+  onUndecodableEvents(listener: (events: UndecodableEvent[]) => void): void {
+    this.undecodableListeners.push(listener);
+    if (this.unreported.length) listener(this.unreported.splice(0));
+  }
+
+  /** Events set aside as unreadable since the database was opened. */
+  undecodableEventCount(): number {
+    return this.undecodableCount;
   }
 
   /** Writes the disk refused (full, read-only, size limit) since the database was opened. */

@@ -2,6 +2,7 @@ import { hashUserId, type DeletionJob, type DeletionStatus, type DeletionStore }
 import { deleteUserRollups } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber } from './row-values';
+import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 
 const JOB_COLUMNS = `id, tenant_seq, user_hash, status, epoch_ms(requested_at) AS requested_at_ms,
   epoch_ms(completed_at) AS completed_at_ms, deleted_events, deleted_rejects, error`;
@@ -49,6 +50,7 @@ export class DuckDbDeletionStore implements DeletionStore {
       const events = await c.run(`DELETE FROM events WHERE ${match}`, values);
       const rejects = await c.run(`DELETE FROM rejected_events WHERE ${match}`, values);
       await deleteUserRollups(c, match, values);
+      await c.run(`DELETE FROM ${UNDECODABLE_EVENTS_TABLE} WHERE ${match}`, values);
       // Deliveries go too (their payloads hold the events): pending ones are never sent, since
       // the dispatcher checks a delivery is still pending first, and logged ones cannot be replayed.
       await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, values);

@@ -23,7 +23,8 @@ export function eventWhere(filter: EventFilter, values: DuckDBValue[], after?: E
   if (filter.country !== undefined) clauses.push(`country = ${param(filter.country)}`);
   if (filter.sponsorId !== undefined) {
     const sponsor = param(filter.sponsorId);
-    clauses.push(`(sponsor_id = ${sponsor} OR (sponsor_id IS NULL AND json_extract_string(data, '$.sponsorId') = ${sponsor}))`);
+    // An event whose data DuckDB cannot read (see undecodable-events) has no sponsor here, rather than failing the query.
+    clauses.push(`(sponsor_id = ${sponsor} OR (sponsor_id IS NULL AND CASE WHEN json_valid(data) THEN json_extract_string(data, '$.sponsorId') END = ${sponsor}))`);
   }
   if (filter.events?.length) {
     clauses.push(`event IN (${filter.events.map((e) => param(e)).join(', ')})`);

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { appendRollupsSql } from './analytics-rollups';
 import type { DuckDbDatabase } from './duckdb-database';
+import { batchScope, isUndecodableTextError } from './undecodable-events';
 
 /** After a failed derivation, the next try waits this long (unless a read or a commit asks sooner). */
 const RETRY_DELAY_MS = 1_000;
@@ -44,7 +45,7 @@ export class RollupQueue {
       this.applied = Number(row?.applied ?? 0);
       this.lastBatch = Math.max(this.applied, Number(row?.last ?? 0));
       if (this.lastBatch > this.applied) {
-        await runInTransaction(c, deriveSql(this.applied, this.lastBatch));
+        await this.deriveSettingAside(c, this.applied, this.lastBatch);
         this.applied = this.lastBatch;
       }
     });
@@ -86,7 +87,7 @@ export class RollupQueue {
       // No commit runs now, so events hold batches up to lastBatch at most, some perhaps not
       // reported to committedBatch() yet: derive them all, of every event type.
       const upTo = this.lastBatch;
-      const result = upTo > this.applied ? await runInTransaction(connection, deriveSql(this.applied, upTo), job) : await runInTransaction(connection, [], job);
+      const result = upTo > this.applied ? await this.deriveSettingAside(connection, this.applied, upTo, undefined, job) : await runInTransaction(connection, [], job);
       this.markApplied(upTo);
       return result;
     });
@@ -110,6 +111,7 @@ export class RollupQueue {
   /** Derives the rollups of the pending batches on the side connection and moves the watermark past them. */
   private async derive(): Promise<void> {
     let upTo = 0;
+    let from = 0;
     let eventTypes = new Set<string>();
     try {
       await this.db.sideWrite(async (c) => {
@@ -117,15 +119,22 @@ export class RollupQueue {
         const last = this.pending.at(-1);
         if (!last || last.batch <= this.applied) return;
         upTo = last.batch;
+        from = this.applied;
         eventTypes = this.eventTypes;
         this.eventTypes = new Set();
         await runInTransaction(c, deriveSql(this.applied, upTo, eventTypes));
         this.markApplied(upTo);
       });
-    } catch {
+    } catch (error) {
+      for (const type of eventTypes) this.eventTypes.add(type);
+      // An unreadable event must not hold up every tenant's rollups: it is set aside (both
+      // write connections held, as commits write to events) and the batches derived again at once.
+      if (isUndecodableTextError(error) && !this.stopped) {
+        const setAside = await this.db.exclusiveWrite((c) => this.db.setAsideUndecodable(c, batchScope(from, upTo))).catch(() => 0);
+        if (setAside) return;
+      }
       // The batches stay pending and readers go on with what the rollups hold; the timer tries
       // again (the database counts the refused write and readiness reports it).
-      for (const type of eventTypes) this.eventTypes.add(type);
       this.releaseWaiters(Math.max(upTo, this.pending.at(-1)?.batch ?? 0));
       if (!this.stopped) {
         this.retryTimer = setTimeout(() => {
@@ -133,6 +142,26 @@ export class RollupQueue {
           this.schedule();
         }, RETRY_DELAY_MS).unref();
       }
+    }
+  }
+
+  /**
+   * Derives batches (applied, upTo] (then runs `job`) in one transaction on `connection`, which
+   * the caller holds with both write connections. Events there that DuckDB cannot read are set
+   * aside first if the derivation fails on them: no stored row stops start-up or a deletion.
+   */
+  private async deriveSettingAside<T>(
+    connection: DuckDBConnection,
+    applied: number,
+    upTo: number,
+    eventTypes?: ReadonlySet<string>,
+    job?: (c: DuckDBConnection) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await runInTransaction(connection, deriveSql(applied, upTo, eventTypes), job);
+    } catch (error) {
+      if (!isUndecodableTextError(error) || !(await this.db.setAsideUndecodable(connection, batchScope(applied, upTo)))) throw error;
+      return runInTransaction(connection, deriveSql(applied, upTo, eventTypes), job);
     }
   }
 
