@@ -12,3 +12,5 @@ export * from './realtime-protocol';
 export * from './sdk-config';
 export * from './seeded-random';
 export * from './event-limits';
+export * from './poll-votes';
+export * from './poll-tally';
