@@ -76,15 +76,17 @@ export const VOTE_HOURS: HourRollup = {
   table: 'vote_hours',
   events: ['poll.voted'],
   columns: `viewer_key UBIGINT NOT NULL, vote_key UBIGINT NOT NULL, poll_id VARCHAR, first_ts TIMESTAMP NOT NULL, option_index INTEGER, option VARCHAR,
-    question VARCHAR, votes BIGINT NOT NULL`,
-  // The vote's fields in one pass over `data`; the polls' own options from `overlays`.
+    question VARCHAR, votes BIGINT NOT NULL, first_event_id UUID`,
+  // The vote's fields in one pass over `data`; the polls' own options from `overlays`. "First"
+  // is by time, then event id, as in the rule.
   derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour, min(ts) AS first_ts,
-      arg_min(option_index, ts) AS option_index, arg_min(option, ts) AS option, any_value(question) AS question, count(*) AS votes
+      arg_min(event_id, (ts, event_id)) AS first_event_id, arg_min(option_index, (ts, event_id)) AS option_index,
+      arg_min(option, (ts, event_id)) AS option, any_value(question) AS question, count(*) AS votes
     FROM (
       SELECT e.tenant_seq, e.broadcast_id, e.campaign_id, e.country, e.user_id, hash(coalesce(e.user_id, e.session_id)) AS viewer_key,
-        hash(e.poll_id, e.session_id) AS vote_key, e.poll_id, date_trunc('hour', e.ts) AS hour, e.ts, e.option_index, e.option,
+        hash(e.poll_id, e.session_id) AS vote_key, e.poll_id, date_trunc('hour', e.ts) AS hour, e.ts, e.event_id, e.option_index, e.option,
         p.poll.question AS question
-      FROM (SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, session_id, ts, received_at,
+      FROM (SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, session_id, ts, received_at, event_id,
               v.pollId AS poll_id, v.optionIndex AS option_index, v.optionSelected AS option
             FROM (SELECT *, json_transform(data, '{"pollId":"VARCHAR","optionIndex":"INTEGER","optionSelected":"VARCHAR"}') AS v
                   FROM ${source} WHERE event = 'poll.voted')) e
@@ -94,8 +96,9 @@ export const VOTE_HOURS: HourRollup = {
       WHERE e.option_index >= 0 AND e.option_index < len(p.poll.options) AND p.poll.options[e.option_index + 1] = e.option)
     GROUP BY tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour`,
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour',
-  merge: `min(first_ts) AS first_ts, arg_min(option_index, first_ts) AS option_index, arg_min(option, first_ts) AS option,
-    arg_min(question, first_ts) AS question, sum(votes)::BIGINT AS votes`,
+  merge: `min(first_ts) AS first_ts, arg_min(first_event_id, (first_ts, first_event_id)) AS first_event_id,
+    arg_min(option_index, (first_ts, first_event_id)) AS option_index, arg_min(option, (first_ts, first_event_id)) AS option,
+    arg_min(question, (first_ts, first_event_id)) AS question, sum(votes)::BIGINT AS votes`,
   // A session's vote on a poll (and the userIds it voted under).
   unique: 'vote_key',
 };
@@ -196,7 +199,8 @@ function markOnlyRowsSql(rollup: HourRollup, scope?: string): string {
  * Derives `vote_hours` again from the events already in the rollups, by the vote rule (for the
  * migration that introduced it; later batches are derived by the rollup queue as usual).
  */
-export const REDERIVE_VOTE_HOURS_SQL = `DELETE FROM vote_hours;
+export const REDERIVE_VOTE_HOURS_SQL = `ALTER TABLE vote_hours ADD COLUMN IF NOT EXISTS first_event_id UUID;
+  DELETE FROM vote_hours;
   INSERT INTO vote_hours BY NAME SELECT *, true AS compacted, false AS only_row
     FROM (${VOTE_HOURS.derive('(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))')}) ORDER BY hour;
   ${markOnlyRowsSql(VOTE_HOURS)}`;

@@ -121,12 +121,14 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const rows = await this.db.query(
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)}, ${aloneAndGrouped(VOTE_HOURS)},
        firsts AS (
-         SELECT poll_id, vote_key, user_id, first_ts, option_index FROM alone
-         UNION ALL SELECT poll_id, vote_key, user_id, min(first_ts), arg_min(option_index, first_ts) FROM grouped GROUP BY poll_id, vote_key, user_id),
+         SELECT poll_id, vote_key, user_id, first_ts, first_event_id, option_index FROM alone
+         UNION ALL SELECT poll_id, vote_key, user_id, min(first_ts), arg_min(first_event_id, (first_ts, first_event_id)),
+           arg_min(option_index, (first_ts, first_event_id))
+         FROM grouped GROUP BY poll_id, vote_key, user_id),
        votes AS (
          SELECT poll_id, option_index FROM firsts
-         QUALIFY row_number() OVER (PARTITION BY vote_key ORDER BY first_ts) = 1
-           AND (user_id IS NULL OR row_number() OVER (PARTITION BY poll_id, user_id ORDER BY first_ts) = 1))
+         QUALIFY row_number() OVER (PARTITION BY vote_key ORDER BY first_ts, first_event_id) = 1
+           AND (user_id IS NULL OR row_number() OVER (PARTITION BY poll_id, user_id ORDER BY first_ts, first_event_id) = 1))
        SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL ORDER BY poll_id, option_index`,
       p.values,
     );
