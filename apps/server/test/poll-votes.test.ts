@@ -175,4 +175,23 @@ describe('poll votes', () => {
     expect(welcome.pollResults).toEqual([{ pollId, counts: [1, 1, 1], total: 3 }]);
     expectOwnOptions(await dashboardPolls('agree'), pollId, [1, 1, 1]);
   });
+
+  it('refuses to change the options of a poll that has votes, so that no stored vote changes meaning', async () => {
+    const pollId = await shownPoll('edit');
+    const voter = await welcomed('edit');
+    expect(await voter.request({ type: 'poll.vote', pollId, optionIndex: 0 })).toMatchObject({ type: 'ack' });
+    await t.app.inject({ method: 'POST', url: `/v1/broadcasts/edit/overlays/${pollId}/hide`, headers: admin() });
+    const url = `/v1/broadcasts/edit/overlays/${pollId}`;
+    const relabel = await t.app.inject({ method: 'PATCH', url, headers: admin(), payload: { question: 'Who wins?', options: ['Attacker wins', 'Team B', 'Draw'] } });
+    expect(relabel.statusCode).toBe(409);
+    expect(relabel.json().code).toBe('conflict');
+    // A poll nobody voted on may still be corrected.
+    const fresh = await shownPoll('edit-fresh');
+    await t.app.inject({ method: 'POST', url: `/v1/broadcasts/edit-fresh/overlays/${fresh}/hide`, headers: admin() });
+    const fixed = await t.app.inject({ method: 'PATCH', url: `/v1/broadcasts/edit-fresh/overlays/${fresh}`, headers: admin(), payload: { question: 'Who wins?', options: ['Team A', 'Team C'] } });
+    expect(fixed.statusCode, fixed.body).toBe(200);
+    // Votes are checked against the corrected poll at once.
+    const stale = await post([vote('edit-fresh', 'svc_stale', { pollId: fresh, optionSelected: 'Team B', optionIndex: 1 })]);
+    expect(stale.json().rejected).toMatchObject([{ code: 'poll_vote_invalid' }]);
+  });
 });
