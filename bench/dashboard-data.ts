@@ -167,6 +167,13 @@ export async function generateDashboardData(db: DuckDbDatabase, tenantSeq: numbe
     `INSERT INTO broadcasts (tenant_seq, id, campaign_id, title, created_at)
        SELECT ${tenantSeq}, id, campaign_id, 'Broadcast ' || b, epoch_ms(start_ms) FROM bench_broadcasts
        ON CONFLICT DO NOTHING`,
+    // The polls the votes name: only votes on a poll the service knows count.
+    `INSERT INTO overlays (tenant_seq, broadcast_id, id, type, content, active, created_at, updated_at)
+       SELECT ${tenantSeq}, id, id || '-poll-' || poll, 'poll',
+              to_json({type: 'poll', question: ${sqlList(QUESTIONS)}[1 + poll], options: ${sqlList(OPTIONS)}})::VARCHAR, false,
+              epoch_ms(${fromMs}::BIGINT), epoch_ms(${fromMs}::BIGINT)
+       FROM bench_broadcasts, range(3) t(poll)
+       ON CONFLICT DO NOTHING`,
   ];
   // Temporary tables belong to the write connection: count there, then drop them.
   const counts = await db.write(async (connection) => {

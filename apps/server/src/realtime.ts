@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import proxyAddr from 'proxy-addr';
-import { Gateway } from '@svc/realtime';
+import { Gateway, type StoredVote } from '@svc/realtime';
+import type { EventRow } from '@svc/storage';
 import type { Services } from './services';
 
 /** How to find the client address of an upgrade request, honouring trusted proxies as Fastify's `request.ip` does. */
@@ -42,6 +43,11 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
     if (source !== 'client') return;
     for (const row of rows) if (row.event === 'broadcast.left') gateway.noteClientLeft(tenant.seq, row.sessionId);
   });
+  // Votes stored by any path count in the live results of a room by the same rule as a rebuild.
+  services.ingest.onStored((tenant, _source, rows) => {
+    const votes = rows.filter((row) => row.event === 'poll.voted').map(storedVote);
+    if (votes.length) void gateway.noteVotes(tenant.seq, votes);
+  });
   services.analytics.useLiveViewers((tenant, filter) =>
     gateway.liveViewers(
       tenant.seq,
@@ -55,4 +61,19 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
   // Before the HTTP server stops: viewers get 1001 and pending events are written.
   app.addHook('preClose', async () => gateway.close());
   return gateway;
+}
+
+function storedVote(row: EventRow): StoredVote {
+  const data = JSON.parse(row.data) as { pollId: string; optionIndex?: unknown; optionSelected?: unknown };
+  return {
+    pollId: data.pollId,
+    eventId: row.eventId,
+    sessionId: row.sessionId,
+    userId: row.userId,
+    broadcastId: row.broadcastId,
+    timestampMs: row.timestampMs,
+    receivedAtMs: row.receivedAtMs,
+    optionIndex: typeof data.optionIndex === 'number' ? data.optionIndex : -1,
+    optionSelected: data.optionSelected,
+  };
 }

@@ -15,9 +15,19 @@ export async function loadSampleData(services: Services, tenant: Tenant): Promis
   for (const broadcast of data.broadcasts) {
     await services.content.createBroadcast(tenant, { id: broadcast.id, campaignId: broadcast.campaignId, title: broadcast.title }).catch(() => undefined);
   }
+  // Votes count only on polls the service knows: the sample's polls are created, and its events renamed to their ids.
+  const pollIds = new Map<string, string>();
+  for (const poll of data.polls) {
+    const created = await services.content.createOverlay(tenant, poll.broadcastId, { type: 'poll', question: poll.question, options: poll.options });
+    pollIds.set(poll.pollId, created.id);
+  }
+  const events = data.events.map((event) => {
+    const pollId = (event.data as { pollId?: string }).pollId;
+    return pollId && pollIds.has(pollId) ? { ...event, data: { ...(event.data as object), pollId: pollIds.get(pollId) } } : event;
+  });
   let accepted = 0;
-  for (let i = 0; i < data.events.length; i += CHUNK) {
-    const result = await services.ingest.ingest({ tenant, source: 'server', country: null, body: { events: data.events.slice(i, i + CHUNK) }, bodyBytes: 0 });
+  for (let i = 0; i < events.length; i += CHUNK) {
+    const result = await services.ingest.ingest({ tenant, source: 'server', country: null, body: { events: events.slice(i, i + CHUNK) }, bodyBytes: 0 });
     accepted += result.accepted;
   }
   return accepted;

@@ -1,5 +1,5 @@
 import { AnalyticsService } from '@svc/analytics';
-import { ContentService } from '@svc/content';
+import { ContentService, PollCatalogue } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, RetentionPurger } from '@svc/lifecycle';
@@ -69,7 +69,9 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     erased: (job) => dispatcher.recheck(job.tenantSeq),
   });
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
-  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks);
+  // Votes are checked against their poll in memory, never with a query per event.
+  const polls = await new PollCatalogue().load(storage.content);
+  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks, polls);
   const bus = new LocalBus();
   const analytics = new AnalyticsService(storage.analytics, clock);
   return {
@@ -86,7 +88,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     webhooks,
     dispatcher,
     analytics,
-    content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId)),
+    content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId), polls),
     deletions,
     retention,
     startBackgroundWork: (onError = () => {}) => {

@@ -50,16 +50,32 @@ export const EVENTS = [
 ];
 
 
-/** Loads the dataset into a test app: campaign 2 holds broadcast b2; sponsors acme and bolt exist. */
-export async function loadAnalyticsFixture(app: import('fastify').FastifyInstance, adminToken: string): Promise<void> {
+type App = import('fastify').FastifyInstance;
+
+/**
+ * Creates the tenant's poll on b1 ("Who wins?", A or B): only votes on a poll the service knows
+ * count. The events name it `p1`; the service chose its real id, which they get instead.
+ */
+async function withPoll(app: App, admin: Record<string, string>, events: typeof EVENTS): Promise<{ pollId: string; events: typeof EVENTS }> {
+  await app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b1', campaignId: 1 } });
+  const created = await app.inject({ method: 'POST', url: '/v1/broadcasts/b1/overlays', headers: admin, payload: { type: 'poll', question: 'Who wins?', options: ['A', 'B'] } });
+  if (created.statusCode !== 201) throw new Error(`poll not created: ${created.body}`);
+  const pollId = String(created.json().id);
+  return { pollId, events: events.map((e) => ((e.data as { pollId?: string }).pollId === 'p1' ? { ...e, data: { ...e.data, pollId } } : e)) };
+}
+
+/** Loads the dataset into a test app: campaign 2 holds broadcast b2; sponsors acme and bolt exist; returns the id of poll `p1`. */
+export async function loadAnalyticsFixture(app: App, adminToken: string): Promise<{ pollId: string }> {
   const admin = { authorization: `Bearer ${adminToken}` };
   await app.inject({ method: 'POST', url: '/v1/campaigns', headers: admin, payload: { id: 2, name: 'Finals' } });
   await app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b2', campaignId: 2 } });
   for (const [id, name] of [['acme', 'Acme Sports'], ['bolt', 'Bolt Energy']]) {
     await app.inject({ method: 'POST', url: '/v1/sponsors', headers: admin, payload: { id, name } });
   }
-  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: EVENTS } });
+  const { pollId, events } = await withPoll(app, admin, EVENTS);
+  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events } });
   if (response.json().accepted !== EVENTS.length) throw new Error(`fixture not stored: ${response.body}`);
+  return { pollId };
 }
 
 /**
@@ -75,10 +91,12 @@ export const OTHER_TENANT_EVENTS = [
   ev('broadcast.joined', `${D11}09:00:00Z`, 'svc_o2', 'b2', 'FR', null),
 ];
 
-/** Loads OTHER_TENANT_EVENTS with tenant `other`'s admin token. */
-export async function loadOtherTenantEvents(app: import('fastify').FastifyInstance, adminToken: string): Promise<void> {
+/** Loads OTHER_TENANT_EVENTS with tenant `other`'s admin token (with a poll of its own); returns the id of its poll `p1`. */
+export async function loadOtherTenantEvents(app: App, adminToken: string): Promise<{ pollId: string }> {
   const admin = { authorization: `Bearer ${adminToken}` };
   await app.inject({ method: 'POST', url: '/v1/sponsors', headers: admin, payload: { id: 'acme', name: 'Acme of another tenant' } });
-  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: OTHER_TENANT_EVENTS } });
+  const { pollId, events } = await withPoll(app, admin, OTHER_TENANT_EVENTS);
+  const response = await app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events } });
   if (response.json().accepted !== OTHER_TENANT_EVENTS.length) throw new Error(`other tenant's events not stored: ${response.body}`);
+  return { pollId };
 }

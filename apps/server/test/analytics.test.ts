@@ -6,11 +6,13 @@ import { D10, D11, loadAnalyticsFixture, loadOtherTenantEvents } from './analyti
 
 describe('GET /v1/analytics/overview', () => {
   let t: TestApp;
+  let p1 = '';
+  let otherP1 = '';
   beforeAll(async () => {
     t = await startTestApp({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    p1 = (await loadAnalyticsFixture(t.app, t.demo.adminToken)).pollId;
     // Every expectation on tenant demo below also holds with another tenant's events on the same broadcasts and days.
-    await loadOtherTenantEvents(t.app, t.other.adminToken);
+    otherP1 = (await loadOtherTenantEvents(t.app, t.other.adminToken)).pollId;
   });
   afterAll(() => t.close());
 
@@ -32,7 +34,7 @@ describe('GET /v1/analytics/overview', () => {
     // u1's second vote does not count.
     expect(o.polls).toEqual([
       {
-        pollId: 'p1', broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
+        pollId: p1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
         options: [{ optionIndex: 0, option: 'A', votes: 1, share: 0.5 }, { optionIndex: 1, option: 'B', votes: 1, share: 0.5 }],
       },
     ]);
@@ -59,7 +61,7 @@ describe('GET /v1/analytics/overview', () => {
     const o = await overview(`${BOTH_DAYS}&country=de`);
     expect(o.viewers).toMatchObject({ sessions: 3, uniqueViewers: 2 });
     expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
-    expect(o.polls[0].options).toEqual([{ optionIndex: 0, option: 'A', votes: 1, share: 1 }]);
+    expect(o.polls[0].options).toEqual([{ optionIndex: 0, option: 'A', votes: 1, share: 1 }, { optionIndex: 1, option: 'B', votes: 0, share: 0 }]);
     expect(o.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 20], ['USD', 100]]);
     expect(o.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([1, 1, 1, 1]);
     expect(o.sponsors[0]).toMatchObject({ sponsorId: 'acme', impressions: 0, conversion: 0, revenue: [{ currency: 'EUR', amount: 20 }] });
@@ -160,8 +162,8 @@ describe('GET /v1/analytics/overview', () => {
     expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
     expect(o.polls).toEqual([
       {
-        pollId: 'p1', broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
-        options: [{ optionIndex: 1, option: 'B', votes: 1, share: 1 }],
+        pollId: otherP1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+        options: [{ optionIndex: 0, option: 'A', votes: 0, share: 0 }, { optionIndex: 1, option: 'B', votes: 1, share: 1 }],
       },
     ]);
     expect(o.revenue).toEqual([{ currency: 'EUR', gross: 999, orders: 1, averageOrderValue: 999, itemsPerOrder: 1 }]);

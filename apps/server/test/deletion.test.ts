@@ -17,10 +17,14 @@ describe('DELETE /v1/users/:userId/events', () => {
   const at = new Date(NOW - 60_000);
 
   async function seed() {
+    // Votes count on a poll the service knows.
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: as(t.demo.adminToken), payload: { id: 'broadcast-1', campaignId: 1 } });
+    const poll = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/broadcast-1/overlays', headers: as(t.demo.adminToken), payload: { type: 'poll', question: 'Who wins tonight?', options: ['Team A', 'Team B'] } });
+    const data = { pollId: poll.json().id, questionText: 'Who wins tonight?', optionSelected: 'Team A', optionIndex: 0 };
     const events = [
-      validEvent('poll.voted', at, { userId: 'target-user' }),
+      validEvent('poll.voted', at, { userId: 'target-user', data }),
       validEvent('checkout.completed', at, { userId: 'target-user' }),
-      validEvent('poll.voted', at, { userId: 'bystander' }),
+      validEvent('poll.voted', at, { userId: 'bystander', sessionId: 'svc_bystander', data }),
       validEvent('broadcast.joined', at, { userId: null }),
     ];
     await t.app.inject({ method: 'POST', url: '/v1/events', headers: { 'x-svc-api-key': t.demo.apiKey }, payload: { events } });

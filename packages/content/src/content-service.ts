@@ -3,6 +3,7 @@ import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type Ove
 import { contentChannel, overlayView, type Bus, type ContentChange } from '@svc/realtime';
 import type { BroadcastRecord, CampaignRecord, ContentStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
+import type { PollCatalogue } from './poll-catalogue';
 
 /** How often an automatic campaign id is drawn before a create gives up (concurrent creates). */
 const AUTOMATIC_ID_ATTEMPTS = 3;
@@ -23,6 +24,8 @@ export class ContentService {
     private readonly random: RandomBytes = randomBytes,
     /** Told when a broadcast moves to another campaign, so caches can forget it. */
     private readonly onBroadcastChanged: (tenantSeq: number, broadcastId: string) => void = () => {},
+    /** The polls ingest checks votes against; told of every poll created, changed or deleted. */
+    private readonly polls: PollCatalogue | null = null,
   ) {}
 
   async createCampaign(tenant: Tenant, input: { id?: number; name: string }): Promise<CampaignRecord> {
@@ -111,6 +114,7 @@ export class ContentService {
       updatedAt: now,
     };
     await this.store.createOverlay(record);
+    this.polls?.remember(record);
     return overlayView(record);
   }
 
@@ -130,7 +134,12 @@ export class ContentService {
     if (current.type === 'poll' && current.active) {
       throw new SvcError('conflict', 'A poll cannot change while it is shown; hide it first or create a new poll.');
     }
+    if (current.type === 'poll' && !samePoll(current.content, content) && (await this.hasVotes(tenant, broadcastId, id))) {
+      // Votes name an option by index and label: new options would void them or give them another meaning.
+      throw new SvcError('conflict', 'A poll that has votes cannot change its question or options; create a new poll.');
+    }
     const record = found(await this.store.updateOverlay(tenant.seq, id, { content }, this.clock.now()), `No overlay "${id}".`);
+    this.polls?.remember(record);
     const overlay = overlayView(record);
     if (record.active) this.publish(tenant, broadcastId, { kind: 'update', overlay });
     return overlay;
@@ -139,6 +148,7 @@ export class ContentService {
   async deleteOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     await this.store.deleteOverlay(tenant.seq, id);
+    this.polls?.forget(tenant.seq, id);
     if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id });
   }
 
@@ -148,6 +158,10 @@ export class ContentService {
     const overlay = overlayView(record);
     this.publish(tenant, broadcastId, active ? { kind: 'show', overlay } : { kind: 'hide', overlayId: id });
     return overlay;
+  }
+
+  private async hasVotes(tenant: Tenant, broadcastId: string, pollId: string): Promise<boolean> {
+    return (await this.store.listInteractions(tenant.seq, broadcastId)).some((i) => i.kind === 'vote' && i.overlayId === pollId);
   }
 
   private publish(tenant: Tenant, broadcastId: string, change: ContentChange): void {
@@ -180,6 +194,10 @@ export class ContentService {
       });
     }
   }
+}
+
+function samePoll(a: OverlayContent, b: OverlayContent): boolean {
+  return a.type === 'poll' && b.type === 'poll' && a.question === b.question && JSON.stringify(a.options) === JSON.stringify(b.options);
 }
 
 function found<T>(value: T | null, message: string): T {

@@ -1,2 +1,3 @@
 export * from './overlay-validator';
 export * from './content-service';
+export * from './poll-catalogue';

@@ -9,11 +9,13 @@ import {
   MAX_EVENT_DEPTH,
   nestsDeeperThan,
   parseTimeIdCursor,
+  pollVoteProblem,
   SvcError,
   systemClock,
   type Clock,
   type IncomingEvent,
   type IngestResult,
+  type KnownPolls,
   type LineItem,
   type RejectedEvent,
 } from '@svc/protocol';
@@ -94,6 +96,8 @@ export class IngestService {
     private readonly clock: Clock = systemClock,
     private readonly observer: IngestObserver = NO_OBSERVER,
     private readonly router: DeliveryRouter | null = null,
+    /** The service's polls: a vote on one of them must match it (checked in memory, per event). */
+    private readonly polls: KnownPolls | null = null,
   ) {}
 
   async ingest(request: IngestRequest): Promise<IngestResult> {
@@ -181,6 +185,16 @@ export class IngestService {
           ? 'The timestamp is more than 1 hour ahead of the server clock (after clock-skew correction).'
           : 'The timestamp is more than 7 days old; only server-to-server senders may backfill.';
       return { code: timing, detail, errors: [{ path: '/timestamp', code: timing, message: detail }] };
+    }
+    if (event.event === 'poll.voted' && this.polls) {
+      const vote = event.data as { pollId: string; optionIndex?: unknown; optionSelected?: unknown };
+      const poll = this.polls.find(request.tenant.seq, vote.pollId);
+      const problem = poll && pollVoteProblem(poll, { broadcastId: event.broadcastId, optionIndex: vote.optionIndex, optionSelected: vote.optionSelected, receivedAtMs: receivedAt });
+      if (problem) {
+        // A forged or stale vote on one of the service's polls never reaches storage.
+        const detail = `The vote does not match poll "${vote.pollId}": ${problem.message}.`;
+        return { code: 'poll_vote_invalid', detail, errors: [{ path: problem.path, code: 'poll_vote_invalid', message: problem.message }] };
+      }
     }
     return { row: toRow(event, request, timestampMs, receivedAt) };
   }

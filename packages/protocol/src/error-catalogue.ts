@@ -34,6 +34,7 @@ export const ERROR_CATALOGUE = {
   timestamp_in_future: { status: 422, title: 'Timestamp too far in the future' },
   timestamp_too_old: { status: 422, title: 'Timestamp too old' },
   event_too_large: { status: 413, title: 'Event too large' },
+  poll_vote_invalid: { status: 422, title: 'Vote does not match the poll' },
   // Realtime gateway answers (sent in `error` frames).
   invalid_message: { status: 400, title: 'Invalid message' },
   unknown_message_type: { status: 400, title: 'Unknown message type' },

@@ -16,3 +16,5 @@ export * from './token-bucket-limiter';
 export * from './well-formed-text';
 export * from './nesting-depth';
 export * from './cursor-position';
+export * from './poll-votes';
+export * from './poll-tally';

@@ -21,7 +21,7 @@ import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmiss
 import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
-import { frame, Room } from './room';
+import { frame, Room, type StoredVote } from './room';
 import { KeyedThrottle, realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
 
@@ -175,6 +175,19 @@ export class Gateway {
     if (session) session.leftByClient = true;
   }
 
+  /**
+   * Stored `poll.voted` events (over HTTP, in `track` messages, or this gateway's own) count in
+   * the live results of their room by the same rule as a rebuilt room's; the room's own votes
+   * are already counted and count once.
+   */
+  async noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
+    for (const vote of votes) {
+      const room = this.rooms.get(roomKey(tenantSeq, vote.broadcastId));
+      const loaded = room && (await room.catch(() => null));
+      if (loaded?.addStoredVote(vote)) this.resultsThrottle.trigger(`${loaded.key}\u0000${vote.pollId}`);
+    }
+  }
+
   /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
   handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -305,7 +318,7 @@ export class Gateway {
         broadcast: { id: room.broadcastId, campaignId: room.campaignId },
         overlays: room.activeOverlays(),
         pollResults: room.activeResults(),
-        viewer: room.viewerState(session.viewer),
+        viewer: room.viewerState(session.viewer, session.id, session.userId),
         viewers: room.welcomeCount(),
         serverTime: new Date(this.deps.clock.now()).toISOString(),
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
@@ -348,6 +361,8 @@ export class Gateway {
       if (userId !== null && userId !== existing.userId) {
         existing.userId = userId;
         existing.viewer = userId;
+        // The session's votes bind the new userId: it cannot vote again under it.
+        room.bindUser(existing.id, userId);
       }
       return { session: existing, resumed: true };
     }
@@ -515,18 +530,21 @@ export class Gateway {
     if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
       return this.reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
     }
-    if (!room.recordVote(poll.id, session.viewer, optionIndex)) {
+    // One vote per session and per userId, including userIds the session took after voting.
+    if (room.hasVoted(poll.id, session.id, session.userId)) {
       return this.reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
     }
     const eventId = uuidv7();
+    const timestampMs = this.deps.clock.now();
+    room.recordVote(poll.id, { eventId, sessionId: session.id, userId: session.userId, timestampMs, optionIndex });
     const stored = await this.storeInteraction(connection, requestId, eventId, 'poll.voted', {
       pollId: poll.id,
       questionText: poll.question,
       optionSelected: poll.options[optionIndex],
       optionIndex,
-    });
+    }, timestampMs);
     if (!stored) {
-      room.retractVote(poll.id, session.viewer);
+      room.retractVote(poll.id, eventId);
       return;
     }
     this.resultsThrottle.trigger(`${room.key}\u0000${poll.id}`);
@@ -542,7 +560,7 @@ export class Gateway {
     if (!room.recordEntry(contest.id, session.viewer)) {
       return this.reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
     }
-    const stored = await this.storeInteraction(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title });
+    const stored = await this.storeInteraction(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
     if (!stored) room.retractEntry(contest.id, session.viewer);
   }
 
@@ -553,6 +571,7 @@ export class Gateway {
     eventId: string,
     event: 'poll.voted' | 'contest.entered',
     data: Record<string, unknown>,
+    timestampMs: number,
   ): Promise<boolean> {
     const { session } = connection;
     try {
@@ -567,7 +586,7 @@ export class Gateway {
           userId: session.userId,
           sessionId: session.id,
           broadcastId: session.room.broadcastId,
-          timestamp: new Date(this.deps.clock.now()).toISOString(),
+          timestamp: new Date(timestampMs).toISOString(),
           data,
         },
       });

@@ -1,14 +1,18 @@
-import type { Overlay, PollResults, ServerMessage } from '@svc/protocol';
+import { PollTally, pollVoteProblem, type CastVote, type Overlay, type PollResults, type ServerMessage, type VoteClaim } from '@svc/protocol';
 import type { Interaction } from '@svc/storage';
 import type { Connection } from './connection';
 
 interface PollState {
-  counts: number[];
-  /** viewer → option index; the first vote of a viewer is the one that counts. */
-  voters: Map<string, number>;
+  /** The votes that count, by the one rule of `countedVotes` (docs/analytics.md). */
+  tally: PollTally;
+  /** userIds a session took after voting here, with that vote's option: they cannot vote again. */
+  bound: Map<string, number>;
   version: number;
   sentVersion: number;
 }
+
+/** A stored `poll.voted`, as the room checks it against its poll. */
+export type StoredVote = CastVote & VoteClaim & { pollId: string };
 
 /** Serializes a server message once, for every connection it goes to. */
 export function frame(message: ServerMessage): Buffer {
@@ -41,7 +45,7 @@ export class Room {
   ) {
     for (const overlay of overlays) this.setOverlay(overlay);
     for (const interaction of interactions) {
-      if (interaction.kind === 'vote' && interaction.optionIndex !== null) this.recordVote(interaction.overlayId, interaction.viewer, interaction.optionIndex);
+      if (interaction.kind === 'vote') this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId, optionIndex: interaction.optionIndex ?? -1 });
       if (interaction.kind === 'entry') this.recordEntry(interaction.overlayId, interaction.viewer);
     }
     for (const poll of this.polls.values()) poll.sentVersion = poll.version;
@@ -58,10 +62,7 @@ export class Room {
 
   setOverlay(overlay: Overlay): void {
     this.overlays.set(overlay.id, overlay);
-    if (overlay.type === 'poll') {
-      const poll = this.pollState(overlay.id);
-      while (poll.counts.length < overlay.options.length) poll.counts.push(0);
-    }
+    if (overlay.type === 'poll') this.pollState(overlay.id).tally.widen(overlay.options.length);
   }
 
   removeOverlay(id: string): void {
@@ -69,25 +70,47 @@ export class Room {
     if (overlay) this.overlays.set(id, { ...overlay, active: false });
   }
 
-  /** Records a vote unless the viewer already voted; returns whether it counted. */
-  recordVote(pollId: string, viewer: string, optionIndex: number): boolean {
+  /** Whether this session, or this user (also one the session took after voting), has voted in the poll. */
+  hasVoted(pollId: string, sessionId: string, userId: string | null): boolean {
+    const poll = this.polls.get(pollId);
+    return poll !== undefined && (poll.tally.hasVoted(sessionId, userId) || (userId !== null && poll.bound.has(userId)));
+  }
+
+  /** Records a vote of a viewer who has not voted (see `hasVoted`), checked against the poll by the caller. */
+  recordVote(pollId: string, vote: CastVote): void {
     const poll = this.pollState(pollId);
-    if (poll.voters.has(viewer)) return false;
-    poll.voters.set(viewer, optionIndex);
-    while (poll.counts.length <= optionIndex) poll.counts.push(0);
-    poll.counts[optionIndex]!++;
+    if (poll.tally.add(vote)) poll.version++;
+  }
+
+  /** Takes back a vote whose event could not be stored. */
+  retractVote(pollId: string, eventId: string): void {
+    const poll = this.polls.get(pollId);
+    if (poll?.tally.remove(eventId)) poll.version++;
+  }
+
+  /**
+   * Counts a stored vote (sent over HTTP, in a `track` message, or read back when the room
+   * opens) by the same rule as live votes; one that does not match a poll of this room counts
+   * nowhere. Returns whether the poll's counts changed.
+   */
+  addStoredVote(vote: StoredVote): boolean {
+    const overlay = this.overlays.get(vote.pollId);
+    if (overlay?.type !== 'poll') return false;
+    const definition = { id: overlay.id, broadcastId: overlay.broadcastId, question: overlay.question, options: overlay.options, createdAtMs: Date.parse(overlay.createdAt) };
+    if (pollVoteProblem(definition, vote)) return false;
+    const poll = this.pollState(vote.pollId);
+    const { eventId, sessionId, userId, timestampMs, optionIndex } = vote;
+    if (!poll.tally.add({ eventId, sessionId, userId, timestampMs, optionIndex })) return false;
     poll.version++;
     return true;
   }
 
-  /** Takes back a vote whose event could not be stored. */
-  retractVote(pollId: string, viewer: string): void {
-    const poll = this.polls.get(pollId);
-    const optionIndex = poll?.voters.get(viewer);
-    if (!poll || optionIndex === undefined) return;
-    poll.voters.delete(viewer);
-    poll.counts[optionIndex]!--;
-    poll.version++;
+  /** A session took another userId: where the session voted, that user has voted too. */
+  bindUser(sessionId: string, userId: string): void {
+    for (const poll of this.polls.values()) {
+      const choice = poll.tally.choiceOf(sessionId, null);
+      if (choice !== undefined && !poll.bound.has(userId)) poll.bound.set(userId, choice);
+    }
   }
 
   recordEntry(contestId: string, viewer: string): boolean {
@@ -104,7 +127,7 @@ export class Room {
 
   results(pollId: string): PollResults {
     const poll = this.pollState(pollId);
-    return { pollId, counts: [...poll.counts], total: poll.voters.size };
+    return { pollId, counts: poll.tally.counts, total: poll.tally.total };
   }
 
   /** Results of the active polls, for a welcome. */
@@ -112,11 +135,11 @@ export class Room {
     return this.activeOverlays().filter((o) => o.type === 'poll').map((o) => this.results(o.id));
   }
 
-  /** What one viewer has done here already. */
-  viewerState(viewer: string): { votes: Record<string, number>; contests: string[] } {
+  /** What one viewer (`viewer`: the userId, else the session) has done here already. */
+  viewerState(viewer: string, sessionId: string, userId: string | null): { votes: Record<string, number>; contests: string[] } {
     const votes: Record<string, number> = {};
     for (const [pollId, poll] of this.polls) {
-      const choice = poll.voters.get(viewer);
+      const choice = poll.tally.choiceOf(sessionId, userId) ?? (userId === null ? undefined : poll.bound.get(userId));
       if (choice !== undefined) votes[pollId] = choice;
     }
     const contests = [...this.contests].filter(([, entrants]) => entrants.has(viewer)).map(([id]) => id);
@@ -145,7 +168,7 @@ export class Room {
   sendResults(pollId: string): void {
     const poll = this.pollState(pollId);
     poll.sentVersion = poll.version;
-    if (poll.voters.size > 0) this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
+    if (poll.tally.total > 0) this.broadcast({ type: 'poll.results', ...this.results(pollId) }, true);
   }
 
   /**
@@ -169,7 +192,7 @@ export class Room {
 
   private pollState(pollId: string): PollState {
     let poll = this.polls.get(pollId);
-    if (!poll) this.polls.set(pollId, (poll = { counts: [], voters: new Map(), version: 0, sentVersion: 0 }));
+    if (!poll) this.polls.set(pollId, (poll = { tally: new PollTally(), bound: new Map(), version: 0, sentVersion: 0 }));
     return poll;
   }
 }

@@ -12,6 +12,8 @@ export interface SampleDataset {
   campaigns: Array<{ id: number; name: string }>;
   sponsors: Array<{ id: string; name: string }>;
   broadcasts: SampleBroadcast[];
+  /** The polls the events vote on; the loader creates them (the service names them) and renames `pollId` in the events. */
+  polls: Array<{ pollId: string; broadcastId: string; question: string; options: string[] }>;
   events: Array<Record<string, unknown>>;
 }
 
@@ -52,8 +54,10 @@ export function sampleDataset(now: number, options: { days?: number; viewersPerB
     broadcasts.push({ id: `match-${days - day + 1}`, campaignId: day % 2 ? 2 : 3, title: `Matchday ${days - day + 1}`, startsAt });
   }
   const events: Array<Record<string, unknown>> = [];
+  const allPolls: SampleDataset['polls'] = [];
   for (const broadcast of broadcasts) {
-    const polls = POLLS.map((poll, i) => ({ ...poll, pollId: `${broadcast.id}-poll-${i + 1}` }));
+    const polls = POLLS.map((poll, i) => ({ ...poll, pollId: `${broadcast.id}-poll-${i + 1}`, broadcastId: broadcast.id }));
+    allPolls.push(...polls);
     for (let v = 0; v < viewersPerBroadcast; v++) {
       const sessionId = `svc_sample${uuidv7().replace(/-/g, '')}`;
       const userId = random() < 0.6 ? `fan-${Math.floor(random() * 400)}` : null;
@@ -104,5 +108,5 @@ export function sampleDataset(now: number, options: { days?: number; viewersPerB
       push('broadcast.left', { reason: random() < 0.8 ? 'closed' : 'disconnect', watchedMs: watchMs });
     }
   }
-  return { campaigns, sponsors, broadcasts, events };
+  return { campaigns, sponsors, broadcasts, polls: allPolls, events };
 }

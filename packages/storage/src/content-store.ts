@@ -37,8 +37,16 @@ export interface OverlayRecord {
 export interface Interaction {
   kind: 'vote' | 'entry';
   overlayId: string;
+  /** The `userId`, else the session. */
   viewer: string;
+  eventId: string;
+  sessionId: string;
+  userId: string | null;
+  timestampMs: number;
+  receivedAtMs: number;
+  /** Of a vote, as sent (`null` when missing or not an integer). */
   optionIndex: number | null;
+  optionSelected: string | null;
 }
 
 /** Campaign ids are BIGINT in storage and plain numbers in JSON: the largest both hold exactly. */
@@ -74,6 +82,8 @@ export interface ContentStore {
   listOverlays(tenantSeq: number, broadcastId: string): Promise<OverlayRecord[]>;
   updateOverlay(tenantSeq: number, id: string, patch: { content?: OverlayContent; active?: boolean }, updatedAt: number): Promise<OverlayRecord | null>;
   deleteOverlay(tenantSeq: number, id: string): Promise<boolean>;
+  /** Every poll overlay of every tenant (the service keeps them in memory to check votes). */
+  listPolls(): Promise<OverlayRecord[]>;
 
   /** Votes and contest entries of a broadcast, oldest first (rebuilds live state after a restart). */
   listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]>;

@@ -1,3 +1,4 @@
+import { countedVotes, pollVoteProblem, type CastVote, type PollDefinition } from '@svc/protocol';
 import type { AnalyticsFilter, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../src';
 import type { EventRow } from '../src/records';
 
@@ -67,17 +68,27 @@ function firstOf(events: EventRow[], key: (e: EventRow) => string): EventRow[] {
   return [...groupBy([...events].sort(byTime), key).values()].map((group) => group[0]!);
 }
 
-export function modelPollResults(all: EventRow[], f: AnalyticsFilter): PollResult[] {
-  const votes = firstOf(filterEvents(all, f, false).filter((e) => e.event === 'poll.voted'), (e) => `${dataOf(e).pollId}|${viewerOf(e)}`);
-  const polls = groupBy(votes, (e) => String(dataOf(e).pollId));
-  return [...polls.keys()].sort().map((pollId) => {
-    const pollVotes = polls.get(pollId)!;
-    const options = [...groupBy(pollVotes, (e) => String(dataOf(e).optionIndex)).values()]
-      .map((group) => ({ optionIndex: Number(dataOf(group[0]!).optionIndex), option: String(dataOf(group[0]!).optionSelected), votes: group.length }))
-      .sort((a, b) => a.optionIndex - b.optionIndex);
-    const first = dataOf(pollVotes[0]!);
-    return { pollId, broadcastId: pollVotes[0]!.broadcastId, question: String(first.questionText), totalVotes: pollVotes.length, options };
-  });
+/**
+ * Poll results by the vote rule: votes that match a poll of the tenant (`polls`), in the range,
+ * of which the first of each session and of each userId; every option of the poll listed.
+ */
+export function modelPollResults(all: EventRow[], f: AnalyticsFilter, polls: PollDefinition[]): PollResult[] {
+  const votes = filterEvents(all, f, false).filter((e) => e.event === 'poll.voted');
+  return [...polls]
+    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .flatMap((poll) => {
+      const valid: CastVote[] = votes
+        .filter((e) => {
+          const data = dataOf(e);
+          const claim = { broadcastId: e.broadcastId, optionIndex: data.optionIndex, optionSelected: data.optionSelected, receivedAtMs: e.receivedAtMs };
+          return data.pollId === poll.id && !pollVoteProblem(poll, claim);
+        })
+        .map((e) => ({ eventId: e.eventId, sessionId: e.sessionId, userId: e.userId, timestampMs: e.timestampMs, optionIndex: Number(dataOf(e).optionIndex) }));
+      const counted = countedVotes(valid);
+      if (!counted.length) return [];
+      const options = poll.options.map((option, optionIndex) => ({ optionIndex, option, votes: counted.filter((v) => v.optionIndex === optionIndex).length }));
+      return [{ pollId: poll.id, broadcastId: poll.broadcastId, question: poll.question, totalVotes: counted.length, options }];
+    });
 }
 
 export function modelSponsorPerformance(all: EventRow[], f: AnalyticsFilter): SponsorRow[] {

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { seededRandom } from '@svc/protocol';
+import { seededRandom, type PollDefinition } from '@svc/protocol';
 import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
 import type { EventRow } from '../src/records';
 import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
@@ -16,6 +16,33 @@ const SETTINGS = {
   localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR',
   allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1,
 };
+
+const BROADCASTS = [['b1', 1], ['b2', 1], ['b3', 2]] as const;
+
+/**
+ * The tenant's polls: two per broadcast, the second created three hours in, so that the votes
+ * naming it before then (about a poll the service did not know yet) never count.
+ */
+function pollsOf(): PollDefinition[] {
+  return BROADCASTS.flatMap(([broadcastId]) =>
+    [0, 1].map((n) => ({
+      id: `${broadcastId}-p${n}`,
+      broadcastId,
+      question: `Question of ${broadcastId}`,
+      options: ['Option 0', 'Option 1', 'Option 2'],
+      createdAtMs: n === 0 ? START - HOUR : START + 3 * HOUR,
+    })),
+  );
+}
+
+async function createPolls(storage: Pick<Storage, 'content'>, tenantSeq: number): Promise<void> {
+  for (const poll of pollsOf()) {
+    await storage.content.createOverlay({
+      tenantSeq, broadcastId: poll.broadcastId, id: poll.id, type: 'poll', content: { type: 'poll', question: poll.question, options: [...poll.options] },
+      active: true, createdAt: poll.createdAtMs, updatedAt: poll.createdAtMs,
+    });
+  }
+}
 
 /** Draws from a seeded source, so that a failing seed can be replayed. */
 function random(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T; chance(p: number): boolean } {
@@ -33,7 +60,7 @@ function dataset(seed: number, tenantSeq: number): EventRow[] {
   const events: EventRow[] = [];
   const used = new Set<number>();
   let idCounter = 0;
-  const broadcasts = [['b1', 1], ['b2', 1], ['b3', 2]] as const;
+  const broadcasts = BROADCASTS;
   for (let s = 0; s < 70; s++) {
     const [broadcastId, campaignId] = r.pick(broadcasts);
     const session = { sessionId: `svc_s${seed}_${s}`, broadcastId, campaignId, country: r.pick(['DE', 'FR', 'GB', null]), userId: r.chance(0.6) ? `u${r.int(12)}` : null };
@@ -57,8 +84,12 @@ function dataset(seed: number, tenantSeq: number): EventRow[] {
       const total = items[0]!.quantity * 9.99;
       switch (r.int(9)) {
         case 0: {
-          const option = r.int(3);
-          add('poll.voted', { pollId: `${broadcastId}-p${r.int(2)}`, questionText: `Question of ${broadcastId}`, optionSelected: `Option ${option}`, optionIndex: option });
+          // Mostly votes as the gateway writes them; some forged (an option the poll lacks, another
+          // label, a poll of another broadcast or none), as an HTTP sender can store them.
+          const option = r.chance(0.1) ? 99 : r.int(3);
+          const label = r.chance(0.1) ? 'Attacker label' : `Option ${option}`;
+          const pollId = r.chance(0.1) ? `${r.pick(broadcasts)[0]}-p${r.int(3)}` : `${broadcastId}-p${r.int(2)}`;
+          add('poll.voted', { pollId, questionText: `Question of ${broadcastId}`, optionSelected: label, optionIndex: option });
           break;
         }
         case 1: add(r.pick(['sponsor_moment.viewed', 'sponsor_moment.viewed', 'sponsor_moment.tapped']), { momentId: 'm', sponsorId: r.pick(['acme', 'bolt']) }); break;
@@ -105,7 +136,7 @@ async function expectModel(storage: Storage, events: EventRow[], filter: Analyti
   const a = storage.analytics;
   expect(await a.viewerSeries(filter, 15 * 60_000), label).toEqual(modelViewerSeries(events, filter, 15 * 60_000));
   expect(await a.engagement(filter), label).toEqual(modelEngagement(events, filter));
-  expect(await a.pollResults(filter), label).toEqual(modelPollResults(events, filter));
+  expect(await a.pollResults(filter), label).toEqual(modelPollResults(events, filter, pollsOf()));
   expect(await a.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
   expect(await a.revenue(filter), label).toEqual(modelRevenue(events, filter));
   expect(await a.funnel(filter), label).toEqual(modelFunnel(events, filter));
@@ -117,6 +148,8 @@ describe('dashboard rollups', () => {
     let storage = await openEmbeddedStorage(dir);
     const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
     const other = await storage.meta.createTenant({ id: 'o', name: 'O', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    await createPolls(storage, tenant.seq);
+    await createPolls(storage, other.seq);
     let events = dataset(seed, tenant.seq);
     // Another tenant's events, at the same times and with the same names, must change nothing.
     await storage.events.commit({ events: dataset(seed, other.seq), rejects: [] });
@@ -149,6 +182,7 @@ describe('dashboard rollups', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const storage = await openEmbeddedStorage(dir);
     const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    await createPolls(storage, tenant.seq);
     // As a live service sees them: in time order, compacted every 40 minutes of event time, so
     // sessions that cross an hour get their first hour compacted (and marked alone) before the
     // rest of them arrives.
@@ -186,6 +220,7 @@ describe('dashboard rollups', () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const storage = await openEmbeddedStorage(dir);
     const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    await createPolls(storage, tenant.seq);
     const events = dataset(9, tenant.seq).slice(0, 150);
     for (const event of events) {
       await storage.events.commit({ events: [event], rejects: [] });
@@ -218,6 +253,7 @@ describe('dashboard rollups', () => {
     const { DuckDbDatabase, DuckDbDeletionStore, DuckDbEventStore } = await import('../src');
     const setup = await openEmbeddedStorage(dir);
     const tenant = await setup.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    await createPolls(setup, tenant.seq);
     await setup.close();
     const events = dataset(5, tenant.seq);
     const half = Math.floor(events.length / 2);

@@ -66,23 +66,40 @@ export const SESSION_HOURS: HourRollup = {
   unique: 'session_key',
 };
 
-/** A viewer's votes on a poll in an hour: the first one's choice. */
+/**
+ * A session's votes on a poll, under one userId, in an hour: the first one's choice. Only votes
+ * that belong to a poll the service knows are derived (the poll's broadcast, received after the
+ * poll was created, an option the poll has with its own label: the rule of `pollVoteProblem`);
+ * the panel then applies the rule's "first of its session and of its userId" over these rows.
+ */
 export const VOTE_HOURS: HourRollup = {
   table: 'vote_hours',
   events: ['poll.voted'],
   columns: `viewer_key UBIGINT NOT NULL, vote_key UBIGINT NOT NULL, poll_id VARCHAR, first_ts TIMESTAMP NOT NULL, option_index INTEGER, option VARCHAR,
-    question VARCHAR, votes BIGINT NOT NULL`,
-  // The vote's fields in one pass over `data`.
-  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, ${VIEWER_KEY} AS viewer_key,
-      hash(v.pollId, coalesce(user_id, session_id)) AS vote_key, v.pollId AS poll_id, date_trunc('hour', ts) AS hour, min(ts) AS first_ts,
-      arg_min(v.optionIndex, ts) AS option_index, arg_min(v.optionSelected, ts) AS option, arg_min(v.questionText, ts) AS question,
-      count(*) AS votes
-    FROM (SELECT *, json_transform(data, '{"pollId":"VARCHAR","optionIndex":"INTEGER","optionSelected":"VARCHAR","questionText":"VARCHAR"}') AS v
-          FROM ${source} WHERE event = 'poll.voted')
-    GROUP BY ALL`,
+    question VARCHAR, votes BIGINT NOT NULL, first_event_id UUID`,
+  // The vote's fields in one pass over `data`; the polls' own options from `overlays`. "First"
+  // is by time, then event id, as in the rule.
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour, min(ts) AS first_ts,
+      arg_min(event_id, (ts, event_id)) AS first_event_id, arg_min(option_index, (ts, event_id)) AS option_index,
+      arg_min(option, (ts, event_id)) AS option, any_value(question) AS question, count(*) AS votes
+    FROM (
+      SELECT e.tenant_seq, e.broadcast_id, e.campaign_id, e.country, e.user_id, hash(coalesce(e.user_id, e.session_id)) AS viewer_key,
+        hash(e.poll_id, e.session_id) AS vote_key, e.poll_id, date_trunc('hour', e.ts) AS hour, e.ts, e.event_id, e.option_index, e.option,
+        p.poll.question AS question
+      FROM (SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, session_id, ts, received_at, event_id,
+              v.pollId AS poll_id, v.optionIndex AS option_index, v.optionSelected AS option
+            FROM (SELECT *, json_transform(data, '{"pollId":"VARCHAR","optionIndex":"INTEGER","optionSelected":"VARCHAR"}') AS v
+                  FROM ${source} WHERE event = 'poll.voted')) e
+      JOIN (SELECT tenant_seq, id, broadcast_id, created_at, json_transform(content, '{"question":"VARCHAR","options":["VARCHAR"]}') AS poll
+            FROM overlays WHERE type = 'poll') p
+        ON p.tenant_seq = e.tenant_seq AND p.id = e.poll_id AND p.broadcast_id = e.broadcast_id AND e.received_at >= p.created_at
+      WHERE e.option_index >= 0 AND e.option_index < len(p.poll.options) AND p.poll.options[e.option_index + 1] = e.option)
+    GROUP BY tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour`,
   key: 'tenant_seq, broadcast_id, campaign_id, country, user_id, viewer_key, vote_key, poll_id, hour',
-  merge: `min(first_ts) AS first_ts, arg_min(option_index, first_ts) AS option_index, arg_min(option, first_ts) AS option,
-    arg_min(question, first_ts) AS question, sum(votes)::BIGINT AS votes`,
+  merge: `min(first_ts) AS first_ts, arg_min(first_event_id, (first_ts, first_event_id)) AS first_event_id,
+    arg_min(option_index, (first_ts, first_event_id)) AS option_index, arg_min(option, (first_ts, first_event_id)) AS option,
+    arg_min(question, (first_ts, first_event_id)) AS question, sum(votes)::BIGINT AS votes`,
+  // A session's vote on a poll (and the userIds it voted under).
   unique: 'vote_key',
 };
 
@@ -177,6 +194,16 @@ function markOnlyRowsSql(rollup: HourRollup, scope?: string): string {
     FROM (SELECT tenant_seq, ${key}, count(*) AS n FROM ${rows} GROUP BY ALL) k
     WHERE t.tenant_seq = k.tenant_seq AND t.${key} = k.${key} AND t.only_row IS DISTINCT FROM (k.n = 1)`;
 }
+
+/**
+ * Derives `vote_hours` again from the events already in the rollups, by the vote rule (for the
+ * migration that introduced it; later batches are derived by the rollup queue as usual).
+ */
+export const REDERIVE_VOTE_HOURS_SQL = `ALTER TABLE vote_hours ADD COLUMN IF NOT EXISTS first_event_id UUID;
+  DELETE FROM vote_hours;
+  INSERT INTO vote_hours BY NAME SELECT *, true AS compacted, false AS only_row
+    FROM (${VOTE_HOURS.derive('(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))')}) ORDER BY hour;
+  ${markOnlyRowsSql(VOTE_HOURS)}`;
 
 /** Adds `only_row` to tables made by an earlier version and marks their rows (for a migration). */
 export const ONLY_ROW_SQL = HOUR_ROLLUPS.map((r) => `ALTER TABLE ${r.table} ADD COLUMN only_row BOOLEAN DEFAULT false;\n${markOnlyRowsSql(r)}`).join(';\n');

@@ -116,48 +116,50 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
     const hours = await this.wholeHours(filter);
     const p = new Params();
-    // One vote per viewer per poll: the first one counts.
-    const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
+    // The vote rule (docs/analytics.md): rows hold only votes that match a known poll; of those,
+    // a vote counts when it is the first of its session and the first of its userId.
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)}, ${aloneAndGrouped(VOTE_HOURS)},
+       firsts AS (
+         SELECT poll_id, vote_key, user_id, first_ts, first_event_id, option_index FROM alone
+         UNION ALL SELECT poll_id, vote_key, user_id, min(first_ts), arg_min(first_event_id, (first_ts, first_event_id)),
+           arg_min(option_index, (first_ts, first_event_id))
+         FROM grouped GROUP BY poll_id, vote_key, user_id),
        votes AS (
-         SELECT poll_id, option_index FROM alone
-         UNION ALL SELECT poll_id, arg_min(option_index, first_ts) FROM grouped GROUP BY poll_id, vote_key),
-       counted AS (SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL),
-       labels AS (
-         SELECT poll_id, option_index, any_value(broadcast_id) AS broadcast_id, any_value(question) AS question, any_value(option) AS option
-         FROM partials GROUP BY ALL)
-       SELECT poll_id, l.broadcast_id, l.question, option_index, l.option, c.votes
-       FROM counted c JOIN labels l USING (poll_id, option_index) ORDER BY poll_id, option_index`,
+         SELECT poll_id, option_index FROM firsts
+         QUALIFY row_number() OVER (PARTITION BY vote_key ORDER BY first_ts, first_event_id) = 1
+           AND (user_id IS NULL OR row_number() OVER (PARTITION BY poll_id, user_id ORDER BY first_ts, first_event_id) = 1))
+       SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL ORDER BY poll_id, option_index`,
       p.values,
     );
-    const polls = new Map<string, PollResult>();
+    const counted = new Map<string, Map<number, number>>();
     for (const row of rows) {
       const pollId = String(row.poll_id);
-      let poll = polls.get(pollId);
-      if (!poll) polls.set(pollId, (poll = { pollId, broadcastId: String(row.broadcast_id), question: String(row.question ?? ''), totalVotes: 0, options: [] }));
-      poll.options.push({ optionIndex: numberOrZero(row.option_index), option: String(row.option ?? ''), votes: numberOrZero(row.votes) });
-      poll.totalVotes += numberOrZero(row.votes);
+      if (!counted.has(pollId)) counted.set(pollId, new Map());
+      counted.get(pollId)!.set(numberOrZero(row.option_index), numberOrZero(row.votes));
     }
-    await this.addUnvotedOptions(filter.tenantSeq, polls);
-    return [...polls.values()];
+    return this.withPollLabels(filter.tenantSeq, counted);
   }
 
-  /** Options nobody voted for are listed too when the poll is one of the tenant's overlays. */
-  private async addUnvotedOptions(tenantSeq: number, polls: Map<string, PollResult>): Promise<void> {
-    if (!polls.size) return;
+  /**
+   * Results with the polls' own question and labels, every option listed (0 when nobody chose
+   * it); a poll deleted since is no longer one the service knows and is left out.
+   */
+  private async withPollLabels(tenantSeq: number, counted: Map<string, Map<number, number>>): Promise<PollResult[]> {
+    if (!counted.size) return [];
     const overlays = await this.db.query(
-      `SELECT id, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
-      [tenantSeq, listValue([...polls.keys()])],
+      `SELECT id, broadcast_id, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
+      [tenantSeq, listValue([...counted.keys()])],
     );
-    for (const overlay of overlays) {
-      const poll = polls.get(String(overlay.id))!;
-      const options = (JSON.parse(String(overlay.content)) as { options?: unknown }).options;
-      if (!Array.isArray(options)) continue;
-      options.forEach((option, optionIndex) => {
-        if (!poll.options.some((o) => o.optionIndex === optionIndex)) poll.options.push({ optionIndex, option: String(option), votes: 0 });
-      });
-      poll.options.sort((a, b) => a.optionIndex - b.optionIndex);
-    }
+    const polls = new Map(overlays.map((row) => [String(row.id), row]));
+    return [...counted].flatMap(([pollId, votes]) => {
+      const overlay = polls.get(pollId);
+      if (!overlay) return [];
+      const content = JSON.parse(String(overlay.content)) as { question: string; options: string[] };
+      const options = content.options.map((option, optionIndex) => ({ optionIndex, option, votes: votes.get(optionIndex) ?? 0 }));
+      return [{ pollId, broadcastId: String(overlay.broadcast_id), question: content.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options }];
+    });
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {

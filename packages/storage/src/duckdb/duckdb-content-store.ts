@@ -146,10 +146,16 @@ export class DuckDbContentStore implements ContentStore {
     return this.db.write(async (c) => Number((await c.run('DELETE FROM overlays WHERE tenant_seq = $1 AND id = $2', [tenantSeq, id])).rowsChanged) > 0);
   }
 
+  async listPolls(): Promise<OverlayRecord[]> {
+    return (await this.db.query(`SELECT ${OVERLAY_COLUMNS} FROM overlays WHERE type = 'poll' ORDER BY tenant_seq, created_at, id`)).map(toOverlay);
+  }
+
   async listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]> {
-    const sql = `SELECT event, coalesce(user_id, session_id) AS viewer,
+    const sql = `SELECT event, coalesce(user_id, session_id) AS viewer, event_id::VARCHAR AS event_id, session_id, user_id,
+              epoch_ms(ts) AS ts_ms, epoch_ms(received_at) AS received_ms,
               coalesce(json_extract_string(data, '$.pollId'), json_extract_string(data, '$.contestId')) AS overlay_id,
-              TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER) AS option_index
+              TRY_CAST(json_extract(data, '$.optionIndex') AS INTEGER) AS option_index,
+              json_extract_string(data, '$.optionSelected') AS option_selected
        FROM events
        WHERE tenant_seq = $1 AND broadcast_id = $2 AND event IN ('poll.voted', 'contest.entered')
        ORDER BY ts, event_id`;
@@ -159,7 +165,13 @@ export class DuckDbContentStore implements ContentStore {
       kind: row.event === 'poll.voted' ? 'vote' : 'entry',
       overlayId: String(row.overlay_id),
       viewer: String(row.viewer),
+      eventId: String(row.event_id),
+      sessionId: String(row.session_id),
+      userId: nullableString(row.user_id),
+      timestampMs: Number(row.ts_ms),
+      receivedAtMs: Number(row.received_ms),
       optionIndex: row.option_index === null ? null : Number(row.option_index),
+      optionSelected: nullableString(row.option_selected),
     }));
   }
 

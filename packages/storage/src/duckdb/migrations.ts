@@ -2,7 +2,7 @@
  * Schema migrations, applied in order at start-up, each in its own transaction.
  * Append new migrations; never edit one that has shipped.
  */
-import { FILL_ROLLUPS_SQL, ONLY_ROW_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
+import { FILL_ROLLUPS_SQL, ONLY_ROW_SQL, REDERIVE_VOTE_HOURS_SQL, ROLLUP_TABLES_SQL } from './analytics-rollups';
 
 export interface Migration {
   version: number;
@@ -200,5 +200,11 @@ export const MIGRATIONS: Migration[] = [
     sql: `ALTER TABLE events ADD COLUMN batch BIGINT DEFAULT 0;
       CREATE TABLE rollup_watermark (applied BIGINT NOT NULL);
       INSERT INTO rollup_watermark VALUES (0);`,
+  },
+  {
+    version: 9,
+    name: 'votes counted by the vote rule',
+    // Votes are keyed by session and checked against their poll (docs/analytics.md, "Poll votes").
+    sql: `${REDERIVE_VOTE_HOURS_SQL};`,
   },
 ];

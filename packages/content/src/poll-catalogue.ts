@@ -1,0 +1,38 @@
+import type { KnownPolls, PollContent, PollDefinition } from '@svc/protocol';
+import type { ContentStore, OverlayRecord } from '@svc/storage';
+
+/** A poll overlay as the vote rule reads it. */
+export function pollDefinition(record: Pick<OverlayRecord, 'id' | 'broadcastId' | 'createdAt'> & { content: PollContent }): PollDefinition {
+  return { id: record.id, broadcastId: record.broadcastId, question: record.content.question, options: [...record.content.options], createdAtMs: record.createdAt };
+}
+
+/**
+ * Every poll of every tenant, in memory, so that ingest can check each vote against its poll
+ * without a query. Loaded once at start-up; the content service keeps it current.
+ */
+export class PollCatalogue implements KnownPolls {
+  private readonly polls = new Map<string, PollDefinition>();
+
+  async load(store: Pick<ContentStore, 'listPolls'>): Promise<this> {
+    for (const record of await store.listPolls()) this.remember(record);
+    return this;
+  }
+
+  find(tenantSeq: number, pollId: string): PollDefinition | undefined {
+    return this.polls.get(key(tenantSeq, pollId));
+  }
+
+  /** Records a poll overlay as created or changed; other overlay types are ignored. */
+  remember(record: OverlayRecord): void {
+    if (record.content.type !== 'poll') return;
+    this.polls.set(key(record.tenantSeq, record.id), pollDefinition({ ...record, content: record.content }));
+  }
+
+  forget(tenantSeq: number, pollId: string): void {
+    this.polls.delete(key(tenantSeq, pollId));
+  }
+}
+
+function key(tenantSeq: number, pollId: string): string {
+  return `${tenantSeq}:${pollId}`;
+}
