@@ -12,6 +12,7 @@ function view(job: DeletionJob) {
     status: job.status,
     requestedAt: iso(job.requestedAt),
     completedAt: iso(job.completedAt),
+    purgedAt: iso(job.purgedAt),
     deletedEvents: job.deletedEvents,
     deletedRejectedEvents: job.deletedRejects,
     ...(job.error ? { error: job.error } : {}),
@@ -26,6 +27,12 @@ const jobSchema = {
     status: { type: 'string', enum: ['pending', 'running', 'completed', 'failed'] },
     requestedAt: { type: 'string', format: 'date-time' },
     completedAt: { type: ['string', 'null'], format: 'date-time' },
+    purgedAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description:
+        "When no byte of the user's erased data (userId, events, payloads, webhook deliveries, quarantined rejects, rollups) was left in any file under the data folder. Null until then; at most SVC_ERASURE_MAX_DELAY_S (default 3600) after completedAt.",
+    },
     deletedEvents: { type: ['integer', 'null'] },
     deletedRejectedEvents: { type: ['integer', 'null'] },
     error: { type: 'string' },

@@ -8,6 +8,7 @@ import { RollupQueue } from './rollup-queue';
 import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
 import { keepByteOrderMarks } from './varchar-decoding';
+import { copyIntoFreshFile, removeUnfinishedRewrite, replaceWithFreshFile } from './database-rewrite';
 
 keepByteOrderMarks();
 
@@ -79,13 +80,22 @@ export class DuckDbDatabase {
   private writeFailure: unknown = null;
   /** Writes the disk refused since the database was opened. */
   private refusedWrites = 0;
+  /** While the file is being replaced (see `rewrite`), reads wait for this. */
+  private readGate: Promise<void> | null = null;
+  /** While a rewrite waits for long reads to end or runs, new long reads wait for this. */
+  private streamGate: Promise<void> | null = null;
+  private openStreams = 0;
+  private streamsEnded: Array<() => void> = [];
+  /** Told each time the connections are new (their temp tables are gone). */
+  private readonly reconnectListeners: Array<() => void> = [];
 
   private constructor(
     readonly path: string,
-    private readonly instance: DuckDBInstance,
-    private readonly writer: DuckDBConnection,
-    private readonly sideWriter: DuckDBConnection,
-    private readonly readers: DuckDBConnection[],
+    private readonly instanceOptions: Record<string, string>,
+    private instance: DuckDBInstance,
+    private writer: DuckDBConnection,
+    private sideWriter: DuckDBConnection,
+    private readers: DuckDBConnection[],
   ) {
     this.reads = readers.map(() => new SerialQueue());
   }
@@ -97,14 +107,17 @@ export class DuckDbDatabase {
    */
   static async open(dataDir: string, options: DatabaseOptions = {}): Promise<DuckDbDatabase> {
     const path = join(dataDir, DATABASE_FILE_NAME);
+    const instanceOptions = {
+      checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
+      ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+      threads: String(options.threads ?? DEFAULT_QUERY_THREADS),
+    };
     let instance: DuckDBInstance;
     try {
       mkdirSync(dataDir, { recursive: true });
-      instance = await DuckDBInstance.create(path, {
-        checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
-        ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
-        threads: String(options.threads ?? DEFAULT_QUERY_THREADS),
-      });
+      instance = await DuckDBInstance.create(path, instanceOptions);
+      // Only once the lock is ours: the file may belong to a running server.
+      removeUnfinishedRewrite(path);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
@@ -117,7 +130,7 @@ export class DuckDbDatabase {
       throw unusableFolder(dataDir, error);
     }
     const readers = await Promise.all(Array.from({ length: READ_CONNECTIONS }, () => instance.connect()));
-    const db = new DuckDbDatabase(path, instance, await instance.connect(), await instance.connect(), readers);
+    const db = new DuckDbDatabase(path, instanceOptions, instance, await instance.connect(), await instance.connect(), readers);
     try {
       await db.migrate();
       await db.rollups.recover();
@@ -187,11 +200,12 @@ export class DuckDbDatabase {
   }
 
   /** Rows of a read-only query, as plain JS objects; reads take turns over several connections. */
-  query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+  async query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    this.assertOpen();
+    while (this.readGate) await this.readGate;
     this.assertOpen();
     const index = this.nextReader++ % this.readers.length;
-    const reader = this.readers[index]!;
-    return this.reads[index]!.run(async () => (await reader.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
+    return this.reads[index]!.run(async () => (await this.readers[index]!.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
   }
 
   /**
@@ -200,8 +214,12 @@ export class DuckDbDatabase {
    */
   async *streamColumn(sql: string, values?: DuckDBValue[]): AsyncIterable<string[]> {
     this.assertOpen();
-    const connection = await this.instance.connect();
+    while (this.streamGate) await this.streamGate;
+    this.assertOpen();
+    this.openStreams++;
+    let connection: DuckDBConnection | null = null;
     try {
+      connection = await this.instance.connect();
       const result = await connection.stream(sql, values);
       for (;;) {
         const chunk = await result.fetchChunk();
@@ -212,8 +230,62 @@ export class DuckDbDatabase {
         yield values;
       }
     } finally {
-      connection.closeSync();
+      connection?.closeSync();
+      if (--this.openStreams === 0) for (const ended of this.streamsEnded.splice(0)) ended();
     }
+  }
+
+  /** `listener` runs each time the connections are replaced (after `rewrite`): connection-local state is gone. */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
+  }
+
+  /**
+   * Replaces the database file by a fresh copy of its live rows, so that nothing deleted stays
+   * in any file (see database-rewrite). Long reads (exports) started before finish first and
+   * new ones wait; writes wait while the rows are copied (they are queued, never lost); short
+   * reads wait only while the file is swapped. Crash-safe at every step: the database is
+   * either the old file or the complete new one.
+   */
+  async rewrite(): Promise<void> {
+    this.assertOpen();
+    let openStreams!: () => void;
+    const streamGate = new Promise<void>((resolve) => (openStreams = resolve));
+    while (this.streamGate) await this.streamGate;
+    this.streamGate = streamGate;
+    let openReads: (() => void) | null = null;
+    try {
+      if (this.openStreams > 0) await new Promise<void>((resolve) => this.streamsEnded.push(resolve));
+      await this.exclusiveWrite(async (writer) => {
+        await writer.run('CHECKPOINT');
+        await copyIntoFreshFile(writer, this.path);
+        this.readGate = new Promise<void>((resolve) => (openReads = resolve));
+        await Promise.all(this.reads.map((queue) => queue.drain()));
+        this.closeConnectionsOnly();
+        let replaced: unknown = null;
+        try {
+          replaceWithFreshFile(this.path);
+        } catch (error) {
+          replaced = error;
+        }
+        // The old file when the swap was refused, the new one otherwise.
+        await this.reconnect();
+        if (replaced) throw replaced;
+      });
+    } finally {
+      this.readGate = null;
+      (openReads as (() => void) | null)?.();
+      this.streamGate = null;
+      openStreams();
+    }
+  }
+
+  private async reconnect(): Promise<void> {
+    this.instance = await DuckDBInstance.create(this.path, this.instanceOptions);
+    this.writer = await this.instance.connect();
+    this.sideWriter = await this.instance.connect();
+    this.readers = await Promise.all(this.readers.map(() => this.instance.connect()));
+    for (const listener of this.reconnectListeners) listener();
   }
 
   /** Rows of a statement on the write connection (for reads that must see the writer's state). */
@@ -270,6 +342,10 @@ export class DuckDbDatabase {
   private closeConnections(): void {
     this.closed = true;
     this.rollups.stop();
+    this.closeConnectionsOnly();
+  }
+
+  private closeConnectionsOnly(): void {
     this.writer.closeSync();
     this.sideWriter.closeSync();
     for (const reader of this.readers) reader.closeSync();

@@ -201,4 +201,9 @@ export const MIGRATIONS: Migration[] = [
       CREATE TABLE rollup_watermark (applied BIGINT NOT NULL);
       INSERT INTO rollup_watermark VALUES (0);`,
   },
+  {
+    version: 9,
+    name: 'deletion jobs: when the erased bytes left every file',
+    sql: `ALTER TABLE deletion_jobs ADD COLUMN purged_at TIMESTAMP;`,
+  },
 ];
