@@ -200,8 +200,12 @@ export class DuckDbDatabase {
   }
 
   /** Rows of a read-only query, as plain JS objects; reads take turns over several connections. */
-  async query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+  query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
     this.assertOpen();
+    return this.gatedQuery(sql, values);
+  }
+
+  private async gatedQuery(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
     while (this.readGate) await this.readGate;
     this.assertOpen();
     const index = this.nextReader++ % this.readers.length;
