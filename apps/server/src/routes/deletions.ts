@@ -47,7 +47,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
       schema: {
         summary: "Delete every event of one user (asynchronous job)",
         description:
-          "Removes the user's events, quarantined rejects and pending webhook deliveries. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
+          "Removes the user's events, quarantined rejects, webhook deliveries (pending and logged) and rollup rows (`completedAt`); the user's open WebSocket sessions lose their userId first. The bytes of the erased data leave every file of the data folder by `purgedAt`, at most SVC_ERASURE_MAX_DELAY_S (default 3600) after `completedAt`. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
         tags: ['Privacy'],
         security: ADMIN_SECURITY,
         params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: 128 } } },
