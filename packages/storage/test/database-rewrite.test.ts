@@ -56,7 +56,7 @@ describe('rewriting the database file', () => {
     await reopened.close();
   });
 
-  it('lets an export that started before it finish, and stores the commits queued while it ran', async () => {
+  it('lets an export under way go on to its last row, and stores the commits queued while it ran', async () => {
     const db = await DuckDbDatabase.open(freshDir());
     const events = new DuckDbEventStore(db, 100);
     await events.commit({ events: Array.from({ length: 2_000 }, () => row('viewer')), rejects: [] });

@@ -41,6 +41,11 @@ export const CHECKPOINT_THRESHOLD_MIB = 256;
  * request needs.
  */
 const STORAGE_PROBE_BYTES = 256 * 1024;
+/**
+ * Longest a rewrite waits for the streamed reads under way (an export's current time window)
+ * to end; past it the rewrite gives up, to be tried again later, and the reads go on.
+ */
+const REWRITE_STREAM_WAIT_MS = 60_000;
 /** What a refused write tells clients to wait before retrying. */
 export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
@@ -116,8 +121,6 @@ export class DuckDbDatabase {
     try {
       mkdirSync(dataDir, { recursive: true });
       instance = await DuckDBInstance.create(path, instanceOptions);
-      // Only once the lock is ours: the file may belong to a running server.
-      removeUnfinishedRewrite(path);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
@@ -128,6 +131,13 @@ export class DuckDbDatabase {
         );
       }
       throw unusableFolder(dataDir, error);
+    }
+    // Only once the lock is ours (the file may belong to a running server). A leftover that
+    // cannot be removed never stops the start: the next rewrite tries again.
+    try {
+      removeUnfinishedRewrite(path);
+    } catch {
+      // (the rewrite reports it)
     }
     const readers = await Promise.all(Array.from({ length: READ_CONNECTIONS }, () => instance.connect()));
     const db = new DuckDbDatabase(path, instanceOptions, instance, await instance.connect(), await instance.connect(), readers);
@@ -246,10 +256,11 @@ export class DuckDbDatabase {
 
   /**
    * Replaces the database file by a fresh copy of its live rows, so that nothing deleted stays
-   * in any file (see database-rewrite). Long reads (exports) started before finish first and
-   * new ones wait; writes wait while the rows are copied (they are queued, never lost); short
-   * reads wait only while the file is swapped. Crash-safe at every step: the database is
-   * either the old file or the complete new one.
+   * in any file (see database-rewrite). Streamed reads under way (an export's current time
+   * window) end first, and new ones (an export's next window) wait for the swap; writes wait
+   * while the rows are copied (they are queued, never lost); short reads wait only while the
+   * file is swapped. Crash-safe at every step: the database is either the old file or the
+   * complete new one.
    */
   async rewrite(): Promise<void> {
     this.assertOpen();
@@ -259,7 +270,7 @@ export class DuckDbDatabase {
     this.streamGate = streamGate;
     let openReads: (() => void) | null = null;
     try {
-      if (this.openStreams > 0) await new Promise<void>((resolve) => this.streamsEnded.push(resolve));
+      if (this.openStreams > 0) await this.streamsEnd();
       await this.exclusiveWrite(async (writer) => {
         await writer.run('CHECKPOINT');
         await copyIntoFreshFile(writer, this.path);
@@ -282,6 +293,15 @@ export class DuckDbDatabase {
       this.streamGate = null;
       openStreams();
     }
+  }
+
+  private async streamsEnd(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<boolean>((resolve) => this.streamsEnded.push(() => resolve(true)));
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), REWRITE_STREAM_WAIT_MS)));
+    const inTime = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    if (!inTime) throw new Error(`streamed reads went on for ${REWRITE_STREAM_WAIT_MS / 1000} s; the database file was not rewritten`);
   }
 
   private async reconnect(): Promise<void> {
