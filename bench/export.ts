@@ -199,8 +199,13 @@ export async function exportBenchmark(options: ExportOptions): Promise<BenchTabl
       // Users with a typical number of events, picked the same way on every run.
       users = (
         await db.query(
-          // One more than the deletions: the last is deleted while the purge runs.
-          `SELECT user_id, count(*) AS n FROM events WHERE tenant_seq = $1 AND user_id IS NOT NULL GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions + 1}`,
+          // One more than the deletions: the last is deleted while the purge runs. Ids of the
+          // greatest length only, so that no other id holds one (fan-14216 is in fan-142160) and
+          // the byte search after the purge finds only the deleted users.
+          `SELECT user_id, count(*) AS n FROM events
+           WHERE tenant_seq = $1 AND user_id IS NOT NULL
+             AND length(user_id) = (SELECT max(length(user_id)) FROM events WHERE tenant_seq = $1)
+           GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions + 1}`,
           [tenant.seq],
         )
       ).map((row) => ({ userId: String(row.user_id), events: Number(row.n) }));
