@@ -50,11 +50,12 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
   );
   // A revoked key stops working at once, for open sockets too.
   services.tenants.onApiKeyRevoked((record) => gateway.disconnectApiKey(record.tenantSeq, record.key));
-  // An erased user's sessions carry their userId no more, and what they sent before is stored
-  // before the erasure runs: nothing with the userId is written after it.
+  // An erased user's sessions carry their userId no more, and what was sent before (over the
+  // socket or HTTP) is stored before the erasure runs: nothing with the userId is written after it.
   services.deletions.addListener({
     erasing: async (job, userId) => {
-      await gateway.forgetUser(job.tenantSeq, (id) => id === userId || hashUserId(id) === job.userHash);
+      gateway.forgetUser(job.tenantSeq, (id) => id === userId || hashUserId(id) === job.userHash);
+      await services.ingest.settled();
       await services.committer.settled();
     },
     erased: async () => {},

@@ -102,6 +102,30 @@ describe('erasure of a user', () => {
     expect(Number(kept!.n)).toBe(200);
   }, 60_000);
 
+  it('erases events sent over HTTP just before the deletion, still on their way to the database', async () => {
+    t = await startTestApp();
+    // The database is slow to resolve the request's broadcast: the events are not queued for
+    // commit yet when the deletion job starts.
+    const meta = t.services.storage.meta;
+    const resolveBroadcasts = meta.resolveBroadcasts.bind(meta);
+    let release!: () => void;
+    const slow = new Promise<void>((resolve) => (release = resolve));
+    meta.resolveBroadcasts = async (...args) => {
+      await slow;
+      return resolveBroadcasts(...args);
+    };
+    const sending = send({ events: [validEvent('poll.viewed', new Date(Date.now() - 60_000), { userId: USER })] });
+    const deleting = await t.app.inject({ method: 'DELETE', url: `/v1/users/${USER}/events`, headers: admin() });
+    expect(deleting.statusCode).toBe(202);
+    await Promise.race([t.services.deletions.idle(), new Promise((resolve) => setTimeout(resolve, 300))]);
+    release();
+    expect((await sending).statusCode).toBe(200);
+    await t.services.deletions.idle();
+    expect(await job(deleting.headers.location as string)).toMatchObject({ status: 'completed', deletedEvents: 1 });
+    const left = await t.app.inject({ url: `/v1/analytics/events?format=ndjson&userId=${USER}`, headers: admin() });
+    expect(left.body).toBe('');
+  });
+
   it('writes nothing carrying the userId once the job has started, though the session stays open', async () => {
     t = await startTestApp({ listen: true, config: { realtime: { resumeGraceMs: 50 } } });
     const session = await viewer({ sessionId: 'svc_erased_session2', userId: USER });

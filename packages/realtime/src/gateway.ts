@@ -285,13 +285,12 @@ export class Gateway {
   /**
    * Takes an erased user's identity out of their sessions, connected or within their grace
    * period: later events of these sessions (votes, entries, tracked events, the server's
-   * `broadcast.left`) carry no userId. Resolves once the writes already under way have ended.
+   * `broadcast.left`) carry no userId.
    */
-  async forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): Promise<void> {
+  forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): void {
     for (const session of this.sessions.values()) {
       if (session.tenant.seq === tenantSeq && session.userId !== null && isUser(session.userId)) session.userId = null;
     }
-    await Promise.allSettled([...this.pendingWrites]);
   }
 
   /** The session of this id: the same one when it reconnects to the same broadcast in time. */
