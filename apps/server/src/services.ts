@@ -32,9 +32,9 @@ export interface Services {
   /** Removes erased users' bytes from the database files within `config.erasureMaxDelaySeconds`. */
   erasurePurger: ErasurePurger;
   /**
-   * Starts the deletion worker (resuming unfinished jobs), the hourly retention purge, webhook
-   * dispatch and the dashboard store's compaction. Failures of deletion jobs and compactions go
-   * to `onError` with a line saying what failed.
+   * Starts the deletion worker (resuming unfinished jobs), the purge of erased data from the
+   * files, the hourly retention purge, webhook dispatch and the dashboard store's compaction.
+   * Failures of deletion jobs, purges and compactions go to `onError` with a line saying what failed.
    */
   startBackgroundWork(onError?: (error: unknown, what: string) => void): void;
   closeWebhooks(): Promise<void>;
