@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { DATABASE_FILE_NAME, DuckDbDatabase, DuckDbMetaStore } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import { generateDashboardData } from './dashboard-data';
+import { measurePurge, type PurgeResult } from './erasure-purge';
 import { base62 } from './ingest';
 import { cpuSeconds, ROOT, startService, tempFolder, type Child } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
@@ -63,6 +64,8 @@ interface DeletionResult {
   /** completedAt − requestedAt of the job, ms. */
   jobMs: number;
   deleted: number;
+  /** The job's address (/v1/deletions/…). */
+  location: string;
 }
 
 const MiB = 2 ** 20;
@@ -150,6 +153,7 @@ async function deleteUser(server: Child, adminToken: string, userId: string, use
         clientMs: performance.now() - t0,
         jobMs: Date.parse(job.completedAt!) - Date.parse(job.requestedAt),
         deleted: job.deletedEvents ?? 0,
+        location,
       };
     }
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -195,7 +199,13 @@ export async function exportBenchmark(options: ExportOptions): Promise<BenchTabl
       // Users with a typical number of events, picked the same way on every run.
       users = (
         await db.query(
-          `SELECT user_id, count(*) AS n FROM events WHERE tenant_seq = $1 AND user_id IS NOT NULL GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions}`,
+          // One more than the deletions: the last is deleted while the purge runs. Ids of the
+          // greatest length only, so that no other id holds one (fan-14216 is in fan-142160) and
+          // the byte search after the purge finds only the deleted users.
+          `SELECT user_id, count(*) AS n FROM events
+           WHERE tenant_seq = $1 AND user_id IS NOT NULL
+             AND length(user_id) = (SELECT max(length(user_id)) FROM events WHERE tenant_seq = $1)
+           GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions + 1}`,
           [tenant.seq],
         )
       ).map((row) => ({ userId: String(row.user_id), events: Number(row.n) }));
@@ -224,7 +234,7 @@ export async function exportBenchmark(options: ExportOptions): Promise<BenchTabl
             `${fmt.int(result.lines)} lines, peak RSS ${fmt.int(result.peakRssMiB)} MiB (database ${fmt.int(result.databaseMiB)} MiB)`,
         );
       }
-      for (const user of users) {
+      for (const user of users.slice(0, options.deletions)) {
         const result = await deleteUser(server, credentials.adminToken, user.userId, user.events);
         deletions.push(result);
         leftBehind += await remainingEvents(server, credentials.adminToken, user.userId);
@@ -243,10 +253,22 @@ export async function exportBenchmark(options: ExportOptions): Promise<BenchTabl
     } finally {
       await limited.stop();
     }
+    log('the service again, with SVC_ERASURE_MAX_DELAY_S=0: the purge of the deletions above starts with it…');
+    const purge: PurgeResult = await measurePurge(
+      folder.path,
+      credentials,
+      deletions.map((d) => d.location),
+      users.slice(0, options.deletions).map((u) => u.userId),
+      users[options.deletions]!.userId,
+    );
+    log(
+      `  purged in ${purge.seconds.toFixed(1)} s (${purge.cpuSeconds.toFixed(1)} s CPU), file ${fmt.int(purge.fileMiBBefore)} → ${fmt.int(purge.fileMiBAfter)} MiB, ` +
+        `userIds in the file ${purge.hitsBefore} → ${purge.hitsAfter}, slowest ingest ${fmt.int(purge.ingestMaxMs)} ms, deletion during the purge ${fmt.int(purge.deletionDuringPurgeMs)} ms`,
+    );
 
     const rows: Row[] = [];
     let runErrors = false;
-    // The run with the memory limit comes after the deletions.
+    // The run with the memory limit comes after the deletions (and before the purge's extra one).
     const deletedTotal = deletions.reduce((sum, d) => sum + d.deleted, 0);
     const expectedLines = (result: StreamResult) => (result.memoryLimit ? events - deletedTotal : events);
     for (const result of streamed) {
@@ -282,8 +304,15 @@ export async function exportBenchmark(options: ExportOptions): Promise<BenchTabl
       { figure: `Deletion of one user's events among ${fmt.int(events)}, request → job completed, median ms (${deletions.length} users)`, value: fmt.int(median(deletionMs)), baseline: '—', ratio: '—', target: '—', verdict: '—' },
       { figure: `Deletion of one user's events among ${fmt.int(events)}, request → job completed, max ms`, value: fmt.int(worst), baseline: '—', ratio: '—', target: `< ${fmt.int(TARGET_DELETION_MS)}`, verdict: worst < TARGET_DELETION_MS ? 'pass' : 'fail' },
     );
+    rows.push(
+      { figure: `Purge of the erased users' bytes from the files (rewrite of the database file, ${fmt.int(events)} events), s from the service's start`, value: purge.seconds.toFixed(1), baseline: '—', ratio: '—', target: '≤ SVC_ERASURE_MAX_DELAY_S', verdict: '—' },
+      { figure: 'Purge: service CPU s; database file before → after, MiB', value: `${purge.cpuSeconds.toFixed(1)}; ${fmt.int(purge.fileMiBBefore)} → ${fmt.int(purge.fileMiBAfter)}`, baseline: '—', ratio: '—', target: '—', verdict: '—' },
+      { figure: 'Purge: slowest single-event ingest while it ran, ms (commits wait for the copy)', value: fmt.int(purge.ingestMaxMs), baseline: '—', ratio: '—', target: '—', verdict: '—' },
+      { figure: 'Purge: a deletion requested while it ran, request → job completed, ms', value: fmt.int(purge.deletionDuringPurgeMs), baseline: '—', ratio: '—', target: '—', verdict: '—' },
+      { figure: "Purge: copies of the deleted userIds in the database file, before → after (clean shutdown)", value: `${purge.hitsBefore} → ${purge.hitsAfter}`, baseline: '—', ratio: '—', target: '→ 0', verdict: purge.hitsAfter === 0 ? 'pass' : 'fail' },
+    );
     const wrongDeletes = deletions.filter((d) => d.deleted !== d.userEvents).length;
-    if (wrongDeletes || leftBehind) runErrors = true;
+    if (wrongDeletes || leftBehind || purge.hitsAfter > 0) runErrors = true;
     rows.push({
       figure: 'Errors: exports missing or adding events, deletions leaving events or deleting others',
       value: String(streamed.filter((s) => s.lines !== expectedLines(s)).length + wrongDeletes + leftBehind),

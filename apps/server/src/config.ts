@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { DEFAULT_ERASURE_MAX_DELAY_S } from '@svc/lifecycle';
 import type { GatewayOptions } from '@svc/realtime';
 
 /** Everything the server reads from its environment, with the defaults of DESIGN section 3. */
@@ -25,6 +26,8 @@ export interface ServerConfig {
   sampleData: boolean;
   /** Realtime gateway settings (defaults in @svc/realtime's DEFAULT_GATEWAY_OPTIONS). */
   realtime: Partial<GatewayOptions>;
+  /** Longest time from a deletion job's completion to the purge of its bytes from every file, s. */
+  erasureMaxDelaySeconds: number;
 }
 
 export interface RateLimitConfig {
@@ -82,6 +85,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       ...optionalInteger(env, 'SVC_WS_BAD_KEY_UPGRADE_COST', 'badKeyUpgradeCost', 1, 10_000),
       ...optionalInteger(env, 'SVC_WS_MAX_OVER_RATE_MS', 'maxOverRateMs', 100, 600_000),
     },
+    erasureMaxDelaySeconds: integer(env, 'SVC_ERASURE_MAX_DELAY_S', DEFAULT_ERASURE_MAX_DELAY_S, 0, 30 * 24 * 3600),
   };
 }
 

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import proxyAddr from 'proxy-addr';
 import { Gateway, type StoredVote } from '@svc/realtime';
-import type { EventRow } from '@svc/storage';
+import { hashUserId, type EventRow } from '@svc/storage';
 import type { Services } from './services';
 
 /** How to find the client address of an upgrade request, honouring trusted proxies as Fastify's `request.ip` does. */
@@ -58,6 +58,16 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
   );
   // A revoked key stops working at once, for open sockets too.
   services.tenants.onApiKeyRevoked((record) => gateway.disconnectApiKey(record.tenantSeq, record.key));
+  // An erased user's sessions carry their userId no more, and what was sent before (over the
+  // socket or HTTP) is stored before the erasure runs: nothing with the userId is written after it.
+  services.deletions.addListener({
+    erasing: async (job, userId) => {
+      gateway.forgetUser(job.tenantSeq, (id) => id === userId || hashUserId(id) === job.userHash);
+      await services.ingest.settled();
+      await services.committer.settled();
+    },
+    erased: async () => {},
+  });
   // Before the HTTP server stops: viewers get 1001 and pending events are written.
   app.addHook('preClose', async () => gateway.close());
   return gateway;

@@ -2,7 +2,7 @@ import { AnalyticsService } from '@svc/analytics';
 import { ContentService, PollCatalogue } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
-import { DeletionService, RetentionPurger } from '@svc/lifecycle';
+import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle';
 import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
 import { openEmbeddedStorage, type Storage } from '@svc/storage';
@@ -29,10 +29,12 @@ export interface Services {
   analytics: AnalyticsService;
   deletions: DeletionService;
   retention: RetentionPurger;
+  /** Removes erased users' bytes from the database files within `config.erasureMaxDelaySeconds`. */
+  erasurePurger: ErasurePurger;
   /**
-   * Starts the deletion worker (resuming unfinished jobs), the hourly retention purge, webhook
-   * dispatch and the dashboard store's compaction. Failures of deletion jobs and compactions go
-   * to `onError` with a line saying what failed.
+   * Starts the deletion worker (resuming unfinished jobs), the purge of erased data from the
+   * files, the hourly retention purge, webhook dispatch and the dashboard store's compaction.
+   * Failures of deletion jobs, purges and compactions go to `onError` with a line saying what failed.
    */
   startBackgroundWork(onError?: (error: unknown, what: string) => void): void;
   closeWebhooks(): Promise<void>;
@@ -63,10 +65,14 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   const dispatcher = new WebhookDispatcher(storage.webhooks, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
-  // A user's erasure also takes their deliveries out of the webhook queue.
+  const erasurePurger = new ErasurePurger(storage.deletions, config.erasureMaxDelaySeconds * 1000, clock);
+  // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
   deletions.addListener({
     erasing: (job, userId) => dispatcher.forgetUser(job.tenantSeq, job.userHash, userId),
-    erased: (job) => dispatcher.recheck(job.tenantSeq),
+    erased: async (job) => {
+      await dispatcher.recheck(job.tenantSeq);
+      await erasurePurger.schedule();
+    },
   });
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
   // Votes are checked against their poll in memory, never with a query per event.
@@ -91,9 +97,12 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId), polls),
     deletions,
     retention,
+    erasurePurger,
     startBackgroundWork: (onError = () => {}) => {
       deletions.start((error, job) => onError(error, job ? `deletion job ${job.id} failed` : 'deletion worker failed'));
       retention.start();
+      const purgeFailed = (error: unknown) => onError(error, 'purge of erased data failed');
+      erasurePurger.start({ purged: () => {}, failed: purgeFailed }).catch(purgeFailed);
       analytics.startMaintenance((error) => onError(error, 'dashboard store compaction failed'));
       void dispatcher.start();
     },
@@ -110,6 +119,7 @@ export async function closeServices(services: Services): Promise<void> {
   await services.retention.stop();
   await services.analytics.stopMaintenance();
   await services.deletions.stop();
+  await services.erasurePurger.stop();
   await services.closeWebhooks();
   await services.committer.close();
   await services.storage.close();

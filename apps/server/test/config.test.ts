@@ -41,6 +41,12 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SVC_WS_ADDRESS_SHARE_PERCENT: '100' })).toThrow(/SVC_WS_ADDRESS_SHARE_PERCENT must be a whole number from 1 to 99/);
   });
 
+  it('bounds the purge of erased data by SVC_ERASURE_MAX_DELAY_S, an hour unless set', () => {
+    expect(loadConfig({}).erasureMaxDelaySeconds).toBe(3600);
+    expect(loadConfig({ SVC_ERASURE_MAX_DELAY_S: '0' }).erasureMaxDelaySeconds).toBe(0);
+    expect(() => loadConfig({ SVC_ERASURE_MAX_DELAY_S: '-1' })).toThrow(/SVC_ERASURE_MAX_DELAY_S must be a whole number from 0 to 2592000/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);

@@ -122,7 +122,7 @@ describe('deletion worker', () => {
     const { hashUserId } = await import('@svc/storage');
     await t.services.storage.deletions.create({
       id: 'del_resume', tenantSeq: t.demo.seq, userHash: hashUserId('left-behind'), status: 'pending',
-      requestedAt: Date.now(), completedAt: null, deletedEvents: null, deletedRejects: null, error: null,
+      requestedAt: Date.now(), completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null, error: null,
     });
     t.services.startBackgroundWork();
     await t.services.deletions.idle();

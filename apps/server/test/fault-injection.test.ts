@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { uuidv7 } from 'uuidv7';
@@ -21,6 +23,8 @@ const EVENTS_PER_REQUEST = 10;
 const ERASED_EVENTS = 200;
 const OLD_EVENTS_PER_LIFE = 2_000;
 const DAY_MS = 86_400_000;
+/** Rows in the database before the purge kills: enough that rewriting the file takes a while to kill into. */
+const PURGE_KILL_ROWS = 200_000;
 
 /** A stored poll view of tenant `demo` (seq 1) at `timestampMs`. */
 function eventRow(timestampMs: number): EventRow {
@@ -267,5 +271,88 @@ describe('fault injection: SIGKILL at random moments', () => {
     await storage.close();
     expect([...kept].filter((id) => !stored.has(id))).toEqual([]);
     console.info(`retention purge kills: ${kept.size} recent events kept; expired events still there after ${purgeUnfinishedAtKill} of ${KILLS} kills, ${listened} kills after listening`);
+  }, 420_000);
+
+  it(`loses no acknowledged event, starts every time and purges every erasure after ${KILLS} kills while erased data is purged from the files`, async () => {
+    const between = uniform(seededRandom(faultSeed('erasure purge kills')));
+    const dataDir = tempDataDir();
+    // No delay: each job's purge (a rewrite of the database file) starts right after it completes.
+    const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, SVC_ERASURE_MAX_DELAY_S: '0' };
+    const first = await startChildServer(env); // creates the tenant
+    children.push(first);
+    first.process.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const storage = await openEmbeddedStorage(dataDir);
+    for (let i = 0; i < PURGE_KILL_ROWS; i += 20_000) {
+      await storage.events.commit({ events: Array.from({ length: 20_000 }, () => eventRow(Date.now() - DAY_MS)), rejects: [] });
+    }
+    await storage.close();
+
+    const victim = (round: number) => `purge-victim-${String(round).padStart(2, '0')}-x`;
+    const acknowledged = new Set<string>();
+    const stats = { duringRewrite: 0, purgedAtKill: 0 };
+    let previous: { userId: string; jobId: string; acknowledged: Set<string> } | null = null;
+    const checkPreviousRound = async (server: ChildServer) => {
+      if (!previous) return;
+      const jobId = previous.jobId;
+      await waitFor(`purge of ${jobId}`, async () => {
+        const job = (await (await fetch(`${server.url}/v1/deletions/${jobId}`, { headers: admin })).json()) as { status: string; purgedAt: string | null };
+        expect(job.status).not.toBe('failed');
+        return job.purgedAt !== null;
+      }, 30_000);
+      expect(await exportedIds(server.url, `userId=${previous.userId}`)).toEqual([]);
+    };
+
+    for (let round = 0; round < KILLS; round++) {
+      const server = await startChildServer(env);
+      children.push(server);
+      await expectReady(server);
+      await checkPreviousRound(server);
+      const userId = victim(round);
+      const events = Array.from({ length: 100 }, () => validEvent('poll.voted', new Date(), { eventId: uuidv7(), userId, broadcastId: 'erased' }));
+      expect(await postEvents(server.url, events)).toBe(true);
+      const roundAcknowledged = new Set<string>();
+      const senders = startSenders(server.url, `purge-round-${round}`, roundAcknowledged);
+      await sleep(between(50, 200));
+      const deletion = await fetch(`${server.url}/v1/users/${userId}/events`, { method: 'DELETE', headers: admin });
+      expect(deletion.status).toBe(202);
+      const jobId = ((await deletion.json()) as { id: string }).id;
+      // The rewrite of 200,000 rows takes about a second here: the kill falls before, in or after it.
+      await sleep(between(0, 2_500));
+      if (existsSync(join(dataDir, 'svc.duckdb.rewrite'))) stats.duringRewrite++;
+      server.process.kill('SIGKILL');
+      await server.exited;
+      expect(await senders.stop()).toBe(0);
+      for (const id of roundAcknowledged) acknowledged.add(id);
+
+      // Whatever the moment, the database is one whole file: the old one or the rewritten one.
+      const [left] = await readStoppedDatabase<{ old: bigint; purged: bigint }>(
+        dataDir,
+        `SELECT (SELECT count(*) FROM events WHERE broadcast_id = 'retention') AS old,
+                (SELECT count(*) FROM deletion_jobs WHERE id = $1 AND purged_at IS NOT NULL) AS purged`,
+        [jobId],
+      );
+      expect(Number(left!.old)).toBe(PURGE_KILL_ROWS);
+      if (Number(left!.purged) > 0) stats.purgedAtKill++;
+      previous = { userId, jobId, acknowledged: roundAcknowledged };
+    }
+
+    const server = await startChildServer(env);
+    children.push(server);
+    await expectReady(server);
+    await checkPreviousRound(server);
+    const stored = new Set<string>();
+    for (let round = 0; round < KILLS; round++) for (const id of await exportedIds(server.url, `broadcastId=purge-round-${round}`)) stored.add(id);
+    expect([...acknowledged].filter((id) => !stored.has(id))).toEqual([]);
+    server.process.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+    // Every job was purged: no victim's id is left in any file of the folder.
+    const files = readdirSync(dataDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile());
+    const found = files.flatMap((entry) => {
+      const bytes = readFileSync(join(entry.parentPath, entry.name));
+      return Array.from({ length: KILLS }, (_, round) => victim(round)).filter((id) => bytes.includes(id)).map((id) => `${entry.name}: ${id}`);
+    });
+    expect(found).toEqual([]);
+    console.info(`erasure purge kills: ${acknowledged.size} events acknowledged; ${stats.duringRewrite} kills while the rewritten file was being written, ${stats.purgedAtKill} after the job's purge`);
   }, 420_000);
 });

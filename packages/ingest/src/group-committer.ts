@@ -25,6 +25,7 @@ export class GroupCommitter {
   private queue: Pending[] = [];
   private running: Promise<void> | null = null;
   private closed = false;
+  private lastSubmitted: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: EventStore,
@@ -33,11 +34,19 @@ export class GroupCommitter {
 
   submit(batch: CommitBatch): Promise<Set<string>> {
     if (this.closed) return Promise.reject(new SvcError('not_ready', 'The service is shutting down.'));
-    return new Promise((resolve, reject) => {
+    const submitted = new Promise<Set<string>>((resolve, reject) => {
       this.queue.push({ batch, resolve, reject });
       // Let the current turn of the event loop add its submissions before writing.
       this.running ??= new Promise<void>((done) => setImmediate(done)).then(() => this.drain());
     });
+    this.lastSubmitted = submitted;
+    return submitted;
+  }
+
+  /** Resolves once every submission made before the call has been committed (or has failed). */
+  async settled(): Promise<void> {
+    // Groups commit in the order of submission: the last one settles after all the others.
+    await this.lastSubmitted.catch(() => undefined);
   }
 
   /** Stops taking submissions and waits for every queued one to be committed. */

@@ -100,7 +100,25 @@ export class IngestService {
     private readonly polls: KnownPolls | null = null,
   ) {}
 
-  async ingest(request: IngestRequest): Promise<IngestResult> {
+  /** Ingest calls under way (see `settled`). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  ingest(request: IngestRequest): Promise<IngestResult> {
+    const call = this.ingestNow(request);
+    this.inFlight.add(call);
+    void call.catch(() => undefined).finally(() => this.inFlight.delete(call));
+    return call;
+  }
+
+  /**
+   * Resolves once every ingest call under way at the time of the call has ended, its events
+   * committed or refused: an erasure waits for this, so that no event sent before it is written after it.
+   */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async ingestNow(request: IngestRequest): Promise<IngestResult> {
     const receivedAt = this.clock.now();
     const { events, sentAtMs } = unpackBody(request.body);
     const valid: ValidEvent[] = [];

@@ -6,8 +6,11 @@ export type RandomBytes = (size: number) => Uint8Array;
 
 /** Told about each job around the erasure (e.g. the webhook queue forgets the user's deliveries). */
 export interface ErasureListener {
-  /** Just before the store erases the user's data; `userId` is known to jobs requested by this process. */
-  erasing(job: DeletionJob, userId: string | undefined): void;
+  /**
+   * Just before the store erases the user's data; `userId` is known to jobs requested by this
+   * process. The erasure waits for a returned promise (e.g. writes of the user's data under way).
+   */
+  erasing(job: DeletionJob, userId: string | undefined): void | Promise<void>;
   /** After the store erased it. */
   erased(job: DeletionJob): Promise<void>;
 }
@@ -56,6 +59,7 @@ export class DeletionService {
       status: 'pending',
       requestedAt: this.clock.now(),
       completedAt: null,
+      purgedAt: null,
       deletedEvents: null,
       deletedRejects: null,
       error: null,
@@ -123,7 +127,7 @@ export class DeletionService {
       if (this.stopped) return;
       try {
         const userId = this.clearIds.get(job.id);
-        for (const listener of this.listeners) listener.erasing(job, userId);
+        for (const listener of this.listeners) await listener.erasing(job, userId);
         const done = await this.store.execute(job, this.clock.now(), userId);
         this.clearIds.delete(job.id);
         for (const listener of this.listeners) await listener.erased(done).catch((error: unknown) => this.onError(error, job));

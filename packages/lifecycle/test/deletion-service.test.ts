@@ -28,6 +28,15 @@ class FakeDeletionStore implements DeletionStore {
     if (this.markFailedError) throw this.markFailedError;
     this.jobs.set(id, { ...this.jobs.get(id)!, status: 'failed', error });
   }
+  async oldestUnpurged() {
+    const waiting = [...this.jobs.values()].filter((j) => j.status === 'completed' && j.purgedAt === null).map((j) => j.completedAt!);
+    return waiting.length ? Math.min(...waiting) : null;
+  }
+  async purge(now: () => number) {
+    const waiting = [...this.jobs.values()].filter((j) => j.status === 'completed' && j.purgedAt === null);
+    for (const job of waiting) this.jobs.set(job.id, { ...job, purgedAt: now() });
+    return waiting.length;
+  }
 }
 
 const tenant = { seq: 1 } as Parameters<DeletionService['request']>[0];

@@ -343,6 +343,17 @@ export class Gateway {
     return closed;
   }
 
+  /**
+   * Takes an erased user's identity out of their sessions, connected or within their grace
+   * period: later events of these sessions (votes, entries, tracked events, the server's
+   * `broadcast.left`) carry no userId.
+   */
+  forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): void {
+    for (const session of this.sessions.values()) {
+      if (session.tenant.seq === tenantSeq && session.userId !== null && isUser(session.userId)) session.userId = null;
+    }
+  }
+
   /** The session of this id: the same one when it reconnects to the same broadcast in time. */
   private joinSession(
     tenant: Tenant,

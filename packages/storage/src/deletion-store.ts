@@ -9,6 +9,11 @@ export interface DeletionJob {
   status: DeletionStatus;
   requestedAt: number;
   completedAt: number | null;
+  /**
+   * When no byte of the user's erased data was left in any file of the database (the logical
+   * erasure at `completedAt` frees the rows; a later rewrite of the files removes the bytes).
+   */
+  purgedAt: number | null;
   deletedEvents: number | null;
   deletedRejects: number | null;
   error: string | null;
@@ -38,4 +43,11 @@ export interface DeletionStore {
    */
   execute(job: DeletionJob, completedAt: number, userId?: string): Promise<DeletionJob>;
   markFailed(id: string, error: string): Promise<void>;
+  /** `completedAt` of the oldest completed job whose bytes are not purged yet; null if none. */
+  oldestUnpurged(): Promise<number | null>;
+  /**
+   * Removes from every file the bytes of everything erased so far and sets `purgedAt` (from
+   * `now`, read once the files are clean) on every completed job not purged yet; returns how many.
+   */
+  purge(now: () => number): Promise<number>;
 }

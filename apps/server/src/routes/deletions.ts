@@ -13,6 +13,7 @@ function view(job: DeletionJob) {
     status: job.status,
     requestedAt: iso(job.requestedAt),
     completedAt: iso(job.completedAt),
+    purgedAt: iso(job.purgedAt),
     deletedEvents: job.deletedEvents,
     deletedRejectedEvents: job.deletedRejects,
     ...(job.error ? { error: job.error } : {}),
@@ -27,6 +28,12 @@ const jobSchema = {
     status: { type: 'string', enum: ['pending', 'running', 'completed', 'failed'] },
     requestedAt: { type: 'string', format: 'date-time' },
     completedAt: { type: ['string', 'null'], format: 'date-time' },
+    purgedAt: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description:
+        "When no byte of the user's erased data (userId, events, payloads, webhook deliveries, quarantined rejects, rollups) was left in any file under the data folder. Null until then; at most SVC_ERASURE_MAX_DELAY_S (default 3600) after completedAt.",
+    },
     deletedEvents: { type: ['integer', 'null'] },
     deletedRejectedEvents: { type: ['integer', 'null'] },
     error: { type: 'string' },
@@ -42,7 +49,7 @@ export async function deletionRoutes(app: FastifyInstance, { services, guards }:
         summary: "Delete every event of one user (asynchronous job)",
         operationId: 'deleteUserEvents',
         description:
-          "Removes the user's events, quarantined rejects and pending webhook deliveries. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
+          "Removes the user's events, quarantined rejects, webhook deliveries (pending and logged) and rollup rows (`completedAt`); the user's open WebSocket sessions lose their userId first. The bytes of the erased data leave every file of the data folder by `purgedAt`, at most SVC_ERASURE_MAX_DELAY_S (default 3600) after `completedAt`. Idempotent: while a job for the user is unfinished, the same job is returned. The job keeps only a SHA-256 of the userId.",
         tags: ['Privacy'],
         security: ADMIN_SECURITY,
         params: { type: 'object', required: ['userId'], properties: { userId: { type: 'string', minLength: 1, maxLength: USER_ID_MAX_LENGTH } } },

@@ -9,6 +9,7 @@ import { SerialQueue } from './serial-queue';
 import { isStorageFailure, storageFailureReason } from './storage-failure';
 import { CREATE_UNDECODABLE_EVENTS_SQL, isUndecodableTextError, setAsideUndecodableEvents, tenantScope, type UndecodableEvent } from './undecodable-events';
 import { keepByteOrderMarks } from './varchar-decoding';
+import { copyIntoFreshFile, removeUnfinishedRewrite, replaceWithFreshFile } from './database-rewrite';
 
 keepByteOrderMarks();
 
@@ -41,6 +42,11 @@ export const CHECKPOINT_THRESHOLD_MIB = 256;
  * request needs.
  */
 const STORAGE_PROBE_BYTES = 256 * 1024;
+/**
+ * Longest a rewrite waits for the streamed reads under way (an export's current time window)
+ * to end; past it the rewrite gives up, to be tried again later, and the reads go on.
+ */
+const REWRITE_STREAM_WAIT_MS = 60_000;
 /** What a refused write tells clients to wait before retrying. */
 export const STORAGE_RETRY_AFTER_SECONDS = 5;
 
@@ -85,13 +91,22 @@ export class DuckDbDatabase {
   /** Those set aside before anyone listened (at start-up), kept for the first listener. */
   private unreported: UndecodableEvent[] = [];
   private undecodableListeners: Array<(events: UndecodableEvent[]) => void> = [];
+  /** While the file is being replaced (see `rewrite`), reads wait for this. */
+  private readGate: Promise<void> | null = null;
+  /** While a rewrite waits for long reads to end or runs, new long reads wait for this. */
+  private streamGate: Promise<void> | null = null;
+  private openStreams = 0;
+  private streamsEnded: Array<() => void> = [];
+  /** Told each time the connections are new (their temp tables are gone). */
+  private readonly reconnectListeners: Array<() => void> = [];
 
   private constructor(
     readonly path: string,
-    private readonly instance: DuckDBInstance,
-    private readonly writer: DuckDBConnection,
-    private readonly sideWriter: DuckDBConnection,
-    private readonly readers: DuckDBConnection[],
+    private readonly instanceOptions: Record<string, string>,
+    private instance: DuckDBInstance,
+    private writer: DuckDBConnection,
+    private sideWriter: DuckDBConnection,
+    private readers: DuckDBConnection[],
   ) {
     this.reads = readers.map(() => new SerialQueue());
   }
@@ -103,14 +118,15 @@ export class DuckDbDatabase {
    */
   static async open(dataDir: string, options: DatabaseOptions = {}): Promise<DuckDbDatabase> {
     const path = join(dataDir, DATABASE_FILE_NAME);
+    const instanceOptions = {
+      checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
+      ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
+      threads: String(options.threads ?? DEFAULT_QUERY_THREADS),
+    };
     let instance: DuckDBInstance;
     try {
       mkdirSync(dataDir, { recursive: true });
-      instance = await DuckDBInstance.create(path, {
-        checkpoint_threshold: `${CHECKPOINT_THRESHOLD_MIB}MiB`,
-        ...(options.memoryLimit ? { memory_limit: options.memoryLimit } : {}),
-        threads: String(options.threads ?? DEFAULT_QUERY_THREADS),
-      });
+      instance = await DuckDBInstance.create(path, instanceOptions);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (/lock/i.test(message)) {
@@ -122,8 +138,15 @@ export class DuckDbDatabase {
       }
       throw unusableFolder(dataDir, error);
     }
+    // Only once the lock is ours (the file may belong to a running server). A leftover that
+    // cannot be removed never stops the start: the next rewrite tries again.
+    try {
+      removeUnfinishedRewrite(path);
+    } catch {
+      // (the rewrite reports it)
+    }
     const readers = await Promise.all(Array.from({ length: READ_CONNECTIONS }, () => instance.connect()));
-    const db = new DuckDbDatabase(path, instance, await instance.connect(), await instance.connect(), readers);
+    const db = new DuckDbDatabase(path, instanceOptions, instance, await instance.connect(), await instance.connect(), readers);
     try {
       await db.migrate();
       await db.writer.run(CREATE_UNDECODABLE_EVENTS_SQL);
@@ -196,9 +219,14 @@ export class DuckDbDatabase {
   /** Rows of a read-only query, as plain JS objects; reads take turns over several connections. */
   query(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
     this.assertOpen();
+    return this.gatedQuery(sql, values);
+  }
+
+  private async gatedQuery(sql: string, values?: DuckDBValue[]): Promise<Row[]> {
+    while (this.readGate) await this.readGate;
+    this.assertOpen();
     const index = this.nextReader++ % this.readers.length;
-    const reader = this.readers[index]!;
-    return this.reads[index]!.run(async () => (await reader.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
+    return this.reads[index]!.run(async () => (await this.readers[index]!.runAndReadAll(sql, values)).getRowObjectsJS() as Row[]);
   }
 
   /**
@@ -222,8 +250,12 @@ export class DuckDbDatabase {
    */
   async *streamColumn(sql: string, values?: DuckDBValue[]): AsyncIterable<string[]> {
     this.assertOpen();
-    const connection = await this.instance.connect();
+    while (this.streamGate) await this.streamGate;
+    this.assertOpen();
+    this.openStreams++;
+    let connection: DuckDBConnection | null = null;
     try {
+      connection = await this.instance.connect();
       const result = await connection.stream(sql, values);
       for (;;) {
         const chunk = await result.fetchChunk();
@@ -234,8 +266,72 @@ export class DuckDbDatabase {
         yield values;
       }
     } finally {
-      connection.closeSync();
+      connection?.closeSync();
+      if (--this.openStreams === 0) for (const ended of this.streamsEnded.splice(0)) ended();
     }
+  }
+
+  /** `listener` runs each time the connections are replaced (after `rewrite`): connection-local state is gone. */
+  onReconnect(listener: () => void): void {
+    this.reconnectListeners.push(listener);
+  }
+
+  /**
+   * Replaces the database file by a fresh copy of its live rows, so that nothing deleted stays
+   * in any file (see database-rewrite). Streamed reads under way (an export's current time
+   * window) end first, and new ones (an export's next window) wait for the swap; writes wait
+   * while the rows are copied (they are queued, never lost); short reads wait only while the
+   * file is swapped. Crash-safe at every step: the database is either the old file or the
+   * complete new one.
+   */
+  async rewrite(): Promise<void> {
+    this.assertOpen();
+    let openStreams!: () => void;
+    const streamGate = new Promise<void>((resolve) => (openStreams = resolve));
+    while (this.streamGate) await this.streamGate;
+    this.streamGate = streamGate;
+    let openReads: (() => void) | null = null;
+    try {
+      if (this.openStreams > 0) await this.streamsEnd();
+      await this.exclusiveWrite(async (writer) => {
+        await writer.run('CHECKPOINT');
+        await copyIntoFreshFile(writer, this.path);
+        this.readGate = new Promise<void>((resolve) => (openReads = resolve));
+        await Promise.all(this.reads.map((queue) => queue.drain()));
+        this.closeConnectionsOnly();
+        let replaced: unknown = null;
+        try {
+          replaceWithFreshFile(this.path);
+        } catch (error) {
+          replaced = error;
+        }
+        // The old file when the swap was refused, the new one otherwise.
+        await this.reconnect();
+        if (replaced) throw replaced;
+      });
+    } finally {
+      this.readGate = null;
+      (openReads as (() => void) | null)?.();
+      this.streamGate = null;
+      openStreams();
+    }
+  }
+
+  private async streamsEnd(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<boolean>((resolve) => this.streamsEnded.push(() => resolve(true)));
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), REWRITE_STREAM_WAIT_MS)));
+    const inTime = await Promise.race([ended, late]);
+    clearTimeout(timer);
+    if (!inTime) throw new Error(`streamed reads went on for ${REWRITE_STREAM_WAIT_MS / 1000} s; the database file was not rewritten`);
+  }
+
+  private async reconnect(): Promise<void> {
+    this.instance = await DuckDBInstance.create(this.path, this.instanceOptions);
+    this.writer = await this.instance.connect();
+    this.sideWriter = await this.instance.connect();
+    this.readers = await Promise.all(this.readers.map(() => this.instance.connect()));
+    for (const listener of this.reconnectListeners) listener();
   }
 
   /** Rows of a statement on the write connection (for reads that must see the writer's state). */
@@ -317,6 +413,10 @@ export class DuckDbDatabase {
   private closeConnections(): void {
     this.closed = true;
     this.rollups.stop();
+    this.closeConnectionsOnly();
+  }
+
+  private closeConnectionsOnly(): void {
     this.writer.closeSync();
     this.sideWriter.closeSync();
     for (const reader of this.readers) reader.closeSync();

@@ -1,3 +1,4 @@
+import { listValue } from '@duckdb/node-api';
 import { hashUserId, type DeletionJob, type DeletionStatus, type DeletionStore } from '../deletion-store';
 import { deleteUserRollups } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
@@ -5,7 +6,7 @@ import { nullableNumber } from './row-values';
 import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 
 const JOB_COLUMNS = `id, tenant_seq, user_hash, status, epoch_ms(requested_at) AS requested_at_ms,
-  epoch_ms(completed_at) AS completed_at_ms, deleted_events, deleted_rejects, error`;
+  epoch_ms(completed_at) AS completed_at_ms, epoch_ms(purged_at) AS purged_at_ms, deleted_events, deleted_rejects, error`;
 
 /** Deletion jobs in the embedded database; erasure matches rows by the hash of their userId. */
 export class DuckDbDeletionStore implements DeletionStore {
@@ -14,7 +15,7 @@ export class DuckDbDeletionStore implements DeletionStore {
   async create(job: DeletionJob): Promise<void> {
     await this.db.write((c) =>
       c.run(
-        `INSERT INTO deletion_jobs VALUES ($1, $2, $3, $4, epoch_ms($5::BIGINT), NULL, NULL, NULL, NULL)`,
+        `INSERT INTO deletion_jobs (id, tenant_seq, user_hash, status, requested_at) VALUES ($1, $2, $3, $4, epoch_ms($5::BIGINT))`,
         [job.id, job.tenantSeq, job.userHash, job.status, job.requestedAt],
       ),
     );
@@ -65,6 +66,25 @@ export class DuckDbDeletionStore implements DeletionStore {
     });
   }
 
+  async oldestUnpurged(): Promise<number | null> {
+    const rows = await this.db.query(
+      `SELECT epoch_ms(min(completed_at)) AS oldest FROM deletion_jobs WHERE status = 'completed' AND purged_at IS NULL`,
+    );
+    return nullableNumber(rows[0]?.oldest);
+  }
+
+  async purge(now: () => number): Promise<number> {
+    const rows = await this.db.query(`SELECT id FROM deletion_jobs WHERE status = 'completed' AND purged_at IS NULL`);
+    const ids = rows.map((row) => String(row.id));
+    if (!ids.length) return 0;
+    // Every job listed completed before the rewrite began: its rows are in neither new file.
+    await this.db.rewrite();
+    await this.db.write((c) =>
+      c.run(`UPDATE deletion_jobs SET purged_at = epoch_ms($1::BIGINT) WHERE list_contains($2::VARCHAR[], id)`, [now(), listValue(ids)]),
+    );
+    return ids.length;
+  }
+
   async markFailed(id: string, error: string): Promise<void> {
     await this.db.write((c) => c.run(`UPDATE deletion_jobs SET status = 'failed', error = $2 WHERE id = $1`, [id, error.slice(0, 500)]));
   }
@@ -78,6 +98,7 @@ function toJob(row: Row): DeletionJob {
     status: String(row.status) as DeletionStatus,
     requestedAt: Number(row.requested_at_ms),
     completedAt: nullableNumber(row.completed_at_ms),
+    purgedAt: nullableNumber(row.purged_at_ms),
     deletedEvents: nullableNumber(row.deleted_events),
     deletedRejects: nullableNumber(row.deleted_rejects),
     error: row.error === null ? null : String(row.error),

@@ -73,7 +73,13 @@ export class DuckDbEventStore implements EventStore {
     private readonly db: DuckDbDatabase,
     /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
     private readonly exportWindowRows = WINDOW_ROWS,
-  ) {}
+  ) {
+    // The stages are temp tables of the write connection: a new connection has none.
+    db.onReconnect(() => {
+      this.stageReady = false;
+      this.deliveryStageReady = false;
+    });
+  }
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
     // Commits must not outrun the rollups by much: readers of the dashboard wait for them.

@@ -207,4 +207,9 @@ export const MIGRATIONS: Migration[] = [
     // Votes are keyed by session and checked against their poll (docs/analytics.md, "Poll votes").
     sql: `${REDERIVE_VOTE_HOURS_SQL};`,
   },
+  {
+    version: 10,
+    name: 'deletion jobs: when the erased bytes left every file',
+    sql: `ALTER TABLE deletion_jobs ADD COLUMN purged_at TIMESTAMP;`,
+  },
 ];
