@@ -30,9 +30,11 @@ describe('well-formed text', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 3 }), fc.string({ unit: 'binary' }), (value, key) => {
         const sent = { [key]: value, value: key };
-        const parsed = parseClientJson(JSON.stringify(sent));
+        const json = JSON.stringify(sent);
+        const parsed = parseClientJson(json);
         for (const text of texts(parsed)) expect(text.isWellFormed()).toBe(true);
-        if (texts(sent).every((text) => text.isWellFormed())) expect(parsed).toEqual(sent);
+        // Compared with what JSON itself gives back (-0 travels as 0).
+        if (texts(sent).every((text) => text.isWellFormed())) expect(parsed).toEqual(JSON.parse(json));
       }),
     );
   });

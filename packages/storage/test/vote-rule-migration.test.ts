@@ -31,10 +31,12 @@ describe('migration to the vote rule', () => {
     expect((await storage.analytics.pollResults({ tenantSeq: tenant.seq }))[0]?.totalVotes).toBe(1);
     await storage.close();
 
-    // The database as the previous version left it: every vote in vote_hours, keyed by viewer, no first_event_id.
+    // The database as the previous version left it (schema 8): every vote in vote_hours, keyed by
+    // viewer, no first_event_id; deletion jobs without purged_at.
     const db = await DuckDbDatabase.open(dir);
     await db.write(async (c) => {
-      await c.run('DELETE FROM schema_migrations WHERE version = 9');
+      await c.run('DELETE FROM schema_migrations WHERE version >= 9');
+      await c.run('ALTER TABLE deletion_jobs DROP COLUMN purged_at');
       await c.run('ALTER TABLE vote_hours DROP COLUMN first_event_id');
       await c.run(`DELETE FROM vote_hours`);
       await c.run(`INSERT INTO vote_hours BY NAME
