@@ -4,7 +4,6 @@ import { RequestFactory } from './fuzz/fuzz-requests';
 import { Picker } from './fuzz/hostile-inputs';
 import { mediaType } from './openapi/contract-checker';
 import { describeAnswer, openContract, STATE_CHANGING, type ContractContext } from './openapi/contract-context';
-import { AWAITING_BEHAVIOUR } from './openapi/contract-samples';
 import { startTestApp } from './test-app';
 
 /** Hostile requests per operation from the fuzzer's factory; the seed keeps runs repeatable. */
@@ -155,7 +154,7 @@ describe('the service answers as its OpenAPI document says', () => {
         if (!located.operation) {
           // Another method on a documented path: 405, unless the URL or the body was refused first.
           const refused = REFUSED_BEFORE_METHOD.has(response.statusCode) && mediaType(response.headers['content-type']) === 'application/problem+json';
-          if (!AWAITING_BEHAVIOUR.has('405-allow') && !refused) findings.set(`${request.method} ${located.path}: ${response.statusCode}, not 405`, describeAnswer(what, response));
+          if (!refused) findings.set(`${request.method} ${located.path}: ${response.statusCode}, not 405`, describeAnswer(what, response));
           continue;
         }
         checked++;

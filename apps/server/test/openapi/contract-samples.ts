@@ -1,17 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { validEvent } from '../events-fixture';
 
-/**
- * Behaviour that the document already describes but the service gives only once the HTTP
- * robustness changes (405 with Allow, one id length everywhere, the dashboard origin check for
- * cookies, empty JSON bodies, no type coercion of bodies) are in. Each key names a test of
- * openapi-contract-http-changes.test.ts that is, until then, expected to fail (`it.fails`), and
- * '405-allow' also switches on the 405 check of the fuzzer's requests in openapi-contract.test.ts:
- * when those changes are merged, each such test reports that it passed, and its key must go.
- * Empty after the merge.
- */
-export const AWAITING_BEHAVIOUR = new Set<string>([]);
-
 export interface Sample {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;

@@ -2,15 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Method } from './fuzz/fuzz-requests';
 import { mediaType } from './openapi/contract-checker';
 import { describeAnswer, openContract, STATE_CHANGING, type ContractContext } from './openapi/contract-context';
-import { AWAITING_BEHAVIOUR } from './openapi/contract-samples';
 
 const ALL_METHODS: Method[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-/** A test whose key is in AWAITING_BEHAVIOUR must fail until the HTTP changes land, then its key goes. */
-const awaiting = (key: string) => (AWAITING_BEHAVIOUR.has(key) ? it.fails : it);
-
 /**
- * Answers that the OpenAPI document states and that the HTTP robustness changes bring: 405 with
+ * Answers that the OpenAPI document states and that the HTTP surface guarantees: 405 with
  * Allow, one id length everywhere, the dashboard origin check for cookies, an empty JSON body as
  * no body, no type coercion of bodies. Checked against the document like every other answer.
  */
@@ -21,7 +17,7 @@ describe('the service answers as its OpenAPI document says, after the HTTP chang
   });
   afterAll(() => c?.close());
 
-  awaiting('405-allow')('answers an undocumented method on a documented path with 405 and Allow', async () => {
+  it('answers an undocumented method on a documented path with 405 and Allow', async () => {
     const failures: string[] = [];
     for (const [path, methods] of Object.entries(c.doc.paths)) {
       const allowed = Object.keys(methods).map((m) => m.toUpperCase());
@@ -36,7 +32,7 @@ describe('the service answers as its OpenAPI document says, after the HTTP chang
     expect(failures).toEqual([]);
   });
 
-  awaiting('max-length-ids')('answers path parameters of the documented maximum length normally, not 414', async () => {
+  it('answers path parameters of the documented maximum length normally, not 414', async () => {
     const failures: string[] = [];
     for (const op of c.ops) {
       for (const parameter of op.operation.parameters?.filter((p) => p.in === 'path' && typeof p.schema.maxLength === 'number') ?? []) {
@@ -49,7 +45,7 @@ describe('the service answers as its OpenAPI document says, after the HTTP chang
     expect(failures).toEqual([]);
   });
 
-  awaiting('cookie-origin')('refuses state-changing calls authenticated by the session cookie from another origin with 403', async () => {
+  it('refuses state-changing calls authenticated by the session cookie from another origin with 403', async () => {
     const login = await c.t.app.inject({ method: 'POST', url: '/v1/session', payload: { token: c.fixture.adminToken } });
     const cookie = String(login.headers['set-cookie']).split(';')[0]!;
     const failures: string[] = [];
@@ -72,7 +68,7 @@ describe('the service answers as its OpenAPI document says, after the HTTP chang
     expect(failures).toEqual([]);
   });
 
-  awaiting('empty-json-body')('takes an empty body sent as application/json as no body', async () => {
+  it('takes an empty body sent as application/json as no body', async () => {
     const failures: string[] = [];
     for (const op of c.ops.filter((o) => STATE_CHANGING.has(o.method) && !o.operation.requestBody)) {
       const credential = c.credentialOf(op);
@@ -83,7 +79,7 @@ describe('the service answers as its OpenAPI document says, after the HTTP chang
     expect(failures).toEqual([]);
   });
 
-  awaiting('no-coercion')('refuses body values of another type than documented instead of converting them', async () => {
+  it('refuses body values of another type than documented instead of converting them', async () => {
     const failures: string[] = [];
     const cases: Array<[string, string, string, object]> = [
       ['POST /v1/broadcasts', 'POST', '/v1/broadcasts', { id: false, campaignId: c.fixture.campaignId }],
