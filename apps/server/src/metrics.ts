@@ -87,15 +87,11 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
 
   /** Reports at every scrape how many writes the storage refused (full disk, read-only folder). */
   watchRefusedWrites(read: () => number): void {
-    new Counter({
-      name: 'svc_storage_refused_writes_total',
-      help: 'Writes the storage refused (full disk, read-only folder, size limit); each was answered 503 storage_unavailable or retried',
-      registers: [this.registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    this.countedAtScrape(
+      'svc_storage_refused_writes_total',
+      'Writes the storage refused (full disk, read-only folder, size limit); each was answered 503 storage_unavailable or retried',
+      read,
+    );
   }
 
   realtimeRefused(reason: ConnectionRefusal): void {
@@ -104,9 +100,18 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
 
   /** Reports at every scrape how many stored rows were set aside because a reader could not decode them. */
   watchUndecodableRows(read: () => number): void {
+    this.countedAtScrape(
+      'svc_undecodable_rows_total',
+      'Stored rows a reader could not decode (e.g. JSON with a lone surrogate from an older version); each was set aside, logged once with its id, and skipped',
+      read,
+    );
+  }
+
+  /** A counter whose value a component keeps itself, read at every scrape. */
+  private countedAtScrape(name: string, help: string, read: () => number): void {
     new Counter({
-      name: 'svc_undecodable_rows_total',
-      help: 'Stored rows a reader could not decode (e.g. JSON with a lone surrogate from an older version); each was set aside, logged once with its id, and skipped',
+      name,
+      help,
       registers: [this.registry],
       collect() {
         this.reset();
