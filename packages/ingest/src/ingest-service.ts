@@ -31,7 +31,7 @@ import {
 } from '@svc/storage';
 import { EventValidator } from './event-validator';
 import type { GroupCommitter } from './group-committer';
-import { quarantinePayload, truncatedToDepth } from './quarantine-payload';
+import { quarantinePayload, tooDeepQuarantinePayload } from './quarantine-payload';
 
 /** Limits of DESIGN section 6 (Segment's figures). */
 export const MAX_EVENT_BYTES = 32 * 1024;
@@ -146,7 +146,7 @@ export class IngestService {
         errors: JSON.stringify(outcome.errors),
         eventName: quarantinedEventName(raw),
         userId: safeUserId(raw),
-        payload: tooDeep ? truncatedPayload(raw) : quarantinePayload(raw, bytes),
+        payload: tooDeep ? tooDeepQuarantinePayload(raw) : quarantinePayload(raw, bytes),
       });
       this.observer.rejected(outcome.code);
     });
@@ -324,12 +324,6 @@ function toRow(event: RawEvent, request: IngestRequest, timestampMs: number, rec
     items: items === null ? null : JSON.stringify(items),
     data: JSON.stringify(event.data),
   };
-}
-
-/** The quarantine's form of a too-deep event: its outer levels, masked like any reject. */
-function truncatedPayload(raw: unknown): string {
-  const cut = truncatedToDepth(raw, MAX_EVENT_DEPTH);
-  return quarantinePayload(cut, Buffer.byteLength(JSON.stringify(cut) ?? ''));
 }
 
 function sumItems(items: LineItem[]): number {

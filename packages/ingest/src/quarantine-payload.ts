@@ -16,18 +16,13 @@ export function quarantinePayload(raw: unknown, serializedBytes: number): string
   return JSON.stringify(maskPii(raw) ?? null);
 }
 
-/** What stands in the quarantine for a container nested deeper than an event may be. */
-export const TRUNCATED_MARKER = '[nested too deep]';
-
 /**
- * A copy of `value` whose objects and arrays go `maxDepth` levels deep at most (`value` being
- * level 1); deeper ones are replaced by a marker. It keeps a too-deep event's outer levels for
- * the quarantine without anything recursing through all of it.
+ * The quarantine's form of an event nested deeper than `MAX_EVENT_DEPTH`, which nothing may
+ * serialize whole: `maskPii` reads no deeper than that limit and leaves a marker below it, so its
+ * copy holds the event's masked outer levels, kept within the same size limit.
  */
-export function truncatedToDepth(value: unknown, maxDepth: number): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (maxDepth <= 0) return TRUNCATED_MARKER;
-  if (Array.isArray(value)) return value.map((item) => truncatedToDepth(item, maxDepth - 1));
-  // fromEntries defines own properties: a "__proto__" key stays a key.
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncatedToDepth(item, maxDepth - 1)]));
+export function tooDeepQuarantinePayload(raw: unknown): string {
+  const text = JSON.stringify(maskPii(raw) ?? null);
+  const bytes = Buffer.byteLength(text);
+  return bytes > MAX_QUARANTINE_PAYLOAD_BYTES ? JSON.stringify({ truncated: true, bytes }) : text;
 }

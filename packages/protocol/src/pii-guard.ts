@@ -24,6 +24,8 @@ export interface PiiFinding {
 
 /** What a masked value or key is replaced with. */
 export const PII_REDACTED = '[redacted]';
+/** What a masked copy holds in place of a container nested deeper than `MAX_EVENT_DEPTH`. */
+export const NESTED_TOO_DEEP = '[nested too deep]';
 
 const EMAIL = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/u;
 const IPV4 = /(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?![\d.])/;
@@ -165,7 +167,7 @@ function walk(value: unknown, segments: string[], out: PiiFinding[], level: numb
 export function maskPii(value: unknown, level = 1): unknown {
   if (typeof value === 'string') return redactText(value);
   if (value === null || typeof value !== 'object') return value;
-  if (level > MAX_EVENT_DEPTH) return PII_REDACTED;
+  if (level > MAX_EVENT_DEPTH) return NESTED_TOO_DEEP;
   if (Array.isArray(value)) return value.map((item) => maskPii(item, level + 1));
   // fromEntries defines own properties, so a `__proto__` key stays an ordinary key.
   return Object.fromEntries(

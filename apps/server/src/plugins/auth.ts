@@ -99,6 +99,11 @@ export function createAuthGuards(
 /** Methods that only read; every other method changes state. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a request of this method may change state (and so needs the dashboard's origin when a cookie carries it). */
+export function changesState(method: string): boolean {
+  return !SAFE_METHODS.has(method);
+}
+
 /**
  * A browser attaches the session cookie to requests from any page of the same site (another
  * port of the same host included, SameSite does not tell ports apart), so a cookie-borne
@@ -107,7 +112,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * send one of them on every such request; a page elsewhere cannot forge either.
  */
 function requireSameOrigin(request: FastifyRequest, publicUrl: string): void {
-  if (SAFE_METHODS.has(request.method)) return;
+  if (!changesState(request.method)) return;
   if (request.headers['sec-fetch-site'] === 'same-origin') return;
   const origin = request.headers.origin;
   if (origin && (origin === originOf(publicUrl) || origin === `${request.protocol}://${request.host}`)) return;

@@ -1,5 +1,6 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { problems } from '../schemas';
+import { changesState } from './auth';
 
 /** What the credential check of a route is, as far as its answers are concerned. */
 export interface RouteCredential {
@@ -16,7 +17,6 @@ export interface RouteCredential {
 
 /** Methods whose requests Fastify reads a body of (DELETE and OPTIONS when one is sent). */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const STATE_CHANGING_METHODS = BODY_METHODS;
 
 interface RouteShape {
   method: string;
@@ -42,7 +42,7 @@ export function commonStatuses(route: RouteShape): number[] {
   const { credential } = route;
   if (credential.guarded) statuses.add(401).add(429).add(503);
   if (credential.takesApiKey) statuses.add(400);
-  if (credential.takesSessionCookie && STATE_CHANGING_METHODS.has(route.method)) statuses.add(403);
+  if (credential.takesSessionCookie && changesState(route.method)) statuses.add(403);
   return [...statuses].sort((a, b) => a - b);
 }
 
