@@ -403,12 +403,11 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
 
   it('shows the overlay in the configured default language', async () => {
     await show('match-1', await createOverlay('match-1', { type: 'contest', title: 'Ball' }));
-    await show('match-1', await createOverlay('match-1', { type: 'lineup', items: [{ title: 'Kick-off' }] }));
     await show('match-1', await createOverlay('match-1', { type: 'product', name: 'Scarf', price: 20, currency: 'EUR', placement: 'carousel' }));
     const strings: Record<string, string[]> = {
-      en: ['Enter', 'Coming up', 'Add to cart', 'Cart (0)'],
-      de: ['Teilnehmen', 'Als Nächstes', 'In den Warenkorb', 'Warenkorb (0)'],
-      fr: ['Participer', 'À suivre', 'Ajouter au panier', 'Panier (0)'],
+      en: ['Enter', 'Contest', 'Add to cart', 'Cart (0)'],
+      de: ['Teilnehmen', 'Gewinnspiel', 'In den Warenkorb', 'Warenkorb (0)'],
+      fr: ['Participer', 'Concours', 'Ajouter au panier', 'Panier (0)'],
     };
     for (const language of ['de', 'fr', 'en']) {
       await patchSettings({ localization: { defaultLanguage: language } });
@@ -437,7 +436,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
           return [...(style.animationName !== 'none' ? [`${name} animation`] : []), ...(transitions ? [`${name} transition`] : [])];
         }),
       );
-    expect(await moving()).toEqual(expect.arrayContaining(['section.card animation', 'span transition']));
+    expect(await moving()).toEqual(expect.arrayContaining(['section.card.poll animation', 'span.fill transition']));
     await page.emulateMedia({ reducedMotion: 'reduce' });
     expect(await moving()).toEqual([]);
   });

@@ -3,6 +3,7 @@ import { ConfigClient, type SvcConfig } from './config-client';
 import { SvcError } from './errors';
 import { EventQueue, takeBatch, type QueuedEvent } from './event-queue';
 import { newSessionId, uuidv7 } from './ids';
+import { RETIRED_KEEP_MS, type RetiredOverlay } from './overlay/overlay-schedule';
 import { RealtimeConnection, type WelcomeMessage } from './realtime-connection';
 
 export interface ConfigureOptions {
@@ -39,12 +40,14 @@ export interface OverlayState {
   votes: Map<string, number>;
   contests: Set<string>;
   viewers: number;
+  /** Overlays the server hid lately, with when: a viewer behind the live edge still sees them a while. */
+  retired: RetiredOverlay[];
 }
 
 /** One configured SDK instance (SvcSDK delegates to it). */
 export class SvcClient {
   readonly sessionId = newSessionId();
-  readonly state: OverlayState = { config: null, contentId: null, overlays: [], results: new Map(), votes: new Map(), contests: new Set(), viewers: 0 };
+  readonly state: OverlayState = { config: null, contentId: null, overlays: [], results: new Map(), votes: new Map(), contests: new Set(), viewers: 0, retired: [] };
   readonly styleNonce: string | undefined;
   private readonly configClient: ConfigClient;
   private readonly queue: EventQueue;
@@ -53,6 +56,8 @@ export class SvcClient {
   private readonly viewed = new Set<string>();
   private connection: RealtimeConnection | null = null;
   private joinedAt = 0;
+  /** Server clock minus this device's, from the welcome. */
+  private serverOffsetMs = 0;
   private userId: string | null;
   private readonly unload: () => void;
 
@@ -204,6 +209,11 @@ export class SvcClient {
     this.listeners.get(name)?.delete(listener);
   }
 
+  /** The server's time now (this device's clock corrected by the welcome's `serverTime`). */
+  serverNow(): number {
+    return Date.now() + this.serverOffsetMs;
+  }
+
   /** Events waiting to be sent (offline or in flight). */
   get pendingEvents(): number {
     return this.queue.size;
@@ -226,7 +236,10 @@ export class SvcClient {
   }
 
   private onWelcome(message: WelcomeMessage): void {
+    const serverTime = Date.parse(message.serverTime);
+    if (Number.isFinite(serverTime)) this.serverOffsetMs = serverTime - Date.now();
     this.state.overlays = message.overlays;
+    this.state.retired = [];
     this.state.results = new Map(message.pollResults.map((r) => [r.pollId, r]));
     this.state.votes = new Map(Object.entries(message.viewer.votes));
     this.state.contests = new Set(message.viewer.contests);
@@ -242,9 +255,15 @@ export class SvcClient {
       case 'overlay.update':
         this.state.overlays = [...this.state.overlays.filter((o) => o.id !== message.overlay.id), message.overlay];
         break;
-      case 'overlay.hide':
+      case 'overlay.hide': {
+        const hidden = this.state.overlays.find((o) => o.id === message.overlayId);
+        const hiddenAt = Date.parse((message as { hiddenAt?: string }).hiddenAt ?? '');
+        const now = this.serverNow();
+        this.state.retired = this.state.retired.filter((r) => r.hiddenAtMs > now - RETIRED_KEEP_MS && r.overlay.id !== message.overlayId);
+        if (hidden) this.state.retired.push({ overlay: hidden, hiddenAtMs: Number.isFinite(hiddenAt) ? hiddenAt : now });
         this.state.overlays = this.state.overlays.filter((o) => o.id !== message.overlayId);
         break;
+      }
       case 'poll.results':
         this.state.results.set(message.pollId, { pollId: message.pollId, counts: message.counts, total: message.total });
         break;
@@ -340,6 +359,7 @@ export class SvcClient {
     setTimeout(() => connection?.close(), 50);
     this.state.contentId = null;
     this.state.overlays = [];
+    this.state.retired = [];
     this.emit('state', this.state);
   }
 

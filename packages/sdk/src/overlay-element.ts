@@ -1,68 +1,101 @@
-import type { Overlay, PollResults } from '@svc/protocol';
 import { productIdOf, type OverlayState, type SvcClient } from './client';
 import { ulid } from './ids';
 import { stringsFor, type Strings } from './i18n';
-import { OVERLAY_CSS } from './overlay-styles';
+import { Cart } from './overlay/cart';
+import { isClosed, renderCard, currentItem, type CardContext } from './overlay/cards';
+import { themeColors } from './overlay/contrast';
+import { countdown, el, money } from './overlay/dom';
+import { OVERLAY_CSS } from './overlay/overlay-css';
+import { arrange, groupOverlays, type PlayerSize, type Slot } from './overlay/overlay-layout';
+import { dueOverlays } from './overlay/overlay-schedule';
+import { playheadServerMs, type PlayerSource } from './overlay/player-clock';
+import type { ViewerOverlay } from './overlay/viewer-overlay';
 
 export const OVERLAY_TAG = 'svc-engagement-overlay';
 /** An overlay counts as viewed once at least half of it was visible for this long. */
 export const VIEWED_AFTER_MS = 1_000;
+/** How long a notice (thanks, a refused vote) stays before it goes by itself. */
+export const NOTICE_MS = 4_000;
+/** How often a player's playhead is read: overlays appear within this of their moment. */
+const PLAYHEAD_TICK_MS = 100;
+/** Countdowns and lineups move on once a second. */
+const CLOCK_TICK_MS = 1_000;
+/** Screen readers hear live results at most this often. */
+const ANNOUNCE_EVERY_MS = 3_000;
+/** The first reading waits this long for the results that follow a vote. */
+const ANNOUNCE_SETTLE_MS = 400;
 
-interface CartLine {
-  productId: string;
-  name: string;
-  quantity: number;
-  unitPrice: number;
-  currency: string;
-  sponsorId: string | null;
-}
-
-type Element_ = HTMLElement;
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, text?: string): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function money(amount: number, currency: string, language: string): string {
-  try {
-    return new Intl.NumberFormat(language, { style: 'currency', currency }).format(amount);
-  } catch {
-    return `${amount.toFixed(2)} ${currency}`;
-  }
+/** The element's own API besides the attribute-free defaults. */
+export interface OverlayElement extends HTMLElement {
+  /** The viewer's player: overlays appear when its playhead reaches the moment they were shown. */
+  player: PlayerSource | null;
 }
 
 /**
  * Defines `<svc-engagement-overlay>` on first use (never at import, so server rendering is
- * safe). The element renders the SDK's state into its shadow root.
+ * safe). The element renders the SDK's state into its shadow root, placed by the layout model.
  */
 export function defineOverlayElement(getClient: () => SvcClient | null): void {
   if (typeof customElements === 'undefined' || customElements.get(OVERLAY_TAG)) return;
 
-  class SvcEngagementOverlayElement extends HTMLElement {
+  class SvcEngagementOverlayElement extends HTMLElement implements OverlayElement {
     private readonly root: ShadowRoot;
-    private readonly cards = new Map<string, Element_>();
+    private readonly frame = el('div', { class: 'frame', 'data-mode': 'wide' });
+    private readonly areas = {
+      north: el('div', { class: 'north' }),
+      middle: el('div', { class: 'middle' }),
+      west: el('div', { class: 'west' }),
+      east: el('div', { class: 'east' }),
+      south: el('div', { class: 'south' }),
+    };
+    private readonly slots: Record<Slot, HTMLElement> = {
+      banner: el('div', { class: 'banner' }),
+      sheet: el('div', { class: 'sheet' }),
+      shelf: el('div', { class: 'shelf', role: 'region' }),
+      left: this.areas.west,
+      right: el('div', { class: 'aside' }),
+    };
+    private readonly util = el('div', { class: 'util' });
+    private readonly notice = el('div', { class: 'notice', role: 'status' });
+    private readonly live = el('div', { class: 'sr', 'aria-live': 'polite', role: 'status' });
+    private readonly cards = new Map<string, HTMLElement>();
     /** What each card was drawn from; a card is redrawn only when it changes. */
     private readonly drawn = new Map<string, string>();
-    private readonly layers: Record<'stack' | 'side' | 'shelf', Element_>;
-    private readonly live: Element_;
-    private readonly cart: CartLine[] = [];
+    private readonly cart = new Cart();
     private cartButton: HTMLButtonElement | null = null;
-    private panel: Element_ | null = null;
+    private panel: HTMLElement | null = null;
     private observer: IntersectionObserver | null = null;
+    private resize: ResizeObserver | null = null;
+    private size: PlayerSize = { width: 0, height: 0 };
     private readonly viewTimers = new Map<string, ReturnType<typeof setTimeout>>();
+    private noticeTimer: ReturnType<typeof setTimeout> | undefined;
+    private ticker: ReturnType<typeof setInterval> | undefined;
+    private tickEvery = 0;
+    private announced = { at: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined };
+    private source: PlayerSource | null = null;
     private readonly onState = () => this.render();
     private client: SvcClient | null = null;
 
     constructor() {
       super();
       this.root = this.attachShadow({ mode: 'open' });
-      const styles = this.adoptStyles();
-      this.layers = { stack: el('div', { class: 'stack' }), side: el('div', { class: 'side' }), shelf: el('div', { class: 'shelf' }) };
-      this.live = el('div', { class: 'sr', 'aria-live': 'polite', role: 'status' });
-      this.root.append(...styles, this.layers.stack, this.layers.side, this.layers.shelf, this.live);
+      this.notice.hidden = true;
+      this.areas.south.append(this.slots.sheet, this.slots.shelf);
+      this.areas.north.append(this.slots.banner);
+      this.areas.east.append(this.util, this.slots.right);
+      this.util.append(this.notice);
+      const { north, middle, west, east, south } = this.areas;
+      this.frame.append(north, west, middle, east, south);
+      this.root.append(...this.adoptStyles(), this.frame, this.live);
+    }
+
+    get player(): PlayerSource | null {
+      return this.source;
+    }
+
+    set player(player: PlayerSource | null) {
+      this.source = player ?? null;
+      this.render();
     }
 
     connectedCallback(): void {
@@ -71,16 +104,24 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       if (typeof IntersectionObserver !== 'undefined') {
         this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { threshold: [0, 0.5] });
       }
+      if (typeof ResizeObserver !== 'undefined') {
+        this.resize = new ResizeObserver(() => this.render());
+        this.resize.observe(this);
+      }
       this.render();
     }
 
     disconnectedCallback(): void {
       this.client?.off('state', this.onState);
       this.observer?.disconnect();
+      this.resize?.disconnect();
+      this.setTicker(0);
+      clearTimeout(this.noticeTimer);
+      clearTimeout(this.announced.timer);
       for (const timer of this.viewTimers.values()) clearTimeout(timer);
     }
 
-    private adoptStyles(): Element_[] {
+    private adoptStyles(): HTMLElement[] {
       // Constructed style sheets need no nonce under a strict CSP; the <style> fallback takes one.
       if ('adoptedStyleSheets' in this.root && typeof CSSStyleSheet !== 'undefined' && 'replaceSync' in CSSStyleSheet.prototype) {
         const sheet = new CSSStyleSheet();
@@ -88,25 +129,36 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
         this.root.adoptedStyleSheets = [sheet];
         return [];
       }
-      const style = el('style', getClient()?.styleNonce ? { nonce: getClient()!.styleNonce! } : {}, OVERLAY_CSS);
-      return [style];
+      const nonce = getClient()?.styleNonce;
+      return [el('style', nonce ? { nonce } : {}, OVERLAY_CSS)];
     }
 
     private get strings(): Strings {
-      return stringsFor(this.client?.state.config?.localization.defaultLanguage);
+      return stringsFor(this.language);
     }
 
     private get language(): string {
       return this.client?.state.config?.localization.defaultLanguage ?? 'en';
     }
 
-    /** Which overlays the configuration lets this viewer see. */
-    private visible(state: OverlayState): Overlay[] {
+    /** Numbers and prices in the viewer's own variant of the overlay's language (de-AT for a German overlay). */
+    private get locale(): string {
+      const viewer = typeof navigator !== 'undefined' ? navigator.language : '';
+      return viewer && viewer.slice(0, 2).toLowerCase() === this.language.slice(0, 2).toLowerCase() ? viewer : this.language;
+    }
+
+    private serverNow(): number {
+      return this.client?.serverNow() ?? Date.now();
+    }
+
+    /** Which overlays the configuration lets this viewer see, when the video has reached them. */
+    private visible(state: OverlayState): ViewerOverlay[] {
       const config = state.config;
       if (!config) return [];
       const flags = config.featureFlags;
       const commerce = flags.payments && config.country !== null && config.availableMarkets.includes(config.country);
-      return state.overlays.filter((o) => {
+      const playhead = this.source ? playheadServerMs(this.source, this.serverNow()) : null;
+      return dueOverlays(state.overlays, state.retired, playhead).filter((o) => {
         switch (o.type) {
           case 'poll':
             return flags.polls;
@@ -122,239 +174,254 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       });
     }
 
+    private measure(): void {
+      const box = this.getBoundingClientRect();
+      this.size = { width: Math.round(box.width), height: Math.round(box.height) };
+      this.frame.style.setProperty('--h', `${this.size.height}px`);
+    }
+
     private render(): void {
       const state = this.client?.state;
       if (!state) return;
-      if (state.config) this.style.setProperty('--svc-primary', state.config.theme.primaryColor);
+      if (state.config) {
+        const colors = themeColors(state.config.theme.primaryColor);
+        this.style.setProperty('--svc-primary', colors.primary);
+        this.style.setProperty('--svc-on-primary', colors.onPrimary);
+        this.style.setProperty('--svc-accent-light', colors.accentLight);
+        this.style.setProperty('--svc-accent-dark', colors.accentDark);
+      }
+      this.measure();
       const shown = this.visible(state);
-      const ids = new Set(shown.map((o) => o.id));
-      for (const [id, card] of this.cards) {
-        if (!ids.has(id)) {
-          this.observer?.unobserve(card);
-          card.remove();
-          this.cards.delete(id);
-          this.drawn.delete(id);
-          clearTimeout(this.viewTimers.get(id));
-          this.viewTimers.delete(id);
+      const layout = arrange(shown, this.size);
+      this.frame.setAttribute('data-mode', layout.mode);
+      // The cart and notices sit at the top on a phone, at the top of the right column elsewhere.
+      const utilHome = layout.mode === 'portrait' ? this.areas.north : this.areas.east;
+      if (this.util.parentElement !== utilHome) utilHome.prepend(this.util);
+      if (this.panel) this.placePanel(layout.mode);
+
+      const wanted = new Map<Slot, HTMLElement[]>();
+      const placedIds = new Set<string>();
+      for (const group of groupOverlays(shown)) {
+        const slot = layout.placed.get(group.key);
+        if (!slot) continue;
+        const list = wanted.get(slot) ?? [];
+        for (const overlay of group.overlays) {
+          list.push(this.cardFor(overlay, state));
+          placedIds.add(overlay.id);
         }
+        wanted.set(slot, list);
       }
-      for (const overlay of shown) {
-        const existing = this.cards.get(overlay.id);
-        const signature = JSON.stringify([overlay.updatedAt, state.results.get(overlay.id), state.votes.get(overlay.id), state.contests.has(overlay.id), this.language]);
-        if (existing && this.drawn.get(overlay.id) === signature) continue;
-        this.drawn.set(overlay.id, signature);
-        const card = this.renderCard(overlay, state);
-        if (existing) {
-          // Keep focus where it was when a card is redrawn.
-          const focused = this.root.activeElement?.getAttribute('data-key');
-          existing.replaceWith(card);
-          this.observer?.unobserve(existing);
-          if (focused) (card.querySelector(`[data-key="${focused}"]`) as HTMLElement | null)?.focus();
-        } else {
-          this.layerFor(overlay).append(card);
-        }
-        this.cards.set(overlay.id, card);
-        this.observer?.observe(card);
-      }
+      for (const [id, card] of this.cards) if (!placedIds.has(id)) this.dropCard(id, card);
+      for (const slot of Object.keys(this.slots) as Slot[]) this.fill(this.slots[slot], wanted.get(slot) ?? []);
+      this.slots.shelf.setAttribute('aria-label', this.strings.shop);
+      this.slots.shelf.hidden = !wanted.get('shelf')?.length;
       this.renderCart(shown.some((o) => o.type === 'product'));
+      this.util.hidden = this.notice.hidden && !this.cartButton;
+      const ticking = shown.some((o) => ('closesAt' in o && o.closesAt) || o.type === 'lineup');
+      this.setTicker(this.source ? PLAYHEAD_TICK_MS : ticking ? CLOCK_TICK_MS : 0);
+      this.updateCountdowns();
     }
 
-    private layerFor(overlay: Overlay): Element_ {
-      if (overlay.type === 'lineup') return this.layers.side;
-      if (overlay.type === 'product') return overlay.placement === 'banner' ? this.root.appendChild(el('div')) : this.layers.shelf;
-      return this.layers.stack;
-    }
-
-    private renderCard(overlay: Overlay, state: OverlayState): Element_ {
-      const s = this.strings;
-      const card = el('section', { class: 'card', 'data-overlay': overlay.id, 'data-type': overlay.type });
-      switch (overlay.type) {
-        case 'poll': {
-          card.setAttribute('aria-label', overlay.question);
-          card.append(el('h3', {}, overlay.question));
-          const mine = state.votes.get(overlay.id);
-          if (mine === undefined) {
-            const options = el('div', { class: 'options', role: 'group' });
-            overlay.options.forEach((option, index) => {
-              const button = el('button', { type: 'button', 'data-key': `opt-${index}` }, option);
-              button.addEventListener('click', () => void this.client?.vote(overlay.id, index).catch(() => undefined));
-              options.append(button);
-            });
-            card.append(options);
-          } else {
-            card.append(this.results(overlay.options, state.results.get(overlay.id), mine), el('p', { class: 'muted' }, s.voted));
-            // Redrawn only when the results change: tell screen readers, politely.
-            this.announce(overlay.id);
-          }
-          break;
-        }
-        case 'contest': {
-          card.append(el('div', { class: 'label' }, overlay.title), el('h3', {}, overlay.title));
-          if (overlay.description) card.append(el('p', {}, overlay.description));
-          if (state.contests.has(overlay.id)) card.append(el('p', { role: 'status' }, s.entered));
-          else {
-            const button = el('button', { type: 'button', 'data-key': 'enter' }, s.enter);
-            button.addEventListener('click', () => void this.client?.enterContest(overlay.id));
-            card.append(button);
-          }
-          break;
-        }
-        case 'lineup': {
-          card.append(el('h3', {}, s.lineup));
-          const list = el('ol');
-          for (const item of overlay.items) {
-            const time = item.at ? new Date(item.at).toLocaleTimeString(this.language, { hour: '2-digit', minute: '2-digit' }) : '';
-            list.append(el('li', {}, time ? `${time} · ${item.title}` : item.title));
-          }
-          card.append(list);
-          break;
-        }
-        case 'sponsor_moment': {
-          card.classList.add('moment');
-          card.append(el('div', { class: 'label' }, s.sponsoredBy));
-          if (overlay.imageUrl) card.append(el('img', { src: overlay.imageUrl, alt: '' }));
-          card.append(el('p', {}, overlay.message));
-          if (overlay.ctaUrl) {
-            const link = el('a', { class: 'cta', href: overlay.ctaUrl, target: '_blank', rel: 'noopener', 'data-key': 'cta' }, s.learnMore);
-            link.addEventListener('click', () => this.client?.track('sponsor_moment.tapped', { data: { momentId: overlay.id, sponsorId: overlay.sponsorId } }));
-            card.append(link);
-          }
-          break;
-        }
-        case 'product': {
-          card.classList.add(overlay.placement === 'banner' ? 'banner' : 'product');
-          const productId = productIdOf(overlay);
-          const commerce = { sponsorId: overlay.sponsorId ?? null, orderId: null, items: [], total: 0 };
-          if (overlay.imageUrl) card.append(el('img', { src: overlay.imageUrl, alt: '' }));
-          const name = el('button', { type: 'button', class: 'name', 'data-key': 'name' }, overlay.name);
-          name.addEventListener('click', () => this.client?.track('product.tapped', { ...commerce, data: { productId } }));
-          const add = el('button', { type: 'button', 'data-key': 'add' }, s.addToCart);
-          add.addEventListener('click', () => this.addToCart({ productId, name: overlay.name, quantity: 1, unitPrice: overlay.price, currency: overlay.currency, sponsorId: overlay.sponsorId ?? null }));
-          card.append(name, el('div', { class: 'price' }, money(overlay.price, overlay.currency, this.language)), add);
-          break;
-        }
+    /** The card of an overlay, redrawn only when what it shows changed. */
+    private cardFor(overlay: ViewerOverlay, state: OverlayState): HTMLElement {
+      const now = this.serverNow();
+      const signature = JSON.stringify([
+        overlay.updatedAt,
+        overlay.sponsor,
+        state.results.get(overlay.id),
+        state.votes.get(overlay.id),
+        state.contests.has(overlay.id),
+        isClosed(overlay, now),
+        overlay.type === 'lineup' ? currentItem(overlay.items, now) : null,
+        this.locale,
+      ]);
+      const existing = this.cards.get(overlay.id);
+      if (existing && this.drawn.get(overlay.id) === signature) return existing;
+      this.drawn.set(overlay.id, signature);
+      const card = renderCard(overlay, this.cardContext(state));
+      if (existing) {
+        // Keep focus where it was when a card is redrawn.
+        const focused = this.root.activeElement?.getAttribute('data-key');
+        existing.replaceWith(card);
+        this.observer?.unobserve(existing);
+        if (focused) (card.querySelector(`[data-key="${focused}"]`) as HTMLElement | null)?.focus();
+        if (overlay.type === 'poll' && state.votes.has(overlay.id)) this.announce(overlay.id);
       }
+      this.cards.set(overlay.id, card);
+      this.observer?.observe(card);
       return card;
     }
 
-    private results(options: string[], results: PollResults | undefined, mine: number): Element_ {
-      const box = el('div');
-      const total = results?.total ?? 0;
-      options.forEach((option, index) => {
-        const count = results?.counts[index] ?? 0;
-        const share = total ? Math.round((count / total) * 100) : 0;
-        const bar = el('div', { class: index === mine ? 'bar mine' : 'bar' });
-        const fill = el('span');
-        fill.style.width = `${share}%`;
-        const row = el('div');
-        row.append(el('span', {}, option), el('span', {}, `${share}%`));
-        bar.append(fill, row);
-        box.append(bar);
-      });
-      box.append(el('div', { class: 'muted' }, this.strings.votes(total)));
-      return box;
-    }
-
-    private announce(pollId: string): void {
-      const state = this.client?.state;
-      const poll = state?.overlays.find((o) => o.id === pollId);
-      const results = state?.results.get(pollId);
-      if (!poll || poll.type !== 'poll') return;
-      const parts = poll.options.map((option, i) => `${option}: ${results?.counts[i] ?? 0}`);
-      this.live.textContent = `${this.strings.voted}. ${parts.join(', ')}`;
-    }
-
-    private cartTotal(): number {
-      return Math.round(this.cart.reduce((sum, line) => sum + line.quantity * line.unitPrice, 0) * 100) / 100;
-    }
-
-    private cartFields(orderId: string | null = null) {
+    private cardContext(state: OverlayState): CardContext {
+      const client = this.client;
+      const s = this.strings;
       return {
-        orderId,
-        sponsorId: this.cart[0]?.sponsorId ?? null,
-        items: this.cart.map(({ productId, name, quantity, unitPrice, currency }) => ({ productId, name, quantity, unitPrice, currency })),
-        total: this.cartTotal(),
+        strings: s,
+        locale: this.locale,
+        serverNow: () => this.serverNow(),
+        results: (id) => state.results.get(id),
+        voted: (id) => state.votes.get(id),
+        entered: (id) => state.contests.has(id),
+        vote: (id, index) => void client?.vote(id, index).catch((error: { code?: string }) => this.notify(error.code === 'poll_closed' ? s.pollClosed : s.failed)),
+        enter: (id) => void client?.enterContest(id).catch((error: { code?: string }) => this.notify(error.code === 'contest_closed' ? s.contestClosed : s.failed)),
+        tapSponsor: (o) => o.type === 'sponsor_moment' && client?.track('sponsor_moment.tapped', { data: { momentId: o.id, sponsorId: o.sponsorId } }),
+        tapProduct: (o) => client?.track('product.tapped', { sponsorId: o.type === 'product' ? (o.sponsorId ?? null) : null, orderId: null, items: [], total: 0, data: { productId: productIdOf(o) } }),
+        addToCart: (o) => {
+          if (o.type !== 'product') return;
+          const line = { productId: productIdOf(o), name: o.name, quantity: 1, unitPrice: o.price, currency: o.currency, sponsorId: o.sponsorId ?? null };
+          this.cart.add(line);
+          client?.track('cart.item_added', { ...this.cart.fields(), sponsorId: line.sponsorId, data: { productId: line.productId, quantity: 1 } });
+          this.render();
+        },
       };
     }
 
-    private addToCart(line: CartLine): void {
-      const existing = this.cart.find((l) => l.productId === line.productId);
-      if (existing) existing.quantity++;
-      else this.cart.push(line);
-      this.client?.track('cart.item_added', { ...this.cartFields(), sponsorId: line.sponsorId, data: { productId: line.productId, quantity: 1 } });
-      this.render();
+    /** Puts exactly `cards` into `container`, in order, moving nodes only when something changed. */
+    private fill(container: HTMLElement, cards: HTMLElement[]): void {
+      const current = Array.from(container.children).filter((child) => child.hasAttribute('data-overlay'));
+      if (current.length === cards.length && current.every((child, i) => child === cards[i])) return;
+      for (const child of current) if (!cards.includes(child as HTMLElement)) child.remove();
+      // After the utility row and before the panel, where a column holds them.
+      const anchor = Array.from(container.children).find((child) => child.classList.contains('panel')) ?? null;
+      for (const card of cards) container.insertBefore(card, anchor);
     }
 
-    private removeFromCart(productId: string): void {
-      const index = this.cart.findIndex((l) => l.productId === productId);
-      if (index < 0) return;
-      const [line] = this.cart.splice(index, 1);
-      this.client?.track('cart.item_removed', { ...this.cartFields(), sponsorId: line!.sponsorId, data: { productId, quantity: line!.quantity } });
-      this.renderPanel('cart');
-      this.render();
+    private dropCard(id: string, card: HTMLElement): void {
+      this.observer?.unobserve(card);
+      card.remove();
+      this.cards.delete(id);
+      this.drawn.delete(id);
+      clearTimeout(this.viewTimers.get(id));
+      this.viewTimers.delete(id);
+    }
+
+    private setTicker(everyMs: number): void {
+      if (everyMs === this.tickEvery) return;
+      clearInterval(this.ticker);
+      this.tickEvery = everyMs;
+      this.ticker = everyMs ? setInterval(() => this.render(), everyMs) : undefined;
+    }
+
+    private updateCountdowns(): void {
+      const now = this.serverNow();
+      for (const clock of Array.from(this.root.querySelectorAll<HTMLElement>('.countdown'))) {
+        const left = Date.parse(clock.dataset.closes!) - now;
+        const closedText = clock.closest('[data-type="contest"]') ? this.strings.contestClosed : this.strings.pollClosed;
+        const text = left > 0 ? this.strings.closesIn(countdown(left)) : closedText;
+        if (clock.textContent !== text) clock.textContent = text;
+      }
+    }
+
+    /**
+     * Live results for screen readers, politely: a moment after the vote (so the first reading
+     * has the new count), then at most every few seconds.
+     */
+    private announce(pollId: string): void {
+      if (this.announced.timer !== undefined) return;
+      const wait = Math.max(ANNOUNCE_SETTLE_MS, this.announced.at + ANNOUNCE_EVERY_MS - Date.now());
+      this.announced.timer = setTimeout(() => {
+        this.announced.at = Date.now();
+        this.announced.timer = undefined;
+        const state = this.client?.state;
+        const poll = state?.overlays.find((o) => o.id === pollId);
+        if (!poll || poll.type !== 'poll') return;
+        const results = state?.results.get(pollId);
+        this.live.textContent = `${this.strings.voted}. ${poll.options.map((option, i) => `${option}: ${results?.counts[i] ?? 0}`).join(', ')}`;
+      }, wait);
+    }
+
+    /** A short message that goes by itself. */
+    private notify(text: string): void {
+      this.notice.textContent = text;
+      this.notice.hidden = false;
+      this.util.hidden = false;
+      clearTimeout(this.noticeTimer);
+      this.noticeTimer = setTimeout(() => {
+        this.notice.hidden = true;
+        this.notice.textContent = '';
+        this.render();
+      }, NOTICE_MS);
     }
 
     private renderCart(commerceShown: boolean): void {
-      const count = this.cart.reduce((n, l) => n + l.quantity, 0);
-      if (!commerceShown && !count) {
+      const count = this.cart.count;
+      if (!commerceShown && !count && !this.panel) {
         this.cartButton?.remove();
         this.cartButton = null;
         return;
       }
       if (!this.cartButton) {
-        this.cartButton = el('button', { type: 'button', class: 'cart', 'data-key': 'cart' });
+        this.cartButton = el('button', { type: 'button', class: 'cart', 'data-key': 'cart', 'aria-haspopup': 'dialog' });
         this.cartButton.addEventListener('click', () => this.renderPanel(this.panel ? null : 'cart'));
-        this.root.append(this.cartButton);
+        this.util.append(this.cartButton);
       }
+      this.cartButton.setAttribute('aria-expanded', String(this.panel !== null));
       this.cartButton.textContent = this.strings.cart(count);
     }
 
-    private renderPanel(view: 'cart' | 'checkout' | 'done' | null): void {
+    private placePanel(mode: string): void {
+      const home = mode === 'portrait' ? this.areas.south : this.areas.east;
+      if (this.panel && this.panel.parentElement !== home) home.append(this.panel);
+    }
+
+    private renderPanel(view: 'cart' | 'checkout' | null): void {
+      const hadPanel = this.panel !== null;
       this.panel?.remove();
       this.panel = null;
-      if (!view) return;
-      const s = this.strings;
-      const panel = el('section', { class: 'card panel', role: 'dialog', 'aria-label': s.cart(this.cart.length) });
-      const currency = this.cart[0]?.currency ?? 'EUR';
-      if (view === 'done') {
-        panel.append(el('p', { role: 'status' }, s.thanks));
-      } else {
-        for (const line of this.cart) {
-          const row = el('div', { class: 'row' });
-          row.append(el('span', {}, `${line.quantity} × ${line.name}`), el('span', {}, money(line.quantity * line.unitPrice, line.currency, this.language)));
-          if (view === 'cart') {
-            const remove = el('button', { type: 'button', class: 'secondary', 'data-key': `rm-${line.productId}` }, s.remove);
-            remove.addEventListener('click', () => this.removeFromCart(line.productId));
-            row.append(remove);
-          }
-          panel.append(row);
-        }
-        panel.append(el('div', { class: 'row price' }, money(this.cartTotal(), currency, this.language)));
-        const actions = el('div', { class: 'actions' });
-        const cancel = el('button', { type: 'button', class: 'secondary', 'data-key': 'cancel' }, view === 'cart' ? s.close : s.cancel);
-        cancel.addEventListener('click', () => {
-          if (view === 'checkout') this.client?.track('checkout.abandoned', { ...this.cartFields(), data: { step: 'cart' } });
-          this.renderPanel(null);
-        });
-        const go = el('button', { type: 'button', 'data-key': view === 'cart' ? 'checkout' : 'order' }, view === 'cart' ? s.checkout : s.placeOrder);
-        go.disabled = this.cart.length === 0;
-        go.addEventListener('click', () => {
-          if (view === 'cart') {
-            this.client?.track('checkout.started', { ...this.cartFields(), data: {} });
-            this.renderPanel('checkout');
-          } else {
-            this.client?.track('checkout.completed', { ...this.cartFields(`ord_${ulid()}`), data: { currency } });
-            this.cart.splice(0);
-            this.renderPanel('done');
-            this.render();
-          }
-        });
-        actions.append(cancel, go);
-        panel.append(actions);
+      this.frame.removeAttribute('data-panel');
+      if (!view) {
+        this.render();
+        if (hadPanel) this.cartButton?.focus();
+        return;
       }
+      const s = this.strings;
+      const panel = el('section', { class: 'card panel', role: 'dialog', 'aria-label': s.cart(this.cart.count) });
+      panel.addEventListener('keydown', (event) => {
+        if (event.key === 'Escape') this.renderPanel(null);
+      });
+      for (const line of this.cart.lines) {
+        const row = el('div', { class: 'row' });
+        row.append(el('span', {}, `${line.quantity} × ${line.name}`), el('span', { class: 'price' }, money(line.quantity * line.unitPrice, line.currency, this.locale)));
+        if (view === 'cart') {
+          const remove = el('button', { type: 'button', class: 'secondary', 'data-key': `rm-${line.productId}` }, s.remove);
+          remove.addEventListener('click', () => this.removeFromCart(line.productId));
+          row.append(remove);
+        }
+        panel.append(row);
+      }
+      panel.append(el('div', { class: 'row price' }, money(this.cart.total, this.cart.currency, this.locale)));
+      const actions = el('div', { class: 'actions' });
+      const cancel = el('button', { type: 'button', class: 'secondary', 'data-key': 'cancel' }, view === 'cart' ? s.close : s.cancel);
+      cancel.addEventListener('click', () => {
+        if (view === 'checkout') this.client?.track('checkout.abandoned', { ...this.cart.fields(), data: { step: 'cart' } });
+        this.renderPanel(null);
+      });
+      const go = el('button', { type: 'button', 'data-key': view === 'cart' ? 'checkout' : 'order' }, view === 'cart' ? s.checkout : s.placeOrder);
+      go.disabled = this.cart.lines.length === 0;
+      go.addEventListener('click', () => {
+        if (view === 'cart') {
+          this.client?.track('checkout.started', { ...this.cart.fields(), data: {} });
+          this.renderPanel('checkout');
+          return;
+        }
+        this.client?.track('checkout.completed', { ...this.cart.fields(`ord_${ulid()}`), data: { currency: this.cart.currency } });
+        this.cart.clear();
+        this.renderPanel(null);
+        this.notify(s.thanks);
+      });
+      actions.append(cancel, go);
+      panel.append(actions);
       this.panel = panel;
-      this.root.append(panel);
-      (panel.querySelector('button') as HTMLButtonElement | null)?.focus();
+      this.frame.setAttribute('data-panel', '');
+      this.render();
+      (panel.querySelector('button:not([disabled])') as HTMLButtonElement | null)?.focus();
+    }
+
+    private removeFromCart(productId: string): void {
+      const line = this.cart.remove(productId);
+      if (!line) return;
+      this.client?.track('cart.item_removed', { ...this.cart.fields(), sponsorId: line.sponsorId, data: { productId, quantity: line.quantity } });
+      this.renderPanel('cart');
     }
 
     /** Timers run per overlay, so a card redrawn while visible keeps counting. */
@@ -368,7 +435,8 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
             overlayId,
             setTimeout(() => {
               this.viewTimers.delete(overlayId);
-              const overlay = this.client?.state.overlays.find((o) => o.id === overlayId);
+              const state = this.client?.state;
+              const overlay = state?.overlays.find((o) => o.id === overlayId) ?? state?.retired.find((r) => r.overlay.id === overlayId)?.overlay;
               if (overlay && this.cards.has(overlayId)) this.client?.trackViewed(overlay);
             }, VIEWED_AFTER_MS),
           );

@@ -1,7 +1,8 @@
 import { SvcClient, type ConfigureOptions, type TrackFields } from './client';
 import type { SvcConfig } from './config-client';
 import { SvcError } from './errors';
-import { defineOverlayElement, OVERLAY_TAG } from './overlay-element';
+import { defineOverlayElement, OVERLAY_TAG, type OverlayElement } from './overlay-element';
+import type { PlayerSource } from './overlay/player-clock';
 import { warnOnce } from './shims';
 
 export const VERSION = '0.2.0-beta';
@@ -103,11 +104,23 @@ export const SvcSDK = {
   },
 };
 
-/** The overlay element to place over the video player. */
-export function SvcEngagementOverlay(): HTMLElement {
+export interface OverlayOptions {
+  /**
+   * The viewer's player, to show each overlay when the video reaches the moment it was shown
+   * (players run 5–30 s behind the live edge): a `<video>`, an hls.js instance, or
+   * `{ latency: () => seconds }` / `{ playheadDate: () => Date }` (docs/sdk.md, "In step with
+   * the video"). Without it, overlays show as soon as the server sends them.
+   */
+  player?: PlayerSource | null;
+}
+
+/** The overlay element to place over the video player (its box decides the layout). */
+export function SvcEngagementOverlay(options: OverlayOptions = {}): OverlayElement {
   if (typeof document === 'undefined') throw new SvcError('invalid_argument', 'SvcEngagementOverlay needs a browser document.');
   defineOverlayElement(() => client);
-  return document.createElement(OVERLAY_TAG);
+  const element = document.createElement(OVERLAY_TAG) as OverlayElement;
+  if (options.player) element.player = options.player;
+  return element;
 }
 
 /** 0.1.x: replaced by SvcSDK.configure. */
