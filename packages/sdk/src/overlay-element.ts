@@ -195,7 +195,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       const layout = arrange(shown, this.size);
       this.frame.setAttribute('data-mode', layout.mode);
       // The cart and notices sit at the top on a phone, at the top of the right column elsewhere.
-      const utilHome = layout.mode === 'portrait' ? this.areas.north : this.areas.east;
+      const utilHome = layout.mode === 'wide' ? this.areas.east : this.areas.north;
       if (this.util.parentElement !== utilHome) utilHome.prepend(this.util);
       if (this.panel) this.placePanel(layout.mode);
 
@@ -360,7 +360,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
     }
 
     private placePanel(mode: string): void {
-      const home = mode === 'portrait' ? this.areas.south : this.areas.east;
+      const home = mode === 'wide' ? this.areas.east : this.areas.south;
       if (this.panel && this.panel.parentElement !== home) home.append(this.panel);
     }
 

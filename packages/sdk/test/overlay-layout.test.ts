@@ -22,6 +22,9 @@ describe('the overlay layout model', () => {
     expect(layoutMode({ width: 1920, height: 1080 })).toBe('wide');
     // A small player on a big screen is laid out for its own size.
     expect(layoutMode({ width: 360, height: 640 })).toBe('portrait');
+    // 16:9 across a phone held upright, or a phone on its side with a short screen.
+    expect(layoutMode({ width: 390, height: 219 })).toBe('compact');
+    expect(layoutMode({ width: 568, height: 320 })).toBe('compact');
   });
 
   it('places the busiest combination on a tall phone: banner, sheet and carousel together', () => {
@@ -51,6 +54,13 @@ describe('the overlay layout model', () => {
     const l = lineup();
     expect(arrange([l], { width: 1280, height: 720 }).placed.get(l.id)).toBe('right');
     expect(arrange([product(), l], { width: 1280, height: 720 }).placed.get(l.id)).toBe('left');
+  });
+
+  it('shows one card at a time at the bottom of a small inline player', () => {
+    const [p, a, m] = [poll(), product(), moment()];
+    const layout = arrange([a!, p!, m!], { width: 390, height: 219 });
+    expect(Object.fromEntries(layout.placed)).toEqual({ [p!.id]: 'sheet' });
+    expect(layout.queued).toEqual([m!.id, 'products']);
   });
 
   it('shows a banner product in the banner place, after a sponsor moment', () => {

@@ -14,11 +14,17 @@ export const OVERLAY_CSS = `
 .north, .south, .west, .east, .aside, .sheet { display: flex; flex-direction: column; gap: 8px; min-width: 0; min-height: 0; }
 .north, .south, .west, .east { overflow: auto; overscroll-behavior: contain; scrollbar-width: thin; }
 .north > *, .south > *, .west > *, .east > *, .aside > *, .sheet > * { flex-shrink: 0; }
-.frame[data-mode=portrait] { display: flex; flex-direction: column; gap: 8px; }
+.frame[data-mode=portrait], .frame[data-mode=compact] { display: flex; flex-direction: column; gap: 8px; }
 .frame[data-mode=portrait] .north { flex: 0 1 auto; max-height: calc(42% - 8px); }
 .frame[data-mode=portrait] .middle { flex: 1 0 16%; }
 .frame[data-mode=portrait] .south { flex: 0 1 auto; max-height: calc(42% - 8px); }
-.frame[data-mode=portrait] .west, .frame[data-mode=portrait] .east { display: none; }
+.frame[data-mode=compact] { padding: 8px; gap: 6px; }
+.frame[data-mode=compact] .north { flex: 0 1 auto; max-height: 36%; }
+.frame[data-mode=compact] .middle { flex: 1 1 0; }
+.frame[data-mode=compact] .south { flex: 0 1 auto; max-height: 60%; }
+.frame[data-mode=compact] .options { grid-auto-flow: column; grid-auto-columns: max-content; grid-template-columns: none; overflow-x: auto; }
+.frame[data-mode=compact] h3 { font-size: 15px; margin-bottom: 6px; }
+.frame[data-mode=portrait] .west, .frame[data-mode=portrait] .east, .frame[data-mode=compact] .west, .frame[data-mode=compact] .east { display: none; }
 .frame[data-mode=wide] { display: grid; padding: 16px; gap: 12px; grid-template-columns: minmax(0, min(30%, 360px)) minmax(0, 1fr) minmax(0, min(28%, 320px));
   grid-template-rows: auto minmax(0, 1fr); grid-template-areas: "north north east" "west middle east"; }
 .frame[data-mode=wide] .north { grid-area: north; max-height: calc(var(--h, 600px) * .24); }

@@ -8,10 +8,12 @@
  *   On a short player the sheet and the carousel take turns.
  * - `wide` (landscape phones, tablets, desktop): a banner across the top, side cards on the
  *   left (poll, contest) and a column on the right (cart, notices, products or lineup).
+ * - `compact` (a small inline player, e.g. 16:9 across a phone held upright): one card at a
+ *   time, which may reach the middle since there is no room to spare.
  */
 import type { ViewerOverlay as Overlay } from './viewer-overlay';
 
-export type LayoutMode = 'portrait' | 'wide';
+export type LayoutMode = 'portrait' | 'wide' | 'compact';
 export type Slot = 'banner' | 'sheet' | 'shelf' | 'left' | 'right';
 
 export interface PlayerSize {
@@ -24,7 +26,11 @@ export const PORTRAIT_MAX_WIDTH_PX = 600;
 /** A portrait player at least this tall holds a sheet and the carousel at once. */
 export const PORTRAIT_ROOMY_HEIGHT_PX = 720;
 
+/** Lower than this: too small for side cards or a free middle. */
+export const COMPACT_MAX_HEIGHT_PX = 360;
+
 export function layoutMode({ width, height }: PlayerSize): LayoutMode {
+  if (height < COMPACT_MAX_HEIGHT_PX) return 'compact';
   return width < PORTRAIT_MAX_WIDTH_PX && height >= width ? 'portrait' : 'wide';
 }
 
@@ -44,7 +50,7 @@ function kindOf(overlay: Overlay): string {
 /** The places a kind may take, in order of preference. */
 function placesFor(kind: string, mode: LayoutMode): Slot[] {
   if (kind === 'sponsor_moment' || kind === 'banner') return ['banner'];
-  if (mode === 'portrait') return kind === 'product' ? ['shelf'] : ['sheet'];
+  if (mode !== 'wide') return kind === 'product' ? ['shelf'] : ['sheet'];
   if (kind === 'product') return ['right'];
   if (kind === 'lineup') return ['right', 'left'];
   return ['left', 'right'];
@@ -68,11 +74,12 @@ export function arrange(overlays: readonly Overlay[], size: PlayerSize): Layout 
     .map((group, arrival) => ({ group, arrival, priority: PRIORITY[kindOf(group.overlays[0]!)] ?? 9 }))
     .sort((a, b) => a.priority - b.priority || a.arrival - b.arrival);
   const taken = new Set<Slot>();
-  const oneAtTheBottom = mode === 'portrait' && size.height < PORTRAIT_ROOMY_HEIGHT_PX;
+  const oneAtTheBottom = mode === 'compact' || (mode === 'portrait' && size.height < PORTRAIT_ROOMY_HEIGHT_PX);
   const placed = new Map<string, Slot>();
   const queued: string[] = [];
   for (const { group } of order) {
-    const slot = placesFor(kindOf(group.overlays[0]!), mode).find((s) => !taken.has(s) && !(oneAtTheBottom && bottomTaken(s, taken)));
+    const full = mode === 'compact' && taken.size > 0;
+    const slot = full ? undefined : placesFor(kindOf(group.overlays[0]!), mode).find((s) => !taken.has(s) && !(oneAtTheBottom && bottomTaken(s, taken)));
     if (!slot) {
       queued.push(group.key);
       continue;
