@@ -105,7 +105,7 @@ export class ContentService {
     await this.getBroadcast(tenant, broadcastId);
     const content = await this.checkOverlay(tenant, body);
     const now = this.clock.now();
-    if (closesAtOf(content) !== undefined) requireFutureClose(content, now);
+    requireFutureClose(content, now);
     const record: OverlayRecord = {
       tenantSeq: tenant.seq,
       broadcastId,
@@ -143,12 +143,13 @@ export class ContentService {
     if (current.type === 'poll' && current.active && !samePoll(current.content, content)) {
       throw new SvcError('conflict', 'A poll cannot change while it is shown (except its closesAt); hide it first or create a new poll.');
     }
-    if (closeChanged && Date.parse(closesAt) <= this.clock.now()) {
+    if (closeChanged) {
+      const now = this.clock.now();
       // A stored vote received after the new closing time would stop counting.
-      if (current.type === 'poll' && (await this.hasVotes(tenant, broadcastId, id))) {
+      if (current.type === 'poll' && Date.parse(closesAt) <= now && (await this.hasVotes(tenant, broadcastId, id))) {
         throw new SvcError('conflict', 'A poll that has votes cannot close in the past: its votes would no longer count.');
       }
-      requireFutureClose(content, this.clock.now());
+      requireFutureClose(content, now);
     }
     if (current.type === 'poll' && !samePoll(current.content, content) && (await this.hasVotes(tenant, broadcastId, id))) {
       // Votes name an option by index and label: new options would void them or give them another meaning.
@@ -225,7 +226,8 @@ function closesAtOf(content: OverlayContent): string | undefined {
 /** Refuses (400, naming /closesAt) a closing time that is not ahead of `nowMs`. */
 function requireFutureClose(content: OverlayContent, nowMs: number): void {
   const closesAt = closesAtOf(content);
-  if (closesAt !== undefined && Date.parse(closesAt) <= nowMs) {
+  // A date-time that Date cannot represent (a leap second) would never close: refused too.
+  if (closesAt !== undefined && !(Date.parse(closesAt) > nowMs)) {
     throw new SvcError('validation_failed', `"closesAt" must lie in the future (server time ${new Date(nowMs).toISOString()}).`, {
       errors: [{ path: '/closesAt', code: 'invalid_value', message: 'must lie in the future' }],
     });
