@@ -72,7 +72,8 @@ export class DemoBroadcast {
     if (!groups.length) return;
     const current = groups[this.step % groups.length]!;
     this.step++;
-    for (const overlay of this.overlays) {
+    // Hides first, then shows: the previous step never stays on screen with the next one.
+    for (const overlay of [...this.overlays].sort((a, b) => Number(current.includes(a)) - Number(current.includes(b)))) {
       const show = current.includes(overlay);
       await this.content.setActive(tenant, DEMO_BROADCAST_ID, overlay.id, show);
     }

@@ -410,7 +410,7 @@ describe('realtime gateway', () => {
     await show('hiding', pollId, 'hide');
     for (const viewer of audience) await viewer.next((m) => m.type === 'overlay.hide');
     await elsewhere.request({ type: 'ping' });
-    for (const viewer of audience) expect(viewer.ofType('overlay.hide')).toEqual([{ type: 'overlay.hide', overlayId: pollId }]);
+    for (const viewer of audience) expect(viewer.ofType('overlay.hide')).toEqual([{ type: 'overlay.hide', overlayId: pollId, hiddenAt: expect.any(String) }]);
     expect(elsewhere.ofType('overlay.hide')).toEqual([]);
     const late = await welcomed('hiding');
     expect(late.ofType('welcome')[0]).toMatchObject({ overlays: [], pollResults: [] });

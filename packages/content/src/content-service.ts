@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type OverlayContent } from '@svc/protocol';
-import { contentChannel, overlayView, type Bus, type ContentChange } from '@svc/realtime';
+import { contentChannel, overlayViews, type Bus, type ContentChange } from '@svc/realtime';
 import type { BroadcastRecord, CampaignRecord, ContentStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
 import type { PollCatalogue } from './poll-catalogue';
@@ -51,11 +51,12 @@ export class ContentService {
     return found(await this.store.renameCampaign(tenant.seq, id, name), `No campaign ${id}.`);
   }
 
-  async createSponsor(tenant: Tenant, input: { id?: string; name: string }): Promise<SponsorRecord> {
+  async createSponsor(tenant: Tenant, input: { id?: string; name: string; logoUrl?: string }): Promise<SponsorRecord> {
     const record: SponsorRecord = {
       tenantSeq: tenant.seq,
       id: input.id ?? `sp_${randomBase62(12, this.random)}`,
       name: input.name,
+      logoUrl: input.logoUrl ?? null,
       createdAt: this.clock.now(),
     };
     if (!(await this.store.createSponsor(record))) throw new SvcError('conflict', `Sponsor "${record.id}" already exists.`);
@@ -70,8 +71,9 @@ export class ContentService {
     return found(await this.store.getSponsor(tenant.seq, id), `No sponsor "${id}".`);
   }
 
-  async renameSponsor(tenant: Tenant, id: string, name: string): Promise<SponsorRecord> {
-    return found(await this.store.renameSponsor(tenant.seq, id, name), `No sponsor "${id}".`);
+  /** Renames a sponsor or changes its logo (`logoUrl: null` removes it); overlays show the change when next read or pushed. */
+  async updateSponsor(tenant: Tenant, id: string, patch: { name?: string; logoUrl?: string | null }): Promise<SponsorRecord> {
+    return found(await this.store.updateSponsor(tenant.seq, id, patch), `No sponsor "${id}".`);
   }
 
   async createBroadcast(tenant: Tenant, input: { id: string; campaignId: number; title?: string }): Promise<BroadcastRecord> {
@@ -103,6 +105,7 @@ export class ContentService {
     await this.getBroadcast(tenant, broadcastId);
     const content = await this.checkOverlay(tenant, body);
     const now = this.clock.now();
+    requireFutureClose(content, now);
     const record: OverlayRecord = {
       tenantSeq: tenant.seq,
       broadcastId,
@@ -112,27 +115,41 @@ export class ContentService {
       active: false,
       createdAt: now,
       updatedAt: now,
+      shownAt: null,
     };
     await this.store.createOverlay(record);
     this.polls?.remember(record);
-    return overlayView(record);
+    return this.view(record);
   }
 
   async listOverlays(tenant: Tenant, broadcastId: string): Promise<Overlay[]> {
     await this.getBroadcast(tenant, broadcastId);
-    return (await this.store.listOverlays(tenant.seq, broadcastId)).map(overlayView);
+    return overlayViews(this.store, await this.store.listOverlays(tenant.seq, broadcastId));
   }
 
   async getOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<Overlay> {
-    return overlayView(await this.overlayRecord(tenant, broadcastId, id));
+    return this.view(await this.overlayRecord(tenant, broadcastId, id));
   }
 
-  /** Replaces an overlay's content (same type). A poll that viewers are voting on cannot change. */
+  /**
+   * Replaces an overlay's content (same type). A poll that viewers are voting on cannot change,
+   * except its `closesAt`. A new `closesAt` must lie ahead, and never void counted votes.
+   */
   async updateOverlay(tenant: Tenant, broadcastId: string, id: string, body: unknown): Promise<Overlay> {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     const content = await this.checkOverlay(tenant, { ...(body as object), type: current.type });
-    if (current.type === 'poll' && current.active) {
-      throw new SvcError('conflict', 'A poll cannot change while it is shown; hide it first or create a new poll.');
+    const closesAt = closesAtOf(content);
+    const closeChanged = closesAt !== undefined && Date.parse(closesAt) !== Date.parse(closesAtOf(current.content) ?? '');
+    if (current.type === 'poll' && current.active && !samePoll(current.content, content)) {
+      throw new SvcError('conflict', 'A poll cannot change while it is shown (except its closesAt); hide it first or create a new poll.');
+    }
+    if (closeChanged) {
+      const now = this.clock.now();
+      // A stored vote received after the new closing time would stop counting.
+      if (current.type === 'poll' && Date.parse(closesAt) <= now && (await this.hasVotes(tenant, broadcastId, id))) {
+        throw new SvcError('conflict', 'A poll that has votes cannot close in the past: its votes would no longer count.');
+      }
+      requireFutureClose(content, now);
     }
     if (current.type === 'poll' && !samePoll(current.content, content) && (await this.hasVotes(tenant, broadcastId, id))) {
       // Votes name an option by index and label: new options would void them or give them another meaning.
@@ -140,7 +157,7 @@ export class ContentService {
     }
     const record = found(await this.store.updateOverlay(tenant.seq, id, { content }, this.clock.now()), `No overlay "${id}".`);
     this.polls?.remember(record);
-    const overlay = overlayView(record);
+    const overlay = await this.view(record);
     if (record.active) this.publish(tenant, broadcastId, { kind: 'update', overlay });
     return overlay;
   }
@@ -149,15 +166,21 @@ export class ContentService {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     await this.store.deleteOverlay(tenant.seq, id);
     this.polls?.forget(tenant.seq, id);
-    if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id });
+    if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(this.clock.now()).toISOString() });
   }
 
+  /** Shows or hides an overlay; a show records its time (`shownAt`), a hide tells viewers its time (`hiddenAt`). */
   async setActive(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
     await this.overlayRecord(tenant, broadcastId, id);
-    const record = found(await this.store.updateOverlay(tenant.seq, id, { active }, this.clock.now()), `No overlay "${id}".`);
-    const overlay = overlayView(record);
-    this.publish(tenant, broadcastId, active ? { kind: 'show', overlay } : { kind: 'hide', overlayId: id });
+    const now = this.clock.now();
+    const record = found(await this.store.updateOverlay(tenant.seq, id, active ? { active, shownAt: now } : { active }, now), `No overlay "${id}".`);
+    const overlay = await this.view(record);
+    this.publish(tenant, broadcastId, active ? { kind: 'show', overlay } : { kind: 'hide', overlayId: id, hiddenAt: new Date(now).toISOString() });
     return overlay;
+  }
+
+  private async view(record: OverlayRecord): Promise<Overlay> {
+    return (await overlayViews(this.store, [record]))[0]!;
   }
 
   private async hasVotes(tenant: Tenant, broadcastId: string, pollId: string): Promise<boolean> {
@@ -193,6 +216,21 @@ export class ContentService {
         errors: [{ path: `/${field}`, code: 'invalid_value', message: 'is not a known campaign' }],
       });
     }
+  }
+}
+
+function closesAtOf(content: OverlayContent): string | undefined {
+  return content.type === 'poll' || content.type === 'contest' ? content.closesAt : undefined;
+}
+
+/** Refuses (400, naming /closesAt) a closing time that is not ahead of `nowMs`. */
+function requireFutureClose(content: OverlayContent, nowMs: number): void {
+  const closesAt = closesAtOf(content);
+  // A date-time that Date cannot represent (a leap second) would never close: refused too.
+  if (closesAt !== undefined && !(Date.parse(closesAt) > nowMs)) {
+    throw new SvcError('validation_failed', `"closesAt" must lie in the future (server time ${new Date(nowMs).toISOString()}).`, {
+      errors: [{ path: '/closesAt', code: 'invalid_value', message: 'must lie in the future' }],
+    });
   }
 }
 

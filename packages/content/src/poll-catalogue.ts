@@ -3,7 +3,10 @@ import type { ContentStore, OverlayRecord } from '@svc/storage';
 
 /** A poll overlay as the vote rule reads it. */
 export function pollDefinition(record: Pick<OverlayRecord, 'id' | 'broadcastId' | 'createdAt'> & { content: PollContent }): PollDefinition {
-  return { id: record.id, broadcastId: record.broadcastId, question: record.content.question, options: [...record.content.options], createdAtMs: record.createdAt };
+  const { question, options, closesAt } = record.content;
+  const definition: PollDefinition = { id: record.id, broadcastId: record.broadcastId, question, options: [...options], createdAtMs: record.createdAt };
+  if (closesAt !== undefined) definition.closesAtMs = Date.parse(closesAt);
+  return definition;
 }
 
 /**

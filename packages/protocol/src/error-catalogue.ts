@@ -41,6 +41,8 @@ export const ERROR_CATALOGUE = {
   overlay_not_active: { status: 409, title: 'Overlay not active' },
   already_voted: { status: 409, title: 'Already voted' },
   already_entered: { status: 409, title: 'Already entered' },
+  poll_closed: { status: 409, title: 'Poll closed' },
+  contest_closed: { status: 409, title: 'Contest closed' },
   // Server side.
   database_locked: { status: 503, title: 'Database in use by another process' },
   storage_unavailable: { status: 503, title: 'Storage does not accept writes' },

@@ -11,11 +11,15 @@ export interface PollContent {
   type: 'poll';
   question: string;
   options: string[];
+  /** ISO 8601 time after which votes are refused; none: open while shown. */
+  closesAt?: string;
 }
 export interface ContestContent {
   type: 'contest';
   title: string;
   description?: string;
+  /** ISO 8601 time after which entries are refused; none: open while shown. */
+  closesAt?: string;
 }
 export interface LineupContent {
   type: 'lineup';
@@ -43,6 +47,13 @@ export interface ProductContent {
 
 export type OverlayContent = PollContent | ContestContent | LineupContent | SponsorMomentContent | ProductContent;
 
+/** The sponsor of a sponsor moment or product, from the sponsor record when the overlay is read or pushed. */
+export interface OverlaySponsor {
+  id: string;
+  name: string;
+  logoUrl?: string;
+}
+
 /** An overlay as the admin API and the gateway show it. */
 export type Overlay = OverlayContent & {
   id: string;
@@ -50,9 +61,14 @@ export type Overlay = OverlayContent & {
   active: boolean;
   createdAt: string;
   updatedAt: string;
+  /** Server time the overlay was last shown (null: never), so a player behind the live edge can show it in step. */
+  shownAt: string | null;
+  /** Of a `sponsor_moment` or `product` with a `sponsorId` the tenant has. */
+  sponsor?: OverlaySponsor;
 };
 
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
 const url = { type: 'string', maxLength: 2_000, pattern: '^https?://[^\\s]+$' } as const;
 const id = { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
 
@@ -66,13 +82,14 @@ export const OVERLAY_SCHEMAS: Record<OverlayType, Record<string, unknown>> = {
       type: { const: 'poll' },
       question: text(300),
       options: { type: 'array', minItems: POLL_MIN_OPTIONS, maxItems: POLL_MAX_OPTIONS, uniqueItems: true, items: text(120) },
+      closesAt: dateTime,
     },
   },
   contest: {
     type: 'object',
     additionalProperties: false,
     required: ['type', 'title'],
-    properties: { type: { const: 'contest' }, title: text(200), description: text(2_000) },
+    properties: { type: { const: 'contest' }, title: text(200), description: text(2_000), closesAt: dateTime },
   },
   lineup: {
     type: 'object',

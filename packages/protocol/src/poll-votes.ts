@@ -4,7 +4,8 @@
  *
  * 1. **Valid.** A `poll.voted` counts only for a poll the service knows (a poll overlay of the
  *    tenant), sent in the poll's broadcast, received after the poll was created, naming an
- *    option the poll has (`optionIndex`) with that option's own label (`optionSelected`).
+ *    option the poll has (`optionIndex`) with that option's own label (`optionSelected`), and,
+ *    when the poll has a `closesAt`, received before that time.
  *    Ingest quarantines a vote on a known poll that breaks this (`poll_vote_invalid`); votes on
  *    polls the service does not know are stored but never counted.
  * 2. **One per viewer.** Among a poll's valid votes, a vote counts when no other vote of the
@@ -21,6 +22,8 @@ export interface PollDefinition {
   question: string;
   options: readonly string[];
   createdAtMs: number;
+  /** From the poll's `closesAt`: a vote received then or later is refused. None: the poll never closes. */
+  closesAtMs?: number;
 }
 
 /** The polls the service knows, looked up in memory (ingest checks every vote against it). */
@@ -45,6 +48,7 @@ export function pollVoteProblem(poll: PollDefinition, vote: VoteClaim): { path: 
   }
   if (vote.optionSelected !== poll.options[index]) return { path: '/data/optionSelected', message: `must be the label of option ${index} of poll "${poll.id}"` };
   if (vote.receivedAtMs < poll.createdAtMs) return { path: '/data/pollId', message: `was sent before poll "${poll.id}" existed` };
+  if (poll.closesAtMs !== undefined && vote.receivedAtMs >= poll.closesAtMs) return { path: '/data/pollId', message: `was sent after poll "${poll.id}" closed` };
   return null;
 }
 

@@ -50,7 +50,7 @@ export type ServerMessage =
     }
   | { type: 'overlay.show'; overlay: Overlay }
   | { type: 'overlay.update'; overlay: Overlay }
-  | { type: 'overlay.hide'; overlayId: string }
+  | { type: 'overlay.hide'; overlayId: string; /** Server time of the hide, so a player behind the live edge hides it in step. */ hiddenAt: string }
   | ({ type: 'poll.results' } & PollResults)
   | { type: 'viewers'; count: number }
   | { type: 'ack'; ids: string[]; requestId?: string; rejected?: Array<{ index: number; code: string; detail: string }> }

@@ -63,4 +63,13 @@ describe('pollVoteProblem', () => {
     // Sent before the poll existed: about a poll the service did not know then.
     expect(pollVoteProblem(poll, { ...claim, receivedAtMs: 999 })?.path).toBe('/data/pollId');
   });
+
+  it('refuses a vote received at or after the poll closes, and takes one just before', () => {
+    const closing: PollDefinition = { ...poll, closesAtMs: 5_000 };
+    expect(pollVoteProblem(closing, { ...claim, receivedAtMs: 4_999 })).toBeNull();
+    expect(pollVoteProblem(closing, { ...claim, receivedAtMs: 5_000 })).toEqual({ path: '/data/pollId', message: 'was sent after poll "poll_1" closed' });
+    expect(pollVoteProblem(closing, { ...claim, receivedAtMs: 9_000 })?.path).toBe('/data/pollId');
+    // A poll without a closing time never closes.
+    expect(pollVoteProblem(poll, { ...claim, receivedAtMs: Number.MAX_SAFE_INTEGER })).toBeNull();
+  });
 });

@@ -37,4 +37,4 @@ export function contentChannel(tenantSeq: number, broadcastId: string): string {
 /** What the admin side publishes on a content channel. */
 export type ContentChange =
   | { kind: 'show' | 'update'; overlay: Overlay }
-  | { kind: 'hide'; overlayId: string };
+  | { kind: 'hide'; overlayId: string; /** ISO server time of the hide. */ hiddenAt: string };

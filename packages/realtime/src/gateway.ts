@@ -13,14 +13,14 @@ import {
   type Clock,
   type ErrorCode,
   type IngestResult,
-  type Overlay,
   type ServerMessage,
 } from '@svc/protocol';
-import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import type { ContentStore, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
+import { overlayViews } from './overlay-view';
 import { frame, Room, type StoredVote } from './room';
 import { KeyedThrottle, realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
@@ -89,17 +89,6 @@ export interface GatewayDeps {
 const CONTENT_ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
-
-export function overlayView(record: OverlayRecord): Overlay {
-  return {
-    ...record.content,
-    id: record.id,
-    broadcastId: record.broadcastId,
-    active: record.active,
-    createdAt: new Date(record.createdAt).toISOString(),
-    updatedAt: new Date(record.updatedAt).toISOString(),
-  } as Overlay;
-}
 
 /**
  * The realtime gateway (protocol `svc.v1`, docs/realtime-protocol.md): authenticates viewers,
@@ -538,6 +527,9 @@ export class Gateway {
     if (!poll || poll.type !== 'poll') {
       return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
     }
+    if (isClosed(poll.closesAt, this.deps.clock.now())) {
+      return this.reply(connection, { type: 'error', code: 'poll_closed', detail: `This poll closed at ${poll.closesAt}.`, requestId });
+    }
     if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
       return this.reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
     }
@@ -567,6 +559,9 @@ export class Gateway {
     const contest = typeof contestId === 'string' ? room.activeOverlay(contestId) : undefined;
     if (!contest || contest.type !== 'contest') {
       return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
+    }
+    if (isClosed(contest.closesAt, this.deps.clock.now())) {
+      return this.reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
     }
     if (!room.recordEntry(contest.id, session.viewer)) {
       return this.reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
@@ -668,7 +663,7 @@ export class Gateway {
       this.deps.content.listOverlays(tenant.seq, broadcastId),
       this.deps.content.listInteractions(tenant.seq, broadcastId),
     ]);
-    const room = new Room(key, tenant.seq, broadcastId, campaignId, overlays.map(overlayView), interactions);
+    const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.deps.content, overlays), interactions);
     room.unsubscribe = this.deps.bus.subscribe(contentChannel(tenant.seq, broadcastId), (change) => this.onContentChange(room, change as ContentChange));
     return room;
   }
@@ -686,7 +681,7 @@ export class Gateway {
   private onContentChange(room: Room, change: ContentChange): void {
     if (change.kind === 'hide') {
       room.removeOverlay(change.overlayId);
-      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId });
+      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
       return;
     }
     room.setOverlay(change.overlay);
@@ -711,6 +706,11 @@ export class Gateway {
     void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => undefined);
     return promise;
   }
+}
+
+/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
+function isClosed(closesAt: string | undefined, nowMs: number): boolean {
+  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
 }
 
 function roomKey(tenantSeq: number, broadcastId: string): string {

@@ -96,7 +96,14 @@ export class Room {
   addStoredVote(vote: StoredVote): boolean {
     const overlay = this.overlays.get(vote.pollId);
     if (overlay?.type !== 'poll') return false;
-    const definition = { id: overlay.id, broadcastId: overlay.broadcastId, question: overlay.question, options: overlay.options, createdAtMs: Date.parse(overlay.createdAt) };
+    const definition = {
+      id: overlay.id,
+      broadcastId: overlay.broadcastId,
+      question: overlay.question,
+      options: overlay.options,
+      createdAtMs: Date.parse(overlay.createdAt),
+      ...(overlay.closesAt === undefined ? {} : { closesAtMs: Date.parse(overlay.closesAt) }),
+    };
     if (pollVoteProblem(definition, vote)) return false;
     const poll = this.pollState(vote.pollId);
     const { eventId, sessionId, userId, timestampMs, optionIndex } = vote;

@@ -222,5 +222,5 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
 
 /** A stored poll overlay of broadcast `b`, shown. */
 export function pollRecord(id: string, options = ['Yes', 'No']): OverlayRecord {
-  return { tenantSeq: TENANT.seq, broadcastId: 'b', id, type: 'poll', content: { type: 'poll', question: 'Which?', options }, active: true, createdAt: 0, updatedAt: 0 };
+  return { tenantSeq: TENANT.seq, broadcastId: 'b', id, type: 'poll', content: { type: 'poll', question: 'Which?', options }, active: true, createdAt: 0, updatedAt: 0, shownAt: 0 };
 }

@@ -10,7 +10,7 @@ const socketOf = (viewer: { ws: unknown }) => (viewer.ws as { _socket: { pause()
 /** A shown lineup of about 32 KB whose title starts with `n:`. */
 function bigUpdate(n: number): Overlay {
   const now = new Date(0).toISOString();
-  return { type: 'lineup', items: [{ title: `${n}:${'x'.repeat(32 * 1024)}` }], id: 'big', broadcastId: 'b', active: true, createdAt: now, updatedAt: now };
+  return { type: 'lineup', items: [{ title: `${n}:${'x'.repeat(32 * 1024)}` }], id: 'big', broadcastId: 'b', active: true, createdAt: now, updatedAt: now, shownAt: now };
 }
 const updateNumber = (m: Message) => Number(String((m.overlay as { items: Array<{ title: string }> }).items[0]!.title).split(':')[0]);
 

@@ -11,6 +11,8 @@ export interface SponsorRecord {
   tenantSeq: number;
   id: string;
   name: string;
+  /** http(s) URL of the sponsor's logo, shown to viewers with its overlays. */
+  logoUrl: string | null;
   createdAt: number;
 }
 
@@ -31,6 +33,8 @@ export interface OverlayRecord {
   active: boolean;
   createdAt: number;
   updatedAt: number;
+  /** When the overlay was last shown (null: never). */
+  shownAt: number | null;
 }
 
 /** One viewer's poll vote or contest entry, as recorded in the event log. */
@@ -70,7 +74,8 @@ export interface ContentStore {
   createSponsor(record: SponsorRecord): Promise<boolean>;
   getSponsor(tenantSeq: number, id: string): Promise<SponsorRecord | null>;
   listSponsors(tenantSeq: number): Promise<SponsorRecord[]>;
-  renameSponsor(tenantSeq: number, id: string, name: string): Promise<SponsorRecord | null>;
+  /** Changes the fields given; `logoUrl: null` removes the logo. */
+  updateSponsor(tenantSeq: number, id: string, patch: { name?: string; logoUrl?: string | null }): Promise<SponsorRecord | null>;
 
   createBroadcast(record: BroadcastRecord): Promise<boolean>;
   getBroadcast(tenantSeq: number, id: string): Promise<BroadcastRecord | null>;
@@ -80,7 +85,7 @@ export interface ContentStore {
   createOverlay(record: OverlayRecord): Promise<void>;
   getOverlay(tenantSeq: number, id: string): Promise<OverlayRecord | null>;
   listOverlays(tenantSeq: number, broadcastId: string): Promise<OverlayRecord[]>;
-  updateOverlay(tenantSeq: number, id: string, patch: { content?: OverlayContent; active?: boolean }, updatedAt: number): Promise<OverlayRecord | null>;
+  updateOverlay(tenantSeq: number, id: string, patch: { content?: OverlayContent; active?: boolean; shownAt?: number }, updatedAt: number): Promise<OverlayRecord | null>;
   deleteOverlay(tenantSeq: number, id: string): Promise<boolean>;
   /** Every poll overlay of every tenant (the service keeps them in memory to check votes). */
   listPolls(): Promise<OverlayRecord[]>;

@@ -39,7 +39,7 @@ async function createPolls(storage: Pick<Storage, 'content'>, tenantSeq: number)
   for (const poll of pollsOf()) {
     await storage.content.createOverlay({
       tenantSeq, broadcastId: poll.broadcastId, id: poll.id, type: 'poll', content: { type: 'poll', question: poll.question, options: [...poll.options] },
-      active: true, createdAt: poll.createdAtMs, updatedAt: poll.createdAtMs,
+      active: true, createdAt: poll.createdAtMs, updatedAt: poll.createdAtMs, shownAt: poll.createdAtMs,
     });
   }
 }

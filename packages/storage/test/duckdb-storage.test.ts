@@ -135,6 +135,24 @@ describe('DuckDB database file', () => {
     await db.close();
   });
 
+  it('gives overlays and sponsors stored before schema 11 no show time and no logo', async () => {
+    const dir = freshDir();
+    const db = await DuckDbDatabase.open(dir);
+    await db.write(async (c) => {
+      await c.run('DELETE FROM schema_migrations WHERE version >= 11');
+      await c.run('ALTER TABLE overlays DROP COLUMN shown_at');
+      await c.run('ALTER TABLE sponsors DROP COLUMN logo_url');
+      // Rows as the previous version wrote them.
+      await c.run(`INSERT INTO overlays VALUES (1, 'b1', 'line_1', 'lineup', '{"type":"lineup","items":[{"title":"Kick-off"}]}', true, epoch_ms(10::BIGINT), epoch_ms(20::BIGINT))`);
+      await c.run(`INSERT INTO sponsors VALUES (1, 'acme', 'Acme', epoch_ms(5::BIGINT))`);
+    });
+    await db.close();
+    const storage = await openEmbeddedStorage(dir);
+    expect(await storage.content.getOverlay(1, 'line_1')).toMatchObject({ id: 'line_1', active: true, createdAt: 10, updatedAt: 20, shownAt: null });
+    expect(await storage.content.getSponsor(1, 'acme')).toEqual({ tenantSeq: 1, id: 'acme', name: 'Acme', logoUrl: null, createdAt: 5 });
+    await storage.close();
+  });
+
   it('refuses a closed database with a catalogue error', async () => {
     const db = await DuckDbDatabase.open(freshDir());
     await db.close();

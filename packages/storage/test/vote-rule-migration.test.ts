@@ -20,7 +20,7 @@ describe('migration to the vote rule', () => {
     const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
     await storage.content.createOverlay({
       tenantSeq: tenant.seq, broadcastId: 'b1', id: 'poll_1', type: 'poll', content: { type: 'poll', question: 'Who wins?', options: ['A', 'B', 'C'] },
-      active: true, createdAt: T0, updatedAt: T0,
+      active: true, createdAt: T0, updatedAt: T0, shownAt: T0,
     });
     const vote = (n: number, optionIndex: number, optionSelected: string): EventRow => ({
       tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(n).padStart(12, '0')}`, event: 'poll.voted', userId: null,
@@ -37,6 +37,8 @@ describe('migration to the vote rule', () => {
     await db.write(async (c) => {
       await c.run('DELETE FROM schema_migrations WHERE version >= 9');
       await c.run('ALTER TABLE deletion_jobs DROP COLUMN purged_at');
+      await c.run('ALTER TABLE overlays DROP COLUMN shown_at');
+      await c.run('ALTER TABLE sponsors DROP COLUMN logo_url');
       await c.run('ALTER TABLE vote_hours DROP COLUMN first_event_id');
       await c.run(`DELETE FROM vote_hours`);
       await c.run(`INSERT INTO vote_hours BY NAME

@@ -7,18 +7,31 @@ import type { Services } from '../services';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const campaignView = (c: CampaignRecord) => ({ id: c.id, name: c.name, createdAt: iso(c.createdAt) });
-const sponsorView = (s: SponsorRecord) => ({ id: s.id, name: s.name, createdAt: iso(s.createdAt) });
+const sponsorView = (s: SponsorRecord) => ({ id: s.id, name: s.name, ...(s.logoUrl === null ? {} : { logoUrl: s.logoUrl }), createdAt: iso(s.createdAt) });
 const broadcastView = (b: BroadcastRecord) => ({ id: b.id, campaignId: b.campaignId, title: b.title, createdAt: iso(b.createdAt) });
 
 const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
 const textId = { type: 'string', minLength: 1, maxLength: ID_MAX_LENGTH, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
 const campaignSchema = { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' }, createdAt: { type: 'string' } } } as const;
-const sponsorSchema = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, createdAt: { type: 'string' } } } as const;
+const logoUrl = { type: 'string', maxLength: 2_000, pattern: '^https?://[^\\s]+$', description: "http(s) URL of the sponsor's logo, shown to viewers with its sponsor moments and products" } as const;
+const sponsorSchema = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, logoUrl: { type: 'string' }, createdAt: { type: 'string' } } } as const;
 const broadcastSchema = {
   type: 'object',
   properties: { id: { type: 'string' }, campaignId: { type: 'integer' }, title: { type: ['string', 'null'] }, createdAt: { type: 'string' } },
 } as const;
-const overlaySchema = { type: 'object', additionalProperties: true, description: 'The overlay content plus id, broadcastId, active, createdAt, updatedAt' } as const;
+const overlaySchema = {
+  type: 'object',
+  additionalProperties: true,
+  description: 'The overlay content plus id, broadcastId, active, createdAt, updatedAt, shownAt, and sponsor (sponsor moments and products with a known sponsorId)',
+  properties: {
+    shownAt: { type: ['string', 'null'], format: 'date-time', description: 'Server time the overlay was last shown; null if never' },
+    sponsor: {
+      type: 'object',
+      description: 'The sponsor named by sponsorId, as its record reads now',
+      properties: { id: { type: 'string' }, name: { type: 'string' }, logoUrl: { type: 'string' } },
+    },
+  },
+} as const;
 const list = (items: object) => ({ type: 'object', properties: { data: { type: 'array', items } } });
 
 export async function contentRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
@@ -50,18 +63,21 @@ export async function contentRoutes(app: FastifyInstance, { services, guards }: 
   app.post('/v1/sponsors', {
     ...admin,
     schema: doc('Create a sponsor', ['Content'], { operationId: 'createSponsor',
-      body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: textId, name } },
+      body: { type: 'object', additionalProperties: false, required: ['name'], properties: { id: textId, name, logoUrl } },
       response: { 201: sponsorSchema, ...problems(400, 401, 409, 429) },
     }),
-  }, async (request, reply) => reply.code(201).send(sponsorView(await content.createSponsor(request.tenant, request.body as { id?: string; name: string }))));
+  }, async (request, reply) => reply.code(201).send(sponsorView(await content.createSponsor(request.tenant, request.body as { id?: string; name: string; logoUrl?: string }))));
   app.get('/v1/sponsors', { ...admin, schema: doc('List sponsors', ['Content'], { operationId: 'listSponsors', response: { 200: list(sponsorSchema), ...problems(401, 429) } }) },
     async (request) => ({ data: (await content.listSponsors(request.tenant)).map(sponsorView) }));
   app.get('/v1/sponsors/:id', { ...admin, schema: doc('One sponsor', ['Content'], { operationId: 'getSponsor', params: sponsorParams, response: { 200: sponsorSchema, ...problems(401, 404, 429) } }) },
     async (request) => sponsorView(await content.getSponsor(request.tenant, (request.params as { id: string }).id)));
   app.patch('/v1/sponsors/:id', {
     ...admin,
-    schema: doc('Rename a sponsor', ['Content'], { operationId: 'renameSponsor', params: sponsorParams, body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } }, response: { 200: sponsorSchema, ...problems(400, 401, 404, 429) } }),
-  }, async (request) => sponsorView(await content.renameSponsor(request.tenant, (request.params as { id: string }).id, (request.body as { name: string }).name)));
+    schema: doc('Rename a sponsor or change its logo (null removes it)', ['Content'], { operationId: 'renameSponsor', params: sponsorParams,
+      body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { name, logoUrl: { ...logoUrl, type: ['string', 'null'] } } },
+      response: { 200: sponsorSchema, ...problems(400, 401, 404, 429) },
+    }),
+  }, async (request) => sponsorView(await content.updateSponsor(request.tenant, (request.params as { id: string }).id, request.body as { name?: string; logoUrl?: string | null })));
 
   // Broadcasts
   const broadcastParams = { type: 'object', required: ['id'], properties: { id: textId } } as const;

@@ -71,6 +71,8 @@ export const SESSION_HOURS: HourRollup = {
  * that belong to a poll the service knows are derived (the poll's broadcast, received after the
  * poll was created, an option the poll has with its own label: the rule of `pollVoteProblem`);
  * the panel then applies the rule's "first of its session and of its userId" over these rows.
+ * A poll's `closesAt` needs no test here: ingest quarantines later votes, and a poll's closing
+ * time only ever moves to after every vote it has (the content service refuses the rest).
  */
 export const VOTE_HOURS: HourRollup = {
   table: 'vote_hours',

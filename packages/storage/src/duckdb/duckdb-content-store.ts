@@ -4,9 +4,11 @@ import { MAX_CAMPAIGN_ID, type BroadcastRecord, type CampaignRecord, type Conten
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableString } from './row-values';
 
-const OVERLAY_COLUMNS = 'tenant_seq, broadcast_id, id, type, content, active, epoch_ms(created_at) AS created_at_ms, epoch_ms(updated_at) AS updated_at_ms';
+const OVERLAY_COLUMNS =
+  'tenant_seq, broadcast_id, id, type, content, active, epoch_ms(created_at) AS created_at_ms, epoch_ms(updated_at) AS updated_at_ms, epoch_ms(shown_at) AS shown_at_ms';
 const BROADCAST_COLUMNS = 'tenant_seq, id, campaign_id, title, epoch_ms(created_at) AS created_at_ms';
 const NAMED_COLUMNS = 'tenant_seq, id, name, epoch_ms(created_at) AS created_at_ms';
+const SPONSOR_COLUMNS = `${NAMED_COLUMNS}, logo_url`;
 
 /** Campaigns, sponsors, broadcasts and overlays in the embedded database. */
 export class DuckDbContentStore implements ContentStore {
@@ -51,22 +53,26 @@ export class DuckDbContentStore implements ContentStore {
 
   createSponsor(record: SponsorRecord): Promise<boolean> {
     return this.insertIfNew(
-      'INSERT INTO sponsors VALUES ($1, $2, $3, epoch_ms($4::BIGINT)) ON CONFLICT DO NOTHING',
-      [record.tenantSeq, record.id, record.name, record.createdAt],
+      'INSERT INTO sponsors (tenant_seq, id, name, created_at, logo_url) VALUES ($1, $2, $3, epoch_ms($4::BIGINT), $5) ON CONFLICT DO NOTHING',
+      [record.tenantSeq, record.id, record.name, record.createdAt, record.logoUrl],
     );
   }
 
   async getSponsor(tenantSeq: number, id: string): Promise<SponsorRecord | null> {
-    const rows = await this.db.query(`SELECT ${NAMED_COLUMNS} FROM sponsors WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
+    const rows = await this.db.query(`SELECT ${SPONSOR_COLUMNS} FROM sponsors WHERE tenant_seq = $1 AND id = $2`, [tenantSeq, id]);
     return rows[0] ? toSponsor(rows[0]) : null;
   }
 
   async listSponsors(tenantSeq: number): Promise<SponsorRecord[]> {
-    return (await this.db.query(`SELECT ${NAMED_COLUMNS} FROM sponsors WHERE tenant_seq = $1 ORDER BY id`, [tenantSeq])).map(toSponsor);
+    return (await this.db.query(`SELECT ${SPONSOR_COLUMNS} FROM sponsors WHERE tenant_seq = $1 ORDER BY id`, [tenantSeq])).map(toSponsor);
   }
 
-  async renameSponsor(tenantSeq: number, id: string, name: string): Promise<SponsorRecord | null> {
-    const rows = await this.writeRows(`UPDATE sponsors SET name = $3 WHERE tenant_seq = $1 AND id = $2 RETURNING ${NAMED_COLUMNS}`, [tenantSeq, id, name]);
+  async updateSponsor(tenantSeq: number, id: string, patch: { name?: string; logoUrl?: string | null }): Promise<SponsorRecord | null> {
+    const rows = await this.writeRows(
+      `UPDATE sponsors SET name = coalesce($3, name), logo_url = CASE WHEN $4 THEN $5 ELSE logo_url END
+       WHERE tenant_seq = $1 AND id = $2 RETURNING ${SPONSOR_COLUMNS}`,
+      [tenantSeq, id, patch.name ?? null, patch.logoUrl !== undefined, patch.logoUrl ?? null],
+    );
     return rows[0] ? toSponsor(rows[0]) : null;
   }
 
@@ -102,7 +108,9 @@ export class DuckDbContentStore implements ContentStore {
 
   async createOverlay(record: OverlayRecord): Promise<void> {
     await this.db.write((c) =>
-      c.run('INSERT INTO overlays VALUES ($1, $2, $3, $4, $5, $6, epoch_ms($7::BIGINT), epoch_ms($8::BIGINT))', [
+      c.run(
+        `INSERT INTO overlays (tenant_seq, broadcast_id, id, type, content, active, created_at, updated_at, shown_at)
+         VALUES ($1, $2, $3, $4, $5, $6, epoch_ms($7::BIGINT), epoch_ms($8::BIGINT), epoch_ms($9::BIGINT))`, [
         record.tenantSeq,
         record.broadcastId,
         record.id,
@@ -111,6 +119,7 @@ export class DuckDbContentStore implements ContentStore {
         record.active,
         record.createdAt,
         record.updatedAt,
+        record.shownAt,
       ]),
     );
   }
@@ -131,13 +140,14 @@ export class DuckDbContentStore implements ContentStore {
   async updateOverlay(
     tenantSeq: number,
     id: string,
-    patch: { content?: OverlayContent; active?: boolean },
+    patch: { content?: OverlayContent; active?: boolean; shownAt?: number },
     updatedAt: number,
   ): Promise<OverlayRecord | null> {
     const rows = await this.writeRows(
-      `UPDATE overlays SET content = coalesce($3, content), active = coalesce($4, active), updated_at = epoch_ms($5::BIGINT)
+      `UPDATE overlays SET content = coalesce($3, content), active = coalesce($4, active), updated_at = epoch_ms($5::BIGINT),
+         shown_at = coalesce(epoch_ms($6::BIGINT), shown_at)
        WHERE tenant_seq = $1 AND id = $2 RETURNING ${OVERLAY_COLUMNS}`,
-      [tenantSeq, id, patch.content ? JSON.stringify(patch.content) : null, patch.active ?? null, updatedAt],
+      [tenantSeq, id, patch.content ? JSON.stringify(patch.content) : null, patch.active ?? null, updatedAt, patch.shownAt ?? null],
     );
     return rows[0] ? toOverlay(rows[0]) : null;
   }
@@ -189,7 +199,7 @@ function toCampaign(row: Row): CampaignRecord {
 }
 
 function toSponsor(row: Row): SponsorRecord {
-  return { tenantSeq: Number(row.tenant_seq), id: String(row.id), name: String(row.name), createdAt: Number(row.created_at_ms) };
+  return { tenantSeq: Number(row.tenant_seq), id: String(row.id), name: String(row.name), logoUrl: nullableString(row.logo_url), createdAt: Number(row.created_at_ms) };
 }
 
 function toBroadcast(row: Row): BroadcastRecord {
@@ -212,5 +222,6 @@ function toOverlay(row: Row): OverlayRecord {
     active: Boolean(row.active),
     createdAt: Number(row.created_at_ms),
     updatedAt: Number(row.updated_at_ms),
+    shownAt: row.shown_at_ms === null || row.shown_at_ms === undefined ? null : Number(row.shown_at_ms),
   };
 }

@@ -212,4 +212,11 @@ export const MIGRATIONS: Migration[] = [
     name: 'deletion jobs: when the erased bytes left every file',
     sql: `ALTER TABLE deletion_jobs ADD COLUMN purged_at TIMESTAMP;`,
   },
+  {
+    version: 11,
+    name: 'overlays: when last shown; sponsors: logo',
+    // Overlays shown before this version have no known show time (null).
+    sql: `ALTER TABLE overlays ADD COLUMN shown_at TIMESTAMP;
+      ALTER TABLE sponsors ADD COLUMN logo_url VARCHAR;`,
+  },
 ];
