@@ -35,7 +35,7 @@ export async function serve(
     );
   }
   const app = await buildApp(services, options);
-  const demo = new DemoBroadcast(services.content, services.tenants);
+  const demo = new DemoBroadcast(services.content, services.tenants, { baseUrl: () => services.config.publicUrl });
   app.addHook('preClose', async () => demo.stop());
   services.startBackgroundWork((error, what) => app.log.warn({ err: error }, what));
 

@@ -257,7 +257,7 @@ export class SvcClient {
         break;
       case 'overlay.hide': {
         const hidden = this.state.overlays.find((o) => o.id === message.overlayId);
-        const hiddenAt = Date.parse((message as { hiddenAt?: string }).hiddenAt ?? '');
+        const hiddenAt = Date.parse(message.hiddenAt ?? '');
         const now = this.serverNow();
         this.state.retired = this.state.retired.filter((r) => r.hiddenAtMs > now - RETIRED_KEEP_MS && r.overlay.id !== message.overlayId);
         if (hidden) this.state.retired.push({ overlay: hidden, hiddenAtMs: Number.isFinite(hiddenAt) ? hiddenAt : now });

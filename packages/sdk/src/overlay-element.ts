@@ -2,14 +2,14 @@ import { productIdOf, type OverlayState, type SvcClient } from './client';
 import { ulid } from './ids';
 import { stringsFor, type Strings } from './i18n';
 import { Cart } from './overlay/cart';
-import { isClosed, renderCard, currentItem, type CardContext } from './overlay/cards';
+import { closesAtOf, currentItem, isClosed, renderCard, type CardContext } from './overlay/cards';
 import { themeColors } from './overlay/contrast';
 import { countdown, el, money } from './overlay/dom';
 import { OVERLAY_CSS } from './overlay/overlay-css';
 import { arrange, groupOverlays, type PlayerSize, type Slot } from './overlay/overlay-layout';
 import { dueOverlays } from './overlay/overlay-schedule';
 import { playheadServerMs, type PlayerSource } from './overlay/player-clock';
-import type { ViewerOverlay } from './overlay/viewer-overlay';
+import type { Overlay as ViewerOverlay } from '@svc/protocol';
 
 export const OVERLAY_TAG = 'svc-engagement-overlay';
 /** An overlay counts as viewed once at least half of it was visible for this long. */
@@ -217,7 +217,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       this.slots.shelf.hidden = !wanted.get('shelf')?.length;
       this.renderCart(shown.some((o) => o.type === 'product'));
       this.util.hidden = this.notice.hidden && !this.cartButton;
-      const ticking = shown.some((o) => ('closesAt' in o && o.closesAt) || o.type === 'lineup');
+      const ticking = shown.some((o) => closesAtOf(o) !== undefined || o.type === 'lineup');
       this.setTicker(this.source ? PLAYHEAD_TICK_MS : ticking ? CLOCK_TICK_MS : 0);
       this.updateCountdowns();
     }

@@ -2,7 +2,7 @@
 import type { PollResults } from '@svc/protocol';
 import type { Strings } from '../i18n';
 import { countdown, el, money } from './dom';
-import type { ViewerOverlay } from './viewer-overlay';
+import type { Overlay as ViewerOverlay } from '@svc/protocol';
 
 export interface CardContext {
   strings: Strings;
@@ -22,7 +22,12 @@ export interface CardContext {
 
 /** Whether a poll or contest has passed its `closesAt` (server time). */
 export function isClosed(overlay: ViewerOverlay, serverNowMs: number): boolean {
-  return overlay.closesAt !== undefined && Date.parse(overlay.closesAt) <= serverNowMs;
+  const closesAt = closesAtOf(overlay);
+  return closesAt !== undefined && Date.parse(closesAt) <= serverNowMs;
+}
+
+export function closesAtOf(overlay: ViewerOverlay): string | undefined {
+  return overlay.type === 'poll' || overlay.type === 'contest' ? overlay.closesAt : undefined;
 }
 
 export function renderCard(overlay: ViewerOverlay, c: CardContext): HTMLElement {
@@ -50,10 +55,11 @@ export function renderCard(overlay: ViewerOverlay, c: CardContext): HTMLElement 
 /** "Poll · Closes in 0:42": the kind of card and, when it closes, the time left (kept ticking by the element). */
 function header(label: string, overlay: ViewerOverlay, c: CardContext, closedText: string): HTMLElement {
   const head = el('div', { class: 'label' }, label);
-  if (overlay.closesAt) {
+  const closesAt = closesAtOf(overlay);
+  if (closesAt) {
     const closed = isClosed(overlay, c.serverNow());
-    const clock = el('span', { class: 'countdown', 'data-closes': overlay.closesAt });
-    clock.textContent = closed ? closedText : c.strings.closesIn(countdown(Date.parse(overlay.closesAt) - c.serverNow()));
+    const clock = el('span', { class: 'countdown', 'data-closes': closesAt });
+    clock.textContent = closed ? closedText : c.strings.closesIn(countdown(Date.parse(closesAt) - c.serverNow()));
     head.append(' · ', clock);
   }
   return head;

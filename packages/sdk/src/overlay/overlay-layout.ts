@@ -11,7 +11,7 @@
  * - `compact` (a small inline player, e.g. 16:9 across a phone held upright): one card at a
  *   time, which may reach the middle since there is no room to spare.
  */
-import type { ViewerOverlay as Overlay } from './viewer-overlay';
+import type { Overlay } from '@svc/protocol';
 
 export type LayoutMode = 'portrait' | 'wide' | 'compact';
 export type Slot = 'banner' | 'sheet' | 'shelf' | 'left' | 'right';

@@ -1,4 +1,4 @@
-import type { ViewerOverlay as Overlay } from './viewer-overlay';
+import type { Overlay } from '@svc/protocol';
 
 /** An overlay the server hid, kept a while for viewers whose video has not reached the hide yet. */
 export interface RetiredOverlay {
