@@ -1,0 +1,136 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildSdk } from '@svc/sdk/build';
+import { browserAvailable, launchBrowser } from './browser';
+import { startTestApp, type TestApp } from './test-app';
+
+/** How far behind the live edge the fake player plays, and how close the overlay must keep to it. */
+const LATENCY_MS = 8_000;
+const TOLERANCE_MS = 250;
+
+describe.runIf(browserAvailable())('the overlay in step with the video, and polls that close', () => {
+  let browser: Browser;
+  let t: TestApp;
+  let host: Server;
+  let hostOrigin: string;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    host = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
+    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+    hostOrigin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    await buildSdk();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    host?.close();
+  });
+  beforeEach(async () => {
+    t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50 } } as never });
+    await admin('PATCH', '/v1/settings', { fallbackCountry: 'DE' });
+    await admin('POST', '/v1/broadcasts', { id: 'match-1', campaignId: 1 });
+  });
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+    await t.close();
+  });
+
+  async function admin(method: 'POST' | 'PATCH', url: string, payload?: object) {
+    const response = await t.app.inject({ method, url, headers: { authorization: `Bearer ${t.demo.adminToken}` }, ...(payload ? { payload } : {}) });
+    expect(response.statusCode, response.body).toBeLessThan(300);
+    return response.json();
+  }
+  const createOverlay = async (body: object): Promise<string> => (await admin('POST', '/v1/broadcasts/match-1/overlays', body)).id;
+
+  /**
+   * A viewer's page; `player` is the source text of the player given to the overlay. The page
+   * notes the time (this machine's clock, shared with the test) at which each card appears and goes.
+   */
+  async function viewer(player: string | null): Promise<Page> {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => console.error('page error:', error.message));
+    await page.goto(`${hostOrigin}/player`);
+    await page.setContent(`<!doctype html><html><body style="margin:0">
+      <div id="player" style="position:relative;width:1280px;height:720px;background:#111"></div>
+      <script src="${t.url}/sdk/svc-core.js"></script>
+      <script>
+        window.seen = {};
+        SvcSDK.configure({ apiKey: ${JSON.stringify(t.demo.apiKey)} });
+        const overlay = SvcEngagementOverlay(${player ? `{ player: ${player} }` : ''});
+        document.getElementById('player').appendChild(overlay);
+        new MutationObserver(() => {
+          const now = Date.now();
+          const onScreen = new Set(Array.from(overlay.shadowRoot.querySelectorAll('section.card[data-overlay]')).map((card) => card.dataset.overlay));
+          for (const id of onScreen) if (!window.seen[id]) window.seen[id] = { shown: now, hidden: null };
+          for (const [id, times] of Object.entries(window.seen)) if (!onScreen.has(id) && times.hidden === null) times.hidden = now;
+        }).observe(overlay.shadowRoot, { childList: true, subtree: true });
+        window.joined = SvcSDK.setContent('match-1');
+      </script></body></html>`);
+    await page.evaluate(() => (window as unknown as { joined: Promise<void> }).joined);
+    return page;
+  }
+  const seen = (page: Page, id: string) =>
+    page.evaluate((overlayId) => (window as unknown as { seen: Record<string, { shown: number; hidden: number | null }> }).seen[overlayId] ?? null, id);
+
+  it('shows an overlay when a player 8 s behind the live edge reaches it, and hides it in step; without a player at once', async () => {
+    const behind = await viewer(`{ currentTime: 0, latency: ${LATENCY_MS / 1_000} }`);
+    const live = await viewer(null);
+    const contestId = await createOverlay({ type: 'contest', title: 'Win a ball' });
+
+    const shownAt = Date.now();
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${contestId}/show`);
+    await expect.poll(() => seen(live, contestId), { timeout: 2_000 }).not.toBeNull();
+    expect((await seen(live, contestId))!.shown - shownAt).toBeLessThan(1_000);
+    // Not before its moment: the player has not reached it yet.
+    await behind.waitForTimeout(LATENCY_MS - 1_500);
+    expect(await seen(behind, contestId)).toBeNull();
+    await expect.poll(() => seen(behind, contestId), { timeout: 3_000, interval: 50 }).not.toBeNull();
+    expect(Math.abs((await seen(behind, contestId))!.shown - shownAt - LATENCY_MS)).toBeLessThanOrEqual(TOLERANCE_MS);
+
+    const hiddenAt = Date.now();
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${contestId}/hide`);
+    await expect.poll(async () => (await seen(live, contestId))?.hidden ?? null, { timeout: 2_000 }).not.toBeNull();
+    // Still on the delayed screen: the video has not reached the hide.
+    await behind.waitForTimeout(LATENCY_MS - 1_500);
+    expect((await seen(behind, contestId))!.hidden).toBeNull();
+    await expect.poll(async () => (await seen(behind, contestId))?.hidden ?? null, { timeout: 3_000, interval: 50 }).not.toBeNull();
+    expect(Math.abs((await seen(behind, contestId))!.hidden! - hiddenAt - LATENCY_MS)).toBeLessThanOrEqual(TOLERANCE_MS);
+  });
+
+  it('closes a poll with closesAt on every viewer\'s screen at the same moment, and the server refuses a vote sent after it', async () => {
+    const closesAt = Date.now() + 4_000;
+    const pollId = await createOverlay({ type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'], closesAt: new Date(closesAt).toISOString() });
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${pollId}/show`);
+    const pages = [await viewer(null), await viewer(null)];
+    const card = (page: Page) => page.locator('svc-engagement-overlay').locator(`[data-overlay="${pollId}"]`);
+    for (const page of pages) {
+      await card(page).getByText(/Closes in 0:0[1-4]/).waitFor({ timeout: 3_000 });
+      expect(await card(page).getByRole('button', { name: 'Reds' }).count()).toBe(1);
+    }
+    // One viewer votes in time.
+    await card(pages[0]!).getByRole('button', { name: 'Blues' }).click();
+    await card(pages[0]!).getByText('Thanks for voting').waitFor();
+
+    // At closesAt both screens close: no option to press, "Voting has closed", the results.
+    for (const page of pages) {
+      await card(page).getByText('Voting has closed').first().waitFor({ timeout: closesAt - Date.now() + 1_500 });
+      expect(Date.now()).toBeGreaterThanOrEqual(closesAt - 1_000);
+      expect(await card(page).getByRole('button').count()).toBe(0);
+      await expect.poll(() => card(page).locator('.share').allTextContents()).toEqual(['0%', '100%']);
+    }
+    // A vote sent after the close (as a page with a stale screen would send it) is refused.
+    const refused = await pages[1]!.evaluate((id) =>
+      (window as unknown as { SvcSDK: { client: { vote(id: string, option: number): Promise<void> } } }).SvcSDK.client.vote(id, 0).then(
+        () => 'accepted',
+        (error: { code: string }) => error.code,
+      ), pollId);
+    expect(refused).toBe('poll_closed');
+    const votes = await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: ['poll.voted'] }, { limit: 100 });
+    expect(votes.map((v) => v.data.optionSelected)).toEqual(['Blues']);
+  });
+});
