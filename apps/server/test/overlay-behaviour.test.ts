@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from './test-app';
 const LATENCY_MS = 8_000;
 const TOLERANCE_MS = 250;
 
-describe.runIf(browserAvailable())('the overlay in step with the video, and polls that close', () => {
+describe.runIf(browserAvailable())('the overlay in a browser: in step with the video, polls that close, views on the layout', () => {
   let browser: Browser;
   let t: TestApp;
   let host: Server;
@@ -49,14 +49,14 @@ describe.runIf(browserAvailable())('the overlay in step with the video, and poll
    * A viewer's page; `player` is the source text of the player given to the overlay. The page
    * notes the time (this machine's clock, shared with the test) at which each card appears and goes.
    */
-  async function viewer(player: string | null): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  async function viewer(player: string | null, size = { width: 1280, height: 720 }): Promise<Page> {
+    const context = await browser.newContext({ viewport: size });
     contexts.push(context);
     const page = await context.newPage();
     page.on('pageerror', (error) => console.error('page error:', error.message));
     await page.goto(`${hostOrigin}/player`);
     await page.setContent(`<!doctype html><html><body style="margin:0">
-      <div id="player" style="position:relative;width:1280px;height:720px;background:#111"></div>
+      <div id="player" style="position:relative;width:100vw;height:100vh;background:#111"></div>
       <script src="${t.url}/sdk/svc-core.js"></script>
       <script>
         window.seen = {};
@@ -132,5 +132,36 @@ describe.runIf(browserAvailable())('the overlay in step with the video, and poll
     expect(refused).toBe('poll_closed');
     const votes = await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: ['poll.voted'] }, { limit: 100 });
     expect(votes.map((v) => v.data.optionSelected)).toEqual(['Blues']);
+  });
+
+  it('counts a view only for what the layout draws: not a queued card, not a product scrolled out of the carousel', async () => {
+    const viewed = async (event: string) =>
+      (await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: [event] }, { limit: 100 })).map((e) => String(e.data.productId ?? e.data.pollId));
+    const pollId = await createOverlay({ type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'] });
+    const products = [];
+    for (const name of ['Jersey', 'Scarf', 'Ball']) products.push(await createOverlay({ type: 'product', name, price: 10, currency: 'EUR', placement: 'carousel', productId: name.toLowerCase() }));
+    for (const id of [pollId, ...products]) await admin('POST', `/v1/broadcasts/match-1/overlays/${id}/show`);
+
+    // A short phone: the poll's sheet and the carousel take turns; the poll goes first.
+    const phone = await viewer(null, { width: 320, height: 568 });
+    await expect.poll(() => viewed('poll.viewed'), { timeout: 5_000 }).toEqual([pollId]);
+    await phone.waitForTimeout(1_500);
+    expect(await viewed('product.viewed')).toEqual([]);
+
+    // The poll goes: the carousel comes out of the queue. Only the card that is at least half in view counts.
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${pollId}/hide`);
+    await expect.poll(() => viewed('product.viewed'), { timeout: 5_000 }).toEqual(['jersey']);
+    await phone.waitForTimeout(1_500);
+    expect(await viewed('product.viewed')).toEqual(['jersey']);
+    // Swiped along, card by card: each is seen in turn (one passed over quickly would not count).
+    const swipeTo = (index: number) =>
+      phone.locator('svc-engagement-overlay').evaluate((el, i) => {
+        const shelf = el.shadowRoot!.querySelector<HTMLElement>('.shelf')!;
+        shelf.scrollTo({ left: (shelf.children[i] as HTMLElement).offsetLeft - shelf.offsetLeft });
+      }, index);
+    await swipeTo(1);
+    await expect.poll(async () => (await viewed('product.viewed')).sort(), { timeout: 5_000 }).toEqual(['jersey', 'scarf']);
+    await swipeTo(2);
+    await expect.poll(async () => (await viewed('product.viewed')).sort(), { timeout: 5_000 }).toEqual(['ball', 'jersey', 'scarf']);
   });
 });
