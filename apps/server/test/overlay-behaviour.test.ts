@@ -136,23 +136,25 @@ describe.runIf(browserAvailable())('the overlay in a browser: in step with the v
 
   it('counts a view only for what the layout draws: not a queued card, not a product scrolled out of the carousel', async () => {
     const viewed = async (event: string) =>
-      (await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: [event] }, { limit: 100 })).map((e) => String(e.data.productId ?? e.data.pollId));
+      (await t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: [event] }, { limit: 100 })).map((e) => String(e.data.productId ?? e.data.pollId ?? e.data.contestId));
     const pollId = await createOverlay({ type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'] });
+    const contestId = await createOverlay({ type: 'contest', title: 'Win a ball' });
     const products = [];
     for (const name of ['Jersey', 'Scarf', 'Ball']) products.push(await createOverlay({ type: 'product', name, price: 10, currency: 'EUR', placement: 'carousel', productId: name.toLowerCase() }));
-    for (const id of [pollId, ...products]) await admin('POST', `/v1/broadcasts/match-1/overlays/${id}/show`);
+    for (const id of [pollId, contestId, ...products]) await admin('POST', `/v1/broadcasts/match-1/overlays/${id}/show`);
 
-    // A short phone: the poll's sheet and the carousel take turns; the poll goes first.
+    // A phone: one sheet (the poll first; the contest waits) above the carousel.
     const phone = await viewer(null, { width: 320, height: 568 });
     await expect.poll(() => viewed('poll.viewed'), { timeout: 5_000 }).toEqual([pollId]);
-    await phone.waitForTimeout(1_500);
-    expect(await viewed('product.viewed')).toEqual([]);
-
-    // The poll goes: the carousel comes out of the queue. Only the card that is at least half in view counts.
-    await admin('POST', `/v1/broadcasts/match-1/overlays/${pollId}/hide`);
+    // Only the carousel card that is at least half in view counts.
     await expect.poll(() => viewed('product.viewed'), { timeout: 5_000 }).toEqual(['jersey']);
     await phone.waitForTimeout(1_500);
+    expect(await viewed('contest.viewed')).toEqual([]);
     expect(await viewed('product.viewed')).toEqual(['jersey']);
+
+    // The poll goes: the contest comes out of the queue.
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${pollId}/hide`);
+    await expect.poll(() => viewed('contest.viewed'), { timeout: 5_000 }).toEqual([contestId]);
     // Swiped along, card by card: each is seen in turn (one passed over quickly would not count).
     const swipeTo = (index: number) =>
       phone.locator('svc-engagement-overlay').evaluate((el, i) => {

@@ -194,6 +194,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       const shown = this.visible(state);
       const layout = arrange(shown, this.size);
       this.frame.setAttribute('data-mode', layout.mode);
+      this.frame.toggleAttribute('data-dense', layout.dense);
       // The cart and notices sit at the top on a phone, at the top of the right column elsewhere.
       const utilHome = layout.mode === 'wide' ? this.areas.east : this.areas.north;
       if (this.util.parentElement !== utilHome) utilHome.prepend(this.util);

@@ -34,13 +34,16 @@ describe('the overlay layout model', () => {
     expect(layout.queued).toEqual([]);
   });
 
-  it('lets the sheet and the carousel take turns on a short phone, the poll first', () => {
-    const [a, p] = [product(), poll()];
-    const layout = arrange([a!, p!], { width: 320, height: 568 });
-    expect(Object.fromEntries(layout.placed)).toEqual({ [p!.id]: 'sheet' });
-    expect(layout.queued).toEqual(['products']);
-    // Once the poll goes, the products come out of the queue.
-    expect(Object.fromEntries(arrange([a!], { width: 320, height: 568 }).placed)).toEqual({ products: 'shelf' });
+  it('keeps the sheet and the carousel together on a short phone, the carousel dense', () => {
+    const [a, p, c] = [product(), poll(), contest()];
+    const layout = arrange([a!, p!, c!], { width: 320, height: 568 });
+    expect(Object.fromEntries(layout.placed)).toEqual({ [p!.id]: 'sheet', products: 'shelf' });
+    // Poll and contest share the sheet: the contest waits for the poll to go.
+    expect(layout.queued).toEqual([c!.id]);
+    expect(layout.dense).toBe(true);
+    expect(Object.fromEntries(arrange([a!, c!], { width: 320, height: 568 }).placed)).toEqual({ [c!.id]: 'sheet', products: 'shelf' });
+    expect(arrange([a!], { width: 320, height: 568 }).dense).toBe(false);
+    expect(arrange([a!, p!], { width: 390, height: 844 }).dense).toBe(false);
   });
 
   it('uses side cards on wide players and queues what has no place, in order of arrival', () => {

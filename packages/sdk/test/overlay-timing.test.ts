@@ -48,7 +48,7 @@ describe('countdowns and the lineup', () => {
   });
 
   it('closes polls and contests at closesAt (server time)', () => {
-    const poll = { closesAt: at(T) } as Overlay & { closesAt: string };
+    const poll = { type: 'poll', closesAt: at(T) } as Overlay;
     expect(isClosed(poll, T - 1)).toBe(false);
     expect(isClosed(poll, T)).toBe(true);
     expect(isClosed({} as Overlay, T)).toBe(false);

@@ -163,13 +163,14 @@ function momentCard(card: HTMLElement, moment: Extract<ViewerOverlay, { type: 's
 function productCard(card: HTMLElement, product: Extract<ViewerOverlay, { type: 'product' }>, c: CardContext): void {
   card.setAttribute('aria-label', product.name);
   const nameId = `n-${product.id}`;
-  const main = el('button', { type: 'button', class: 'product-main', 'data-key': 'name', id: nameId }, product.name);
+  const main = el('button', { type: 'button', class: 'product-main', 'data-key': 'name' });
+  main.append(el('span', { class: 'name', id: nameId }, product.name), el('span', { class: 'price' }, money(product.price, product.currency, c.locale)));
   main.addEventListener('click', () => c.tapProduct(product));
-  const buy = el('div', { class: 'buy' });
-  const add = el('button', { type: 'button', 'data-key': 'add', 'aria-describedby': nameId }, c.strings.addToCart);
+  // The label, or a "+" where the card is one row (dense carousel); the name stays "Add to cart".
+  const add = el('button', { type: 'button', class: 'add', 'data-key': 'add', 'aria-describedby': nameId });
+  add.append(el('span', { class: 'add-label' }, c.strings.addToCart), el('span', { class: 'add-icon', 'aria-hidden': 'true' }, '+'));
   add.addEventListener('click', () => c.addToCart(product));
-  buy.append(el('span', { class: 'price' }, money(product.price, product.currency, c.locale)), add);
-  card.append(logo(product.imageUrl, product.name), main, buy);
+  card.append(logo(product.imageUrl, product.name), main, add);
 }
 
 /** An image, or a tile with the initial when there is none (decorative: the name is next to it). */

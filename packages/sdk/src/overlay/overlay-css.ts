@@ -15,9 +15,9 @@ export const OVERLAY_CSS = `
 .north, .south, .west, .east { overflow: auto; overscroll-behavior: contain; scrollbar-width: thin; }
 .north > *, .south > *, .west > *, .east > *, .aside > *, .sheet > * { flex-shrink: 0; }
 .frame[data-mode=portrait], .frame[data-mode=compact] { display: flex; flex-direction: column; gap: 8px; }
-.frame[data-mode=portrait] .north { flex: 0 1 auto; max-height: calc(42% - 8px); }
-.frame[data-mode=portrait] .middle { flex: 1 0 16%; }
-.frame[data-mode=portrait] .south { flex: 0 1 auto; max-height: calc(42% - 8px); }
+.frame[data-mode=portrait] .north { flex: 0 1 auto; max-height: 40%; }
+.frame[data-mode=portrait] .middle { flex: 1 0 12px; }
+.frame[data-mode=portrait] .south { flex: 0 1 auto; max-height: calc(50% - 16px); }
 .frame[data-mode=compact] { padding: 8px; gap: 6px; }
 .frame[data-mode=compact] .north { flex: 0 1 auto; max-height: 36%; }
 .frame[data-mode=compact] .middle { flex: 1 1 0; }
@@ -61,17 +61,29 @@ ol > li { display: flex; gap: 8px; align-items: baseline; padding: 6px 8px; bord
 ol > li.current { background: var(--track); box-shadow: inset 3px 0 0 var(--accent); font-weight: 700; }
 .badge { font-size: 11px; font-weight: 700; text-transform: uppercase; background: var(--svc-primary); color: var(--svc-on-primary); padding: 2px 6px; border-radius: 6px; }
 .time { color: var(--muted); font-size: 13px; font-variant-numeric: tabular-nums; }
-.sponsor_moment { display: flex; align-items: center; gap: 10px; padding: 8px 10px; }
+.sponsor_moment { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 10px; padding: 8px 10px; }
 .thumb { width: 40px; height: 40px; border-radius: 8px; object-fit: cover; flex: 0 0 auto; display: inline-flex; align-items: center; justify-content: center; }
 .tile { background: var(--svc-primary); color: var(--svc-on-primary); font-weight: 700; }
-.moment-text { flex: 1 1 auto; min-width: 0; }
+.moment-text { flex: 1 1 150px; min-width: 0; }
 .message { margin: 0; font-size: 14px; display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }
-.cta { flex: 0 0 auto; }
-.product { display: grid; grid-template-columns: 56px minmax(0, 1fr); gap: 4px 10px; align-items: center; }
-.product .thumb { width: 56px; height: 56px; grid-row: span 2; align-self: start; }
-.product-main { background: none; color: var(--ink); padding: 0 2px; justify-content: flex-start; text-align: left; width: 100%; }
-.buy { display: flex; align-items: center; justify-content: space-between; gap: 8px; flex-wrap: wrap; }
+.cta { flex: 0 0 auto; margin-left: auto; }
+.product { display: grid; grid-template-columns: 56px minmax(0, 1fr); gap: 8px 10px; align-items: center; }
+.product .thumb { width: 56px; height: 56px; }
+.product-main { background: none; color: var(--ink); padding: 0 2px; flex-direction: column; align-items: flex-start; text-align: left; width: 100%; min-width: 0; }
+.product .add { grid-column: 2; justify-self: end; }
+.name { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; max-width: 100%; }
 .price { font-weight: 700; font-variant-numeric: tabular-nums; }
+.add-icon { display: none; font-size: 22px; line-height: 1; }
+.frame[data-dense] .card { padding: 10px 12px; }
+.frame[data-dense] h3 { margin-bottom: 6px; }
+.frame[data-dense] .results { gap: 4px; }
+.frame[data-dense] .meta { margin-top: 6px; }
+.frame[data-dense] .shelf .product { grid-template-columns: 44px minmax(0, 1fr) 44px; padding: 8px 10px; }
+.frame[data-dense] .shelf .thumb { width: 44px; height: 44px; }
+.frame[data-dense] .shelf .name { -webkit-line-clamp: 1; }
+.frame[data-dense] .shelf .add { grid-column: 3; padding: 0; }
+.frame[data-dense] .shelf .add-label { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.frame[data-dense] .shelf .add-icon { display: inline; }
 .shelf { display: flex; gap: 10px; overflow-x: auto; scroll-snap-type: x mandatory; overscroll-behavior-x: contain; pointer-events: auto; flex: 0 0 auto; }
 .shelf > .card { width: min(290px, 86%); scroll-snap-align: start; }
 .util { display: flex; flex-wrap: wrap; gap: 8px; justify-content: flex-end; align-items: flex-start; flex: 0 0 auto; }

@@ -5,7 +5,7 @@
  *
  * - `portrait` (a phone held upright): a top strip (sponsor banner, notices, cart) and a
  *   bottom area with one sheet (poll, contest or lineup) above a swipeable product carousel.
- *   On a short player the sheet and the carousel take turns.
+ *   On a short player with both, the carousel's cards are dense (one row each).
  * - `wide` (landscape phones, tablets, desktop): a banner across the top, side cards on the
  *   left (poll, contest) and a column on the right (cart, notices, products or lineup).
  * - `compact` (a small inline player, e.g. 16:9 across a phone held upright): one card at a
@@ -23,7 +23,7 @@ export interface PlayerSize {
 
 /** Narrower than this and taller than wide: the phone layout. */
 export const PORTRAIT_MAX_WIDTH_PX = 600;
-/** A portrait player at least this tall holds a sheet and the carousel at once. */
+/** A portrait player lower than this makes the carousel dense when a sheet is shown too. */
 export const PORTRAIT_ROOMY_HEIGHT_PX = 720;
 
 /** Lower than this: too small for side cards or a free middle. */
@@ -61,11 +61,13 @@ export interface Layout {
   /** Group key → its place; groups not listed wait in the queue. */
   placed: Map<string, Slot>;
   queued: string[];
+  /** The carousel shares a short bottom area with a sheet: one row per product card. */
+  dense: boolean;
 }
 
 /**
  * Places groups by priority, then by the order they arrived (`overlays` in arrival order), one
- * group per place. A short portrait player has one place at the bottom: sheet or carousel.
+ * group per place (one group in all on a compact player).
  */
 export function arrange(overlays: readonly Overlay[], size: PlayerSize): Layout {
   const mode = layoutMode(size);
@@ -74,12 +76,11 @@ export function arrange(overlays: readonly Overlay[], size: PlayerSize): Layout 
     .map((group, arrival) => ({ group, arrival, priority: PRIORITY[kindOf(group.overlays[0]!)] ?? 9 }))
     .sort((a, b) => a.priority - b.priority || a.arrival - b.arrival);
   const taken = new Set<Slot>();
-  const oneAtTheBottom = mode === 'compact' || (mode === 'portrait' && size.height < PORTRAIT_ROOMY_HEIGHT_PX);
   const placed = new Map<string, Slot>();
   const queued: string[] = [];
   for (const { group } of order) {
     const full = mode === 'compact' && taken.size > 0;
-    const slot = full ? undefined : placesFor(kindOf(group.overlays[0]!), mode).find((s) => !taken.has(s) && !(oneAtTheBottom && bottomTaken(s, taken)));
+    const slot = full ? undefined : placesFor(kindOf(group.overlays[0]!), mode).find((s) => !taken.has(s));
     if (!slot) {
       queued.push(group.key);
       continue;
@@ -87,11 +88,8 @@ export function arrange(overlays: readonly Overlay[], size: PlayerSize): Layout 
     taken.add(slot);
     placed.set(group.key, slot);
   }
-  return { mode, placed, queued };
-}
-
-function bottomTaken(slot: Slot, taken: Set<Slot>): boolean {
-  return (slot === 'sheet' && taken.has('shelf')) || (slot === 'shelf' && taken.has('sheet'));
+  const dense = mode === 'portrait' && size.height < PORTRAIT_ROOMY_HEIGHT_PX && taken.has('sheet') && taken.has('shelf');
+  return { mode, placed, queued, dense };
 }
 
 export function groupOverlays(overlays: readonly Overlay[]): OverlayGroup[] {
