@@ -273,29 +273,41 @@ export interface AxeViolation {
 /** axe's impacts that fail the check. */
 export const BLOCKING_IMPACTS: ReadonlyArray<string> = ['serious', 'critical'];
 
+/** What axe found: rules broken, and rules it could not decide (e.g. contrast of text over another element). */
+export interface AxeFindings {
+  violations: AxeViolation[];
+  incomplete: AxeViolation[];
+}
+
 let axeSource: string | null = null;
 
-/** (d) Runs axe-core on the element matched by `contextSelector` (open shadow roots included); all violations. */
-export async function runAxe(page: Page, contextSelector = OVERLAY_IN_PLAYER.player): Promise<AxeViolation[]> {
+/** (d) Runs axe-core on the element matched by `contextSelector`, open shadow roots included. */
+export async function runAxe(page: Page, contextSelector = OVERLAY_IN_PLAYER.player): Promise<AxeFindings> {
   if (!(await page.evaluate(() => 'axe' in window))) {
     axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     await page.addScriptTag({ content: axeSource });
   }
   return page.evaluate(async (selector) => {
     const axe = (window as unknown as { axe: typeof import('axe-core') }).axe;
-    const results = await axe.run(document.querySelector(selector)!, { resultTypes: ['violations'] });
-    return results.violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact ?? null,
-      help: violation.help,
-      targets: violation.nodes.map((node) => node.target.map((part) => (Array.isArray(part) ? part.join(' >>> ') : String(part))).join(' >>> ')),
-    }));
+    const results = await axe.run(document.querySelector(selector)!, { resultTypes: ['violations', 'incomplete'] });
+    const summarise = (result: (typeof results.violations)[number]) => ({
+      id: result.id,
+      impact: result.impact ?? null,
+      help: result.help,
+      targets: result.nodes.map((node) => node.target.map((part) => (Array.isArray(part) ? part.join(' >>> ') : String(part))).join(' >>> ')),
+    });
+    return { violations: results.violations.map(summarise), incomplete: results.incomplete.map(summarise) };
   }, contextSelector);
 }
 
+/** Text whose contrast axe could not measure (overlapped by another element, over an image): judged by no rule here. */
+export function undeterminedContrast(findings: AxeFindings): string[] {
+  return findings.incomplete.filter((result) => result.id === 'color-contrast').flatMap((result) => result.targets);
+}
+
 /** The violations of impact serious or critical, one line each: rule, impact, targets. */
-export function blockingViolations(violations: AxeViolation[]): string[] {
-  return violations
+export function blockingViolations(findings: AxeFindings): string[] {
+  return findings.violations
     .filter((violation) => violation.impact !== null && BLOCKING_IMPACTS.includes(violation.impact))
     .map((violation) => `axe ${violation.id} (${violation.impact}): ${violation.help} — ${violation.targets.join(', ')}`);
 }
