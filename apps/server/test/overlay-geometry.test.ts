@@ -10,7 +10,8 @@ import { blockingViolations, findOutsidePlayer, findSmallTouchTargets, findTextO
  * button "Tiny" is 30×30; "Faint text" is light grey on white. Things that must not count: a
  * carousel (overflow:auto) whose second and third cards are scrolled out of sight, though the
  * second would lie on "Beside" and the third would leave the player, with a 30×30 button in them;
- * text hidden by visibility, opacity or display; a screen-reader-only text.
+ * text hidden by visibility, opacity or display; a screen-reader-only text; two lines set with
+ * line-height 1, whose font boxes overlap though their glyphs do not (one inside display:contents).
  */
 const PLANTED_PAGE = `<!doctype html><html lang="en"><head><title>Planted layout</title></head>
 <body style="margin:0;background:#000;font:16px/1.4 sans-serif">
@@ -41,6 +42,9 @@ const PLANTED_PAGE = `<!doctype html><html lang="en"><head><title>Planted layout
     <div style="position:absolute;left:170px;top:135px;opacity:0"><span>Transparent</span></div>
     <span style="position:absolute;left:170px;top:135px;display:none">Not displayed</span>
     <div style="position:absolute;left:175px;top:140px;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap">Announced politely</div>
+    <div class="card" style="left:230px;top:220px;width:160px;font-family:system-ui;line-height:1">
+      <div>Tight one</div><div style="display:contents"><span>Tight two</span></div>
+    </div>
     <div class="card" style="left:10px;top:220px;width:200px;height:60px">
       <div style="overflow:hidden;height:10px"><span style="position:absolute;left:4px;top:20px">Escapes the box</span></div>
     </div>\`;
@@ -66,7 +70,7 @@ describe.runIf(browserAvailable())('overlay geometry checks on a page with plant
 
   it('measures the text that is drawn, across nested shadow roots, and leaves out what is scrolled away or hidden', () => {
     const texts = layout.texts.map((text) => text.text);
-    expect(texts.sort()).toEqual(['Alpha overlaps', 'Beside', 'Beta overlaps', 'Card one', 'Escapes the box', 'Faint text', 'Tiny']);
+    expect(texts.sort()).toEqual(['Alpha overlaps', 'Beside', 'Beta overlaps', 'Card one', 'Escapes the box', 'Faint text', 'Tight one', 'Tight two', 'Tiny']);
     // A positioned box escapes the overflow of an ancestor below its containing block: drawn whole.
     const escaped = layout.texts.find((text) => text.text === 'Escapes the box')!.rects[0]!;
     expect(escaped.bottom - escaped.top).toBeGreaterThan(10);

@@ -70,14 +70,28 @@ function composedParent(node: Node): Element | null {
   return parent instanceof ShadowRoot ? parent.host : null;
 }
 
-/** Whether an element is drawn at all: not display:none, not visibility:hidden, not under opacity 0 (up to the host). */
+/**
+ * Whether an element's content is drawn at all: not under display:none, not visibility:hidden,
+ * not under opacity 0 (up to the host). `display: contents` has no box of its own but draws its
+ * content, so it counts as drawn.
+ */
 function isRendered(element: Element, host: Element): boolean {
-  if (element.getClientRects().length === 0) return false;
   if (getComputedStyle(element).visibility !== 'visible') return false;
   for (let node: Element | null = element; node; node = node === host ? null : composedParent(node)) {
-    if (Number(getComputedStyle(node).opacity) === 0) return false;
+    const style = getComputedStyle(node);
+    if (style.display === 'none' || style.contentVisibility === 'hidden' || Number(style.opacity) === 0) return false;
   }
   return true;
+}
+
+/**
+ * A text fragment's box cut to its line box: with a line-height below the font's own height the
+ * browser lets the font's boxes of adjacent lines overlap by design, and glyphs do not collide.
+ */
+function lineBoxOf(rect: Box, lineHeight: string): Box {
+  const height = parseFloat(lineHeight);
+  const excess = rect.bottom - rect.top - height;
+  return Number.isFinite(height) && excess > 0 ? { ...rect, top: rect.top + excess / 2, bottom: rect.bottom - excess / 2 } : rect;
 }
 
 /** The region an element clips its content to (overflow, contain:paint, clip, clip-path), or null when it does not clip. */
@@ -157,8 +171,9 @@ function measureTexts(host: Element): TextBox[] {
       const range = document.createRange();
       range.selectNodeContents(node);
       const clip = clipRegion(parent, host, 'static');
+      const lineHeight = getComputedStyle(parent).lineHeight;
       const rects = Array.from(range.getClientRects())
-        .map((rect) => intersectBoxes(boxOf(rect), clip))
+        .map((rect) => intersectBoxes(lineBoxOf(boxOf(rect), lineHeight), clip))
         .filter((rect): rect is Box => rect !== null);
       if (rects.length) texts.push({ text: node.textContent.trim().replace(/\s+/g, ' '), rects });
     }
@@ -190,7 +205,7 @@ function measureLayout(hostSelector: string, playerSelector: string, controlSele
   return { player: boxOf(player.getBoundingClientRect()), texts: measureTexts(host), controls: measureControls(host, controlSelector) };
 }
 
-const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, ownClip, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureLayout];
+const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, lineBoxOf, ownClip, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureLayout];
 const IN_PAGE_SOURCE = `const UNBOUNDED = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };\n${IN_PAGE_FUNCTIONS.map(String).join('\n')}`;
 
 // ---------------------------------------------------------------------------------------------

@@ -295,10 +295,11 @@ async function judge(page: Page, touch: boolean, drawn: Array<string | RegExp>):
   return { problems, notes: undeterminedContrast(axe).map((target) => `axe could not measure the contrast of ${target}`) };
 }
 
-/** A Playwright error in one line: what failed, and the last thing its call log saw (e.g. what covered the control). */
+/** A Playwright error in one line: what failed, and why as its call log tells (e.g. what covered the control). */
 function briefly(error: Error): string {
   // Playwright's call log comes with terminal colours.
   const lines = error.message.replace(/\x1b\[[0-9;]*m/g, '').split('\n').map((line) => line.trim()).filter(Boolean);
-  const seen = lines.filter((line) => line.startsWith('- ')).at(-1);
-  return seen ? `${lines[0]} (${seen.slice(2)})` : lines[0]!;
+  const log = lines.filter((line) => line.startsWith('- ')).map((line) => line.slice(2));
+  const why = log.filter((line) => /intercepts pointer events|outside of the viewport|not visible|not stable|not enabled|detached/.test(line)).at(-1) ?? log.at(-1);
+  return why ? `${lines[0]} (${why})` : lines[0]!;
 }
