@@ -247,7 +247,7 @@ describe.runIf(browserAvailable())('the overlay on every player size: nothing ov
       try {
         for (const scenario of SCENARIOS) {
           const page = await context.newPage();
-          page.on('pageerror', (error) => problems.push(`${scenario.broadcast}: page error ${error.message}`));
+          page.on('pageerror', (error) => problems.push(`${name} ${scenario.broadcast}: page error ${error.message}`));
           await page.goto(`${hostOrigin}/player/${scenario.broadcast}`);
           for (const step of scenario.steps) {
             const where = `${name} ${step.state}`;
