@@ -10,7 +10,7 @@ import { blockingViolations, findOutsidePlayer, findSmallTouchTargets, findTextO
  * button "Tiny" is 30×30; "Faint text" is light grey on white. Things that must not count: a
  * carousel (overflow:auto) whose second and third cards are scrolled out of sight, though the
  * second would lie on "Beside" and the third would leave the player, with a 30×30 button in them;
- * text hidden by visibility, opacity or display; a screen-reader-only text; two lines set with
+ * text hidden by visibility, opacity, display or clip-path; a screen-reader-only text; two lines set with
  * line-height 1, whose font boxes overlap though their glyphs do not (one inside display:contents).
  */
 const PLANTED_PAGE = `<!doctype html><html lang="en"><head><title>Planted layout</title></head>
@@ -41,6 +41,7 @@ const PLANTED_PAGE = `<!doctype html><html lang="en"><head><title>Planted layout
     <span class="card" style="left:170px;top:135px;visibility:hidden">Invisible</span>
     <div style="position:absolute;left:170px;top:135px;opacity:0"><span>Transparent</span></div>
     <span style="position:absolute;left:170px;top:135px;display:none">Not displayed</span>
+    <span style="position:absolute;left:170px;top:135px;clip-path:inset(50%)">Clipped by a path</span>
     <div style="position:absolute;left:175px;top:140px;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap">Announced politely</div>
     <div class="card" style="left:230px;top:220px;width:160px;font-family:system-ui;line-height:1">
       <div>Tight one</div><div style="display:contents"><span>Tight two</span></div>

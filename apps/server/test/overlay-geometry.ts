@@ -116,14 +116,26 @@ function ownClip(element: Element, style: CSSStyleDeclaration): Box | null {
     clip = intersectBoxes(clip ?? UNBOUNDED, cut) ?? { left: 0, top: 0, right: 0, bottom: 0 };
   }
   if (style.clipPath !== 'none') {
-    // inset(50%) and the like hide everything; other shapes are taken as the border box.
-    const inset = /^inset\(([^)]*)\)/.exec(style.clipPath);
-    const sides = inset ? inset[1]!.split(/\s+/).slice(0, 4).map((v) => (v.endsWith('%') ? (parseFloat(v) / 100) * Math.min(border.right - border.left, border.bottom - border.top) : px(v))) : [0];
-    const [t = 0, r = t, b = t, l = r] = sides;
-    const cut = { left: border.left + l, top: border.top + t, right: border.right - r, bottom: border.bottom - b };
+    const cut = insetOf(border, style.clipPath);
     clip = intersectBoxes(clip ?? UNBOUNDED, cut) ?? { left: 0, top: 0, right: 0, bottom: 0 };
   }
   return clip;
+}
+
+/**
+ * The part of a border box a `clip-path` keeps: `inset()` exactly (percentages of the width for
+ * the sides, of the height for top and bottom; `inset(50%)` keeps nothing), any other shape as the
+ * whole border box.
+ */
+function insetOf(border: Box, clipPath: string): Box {
+  const inset = /^inset\(([^)]*)\)/.exec(clipPath);
+  if (!inset) return border;
+  const values = inset[1]!.split(/\s+round\s/)[0]!.trim().split(/\s+/);
+  const [top = '0', right = top, bottom = top, left = right] = values;
+  const length = (value: string, basis: number) => (value.endsWith('%') ? (parseFloat(value) / 100) * basis : parseFloat(value) || 0);
+  const width = border.right - border.left;
+  const height = border.bottom - border.top;
+  return { left: border.left + length(left, width), top: border.top + length(top, height), right: border.right - length(right, width), bottom: border.bottom - length(bottom, height) };
 }
 
 /** Whether a box of this style is the containing block of absolutely (or fixed) positioned descendants. */
@@ -205,7 +217,7 @@ function measureLayout(hostSelector: string, playerSelector: string, controlSele
   return { player: boxOf(player.getBoundingClientRect()), texts: measureTexts(host), controls: measureControls(host, controlSelector) };
 }
 
-const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, lineBoxOf, ownClip, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureLayout];
+const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, lineBoxOf, ownClip, insetOf, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureLayout];
 const IN_PAGE_SOURCE = `const UNBOUNDED = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };\n${IN_PAGE_FUNCTIONS.map(String).join('\n')}`;
 
 // ---------------------------------------------------------------------------------------------
