@@ -42,7 +42,7 @@ const PLANTED_PAGE = `<!doctype html><html lang="en"><head><title>Planted layout
     <div style="position:absolute;left:170px;top:135px;opacity:0"><span>Transparent</span></div>
     <span style="position:absolute;left:170px;top:135px;display:none">Not displayed</span>
     <span style="position:absolute;left:170px;top:135px;clip-path:inset(50%)">Clipped by a path</span>
-    <div style="position:absolute;left:175px;top:140px;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap">Announced politely</div>
+    <div style="position:absolute;left:175px;top:140px;clip:rect(0 0 0 0);white-space:nowrap">Announced politely</div>
     <div class="card" style="left:230px;top:220px;width:160px;font-family:system-ui;line-height:1">
       <div>Tight one</div><div style="display:contents"><span>Tight two</span></div>
     </div>
