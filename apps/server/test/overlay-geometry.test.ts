@@ -1,13 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserAvailable, launchBrowser } from './browser';
-import { blockingViolations, findOutsidePlayer, findSmallTouchTargets, findTextOverlaps, measureSettledOverlay, runAxe, type OverlayLayout } from './overlay-geometry';
+import { blockingViolations, findCoveredMiddle, findOutsidePlayer, findSmallTouchTargets, findTextOverlaps, measureSettledOverlay, runAxe, type OverlayLayout } from './overlay-geometry';
 
 /**
  * A page made to break each rule exactly once, in an overlay built like the SDK's (an element with
  * an open shadow root, one part in a nested shadow root) over a 400×300 player:
  * "Alpha overlaps" lies on "Beta overlaps"; the button "Outside" sits right of the player; the
- * button "Tiny" is 30×30; "Faint text" is light grey on white. Things that must not count: a
+ * button "Tiny" is 30×30; "Faint text" is light grey on white; the card "Beside" covers the middle. Things that must not count: a
  * carousel (overflow:auto) whose second and third cards are scrolled out of sight, though the
  * second would lie on "Beside" and the third would leave the player, with a 30×30 button in them;
  * text hidden by visibility, opacity, display or clip-path; a screen-reader-only text; two lines set with
@@ -88,6 +88,13 @@ describe.runIf(browserAvailable())('overlay geometry checks on a page with plant
 
   it('finds the control outside the player, and nothing else', () => {
     expect(findOutsidePlayer(layout)).toEqual([expect.stringMatching(/^button "Outside" 48×48 at \(410, 10\) is outside the player 400×300/)]);
+  });
+
+  it('finds the card over the middle of the player, and nothing else', () => {
+    expect(findCoveredMiddle(layout)).toEqual([
+      expect.stringMatching(/^a painted box \d+×\d+ at \(170, 135\) covers the middle of the video 24×24 at \(188, 138\)$/),
+      expect.stringMatching(/^text "Beside" covers the middle/),
+    ]);
   });
 
   it('finds the 30×30 button, and nothing else', () => {

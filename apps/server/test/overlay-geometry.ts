@@ -37,6 +37,8 @@ export interface OverlayLayout {
   player: Box;
   texts: TextBox[];
   controls: ControlBox[];
+  /** The drawn part of every box that paints a background (cards, buttons, notices). */
+  surfaces: Box[];
 }
 
 /** Two text boxes may touch by this much (anti-aliasing, rounding) without counting as overlapping. */
@@ -209,15 +211,30 @@ function measureControls(host: Element, selector: string): ControlBox[] {
   return controls;
 }
 
-/** The whole measurement: the player's box, the drawn text and the drawn controls. */
+/** The drawn part of every element of the host's shadow tree that paints a background. */
+function measureSurfaces(host: Element): Box[] {
+  const surfaces: Box[] = [];
+  for (const root of shadowRootsUnder(host.shadowRoot!)) {
+    for (const element of Array.from(root.querySelectorAll('*'))) {
+      const style = getComputedStyle(element);
+      const painted = style.backgroundColor !== 'rgba(0, 0, 0, 0)' && style.backgroundColor !== 'transparent';
+      if (!painted || !isRendered(element, host)) continue;
+      const visible = intersectBoxes(boxOf(element.getBoundingClientRect()), clipRegion(composedParent(element), host, style.position));
+      if (visible) surfaces.push(visible);
+    }
+  }
+  return surfaces;
+}
+
+/** The whole measurement: the player's box, the drawn text, the drawn controls and the painted boxes. */
 function measureLayout(hostSelector: string, playerSelector: string, controlSelector: string): OverlayLayout {
   const host = document.querySelector(hostSelector);
   const player = document.querySelector(playerSelector);
   if (!host?.shadowRoot || !player) throw new Error(`no ${host ? playerSelector : `${hostSelector} with an open shadow root`} on the page`);
-  return { player: boxOf(player.getBoundingClientRect()), texts: measureTexts(host), controls: measureControls(host, controlSelector) };
+  return { player: boxOf(player.getBoundingClientRect()), texts: measureTexts(host), controls: measureControls(host, controlSelector), surfaces: measureSurfaces(host) };
 }
 
-const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, lineBoxOf, ownClip, insetOf, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureLayout];
+const IN_PAGE_FUNCTIONS = [intersectBoxes, boxOf, composedParent, isRendered, lineBoxOf, ownClip, insetOf, containsPositioned, clipRegion, shadowRootsUnder, measureTexts, measureControls, measureSurfaces, measureLayout];
 const IN_PAGE_SOURCE = `const UNBOUNDED = { left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity };\n${IN_PAGE_FUNCTIONS.map(String).join('\n')}`;
 
 // ---------------------------------------------------------------------------------------------
@@ -287,6 +304,22 @@ export function findSmallTouchTargets(layout: OverlayLayout, minPx = MIN_TOUCH_T
   // Half a pixel for layout rounding: 43.5 px is drawn as 44.
   const small = (box: Box) => box.right - box.left < minPx - 0.5 || box.bottom - box.top < minPx - 0.5;
   return layout.controls.filter((control) => small(control.box)).map((control) => `${control.name} is ${describeBox(control.box)}, under ${minPx}×${minPx} px`);
+}
+
+/** The middle of the video: a square of this side around the player's centre must stay uncovered. */
+export const MIDDLE_SIDE_PX = 24;
+
+/** (e) Anything drawn (text, a control, a card) over the middle of the player. */
+export function findCoveredMiddle(layout: OverlayLayout, sidePx = MIDDLE_SIDE_PX): string[] {
+  const { player } = layout;
+  const x = (player.left + player.right) / 2;
+  const y = (player.top + player.bottom) / 2;
+  const middle: Box = { left: x - sidePx / 2, top: y - sidePx / 2, right: x + sidePx / 2, bottom: y + sidePx / 2 };
+  const covering = [
+    ...layout.surfaces.filter((box) => intersectBoxes(box, middle)).map((box) => `a painted box ${describeBox(box)}`),
+    ...layout.texts.filter((text) => text.rects.some((rect) => intersectBoxes(rect, middle))).map((text) => `text ${shortText(text.text)}`),
+  ];
+  return covering.map((what) => `${what} covers the middle of the video ${describeBox(middle)}`);
 }
 
 export interface AxeViolation {

@@ -6,7 +6,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
 import { browserAvailable, launchBrowser } from './browser';
-import { blockingViolations, findOutsidePlayer, findSmallTouchTargets, findTextOverlaps, measureSettledOverlay, runAxe, undeterminedContrast } from './overlay-geometry';
+import { blockingViolations, findCoveredMiddle, findOutsidePlayer, findSmallTouchTargets, findTextOverlaps, measureSettledOverlay, runAxe, undeterminedContrast } from './overlay-geometry';
 import { startTestApp, type TestApp } from './test-app';
 
 /**
@@ -22,13 +22,15 @@ const PLAYER_SIZES = [
   { width: 768, height: 1024, touch: true },
   { width: 1280, height: 720, touch: false },
   { width: 1920, height: 1080, touch: false },
+  // The viewer's dark colour scheme: dark cards, and colours that must still reach AA.
+  { width: 390, height: 844, touch: true, colorScheme: 'dark' as const },
 ];
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
 /** How long one interaction may wait for its control: a control that cannot be reached fails fast. */
 const ACTION_TIMEOUT_MS = 5_000;
 const SIZE_TIMEOUT_MS = 90_000;
 
-const POLL = { type: 'poll', question: 'Who takes the derby?', options: ['Home', 'Away', 'Too close to call tonight'] };
+const POLL = { type: 'poll', question: 'Who takes the derby?', options: ['Home', 'Away', 'Too close to call tonight'], closesAt: new Date(Date.now() + 2 * 3_600_000).toISOString() };
 const CONTEST = { type: 'contest', title: 'Win a signed match ball', description: 'Enter before the final whistle: the winner is drawn live at full time.' };
 const SPONSOR_MESSAGE = 'Tonight’s replays are brought to you by Acme Sports';
 const minutesFromNow = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
@@ -79,7 +81,7 @@ const SCENARIOS: Array<{ broadcast: string; steps: Step[] }> = [
   {
     broadcast: 'layout-poll',
     steps: [
-      { state: 'poll before voting', reach: (o) => o.getByRole('button', { name: 'Too close to call tonight' }).waitFor(), drawn: [POLL.question, 'Too close to call tonight'] },
+      { state: 'poll before voting', reach: (o) => o.getByRole('button', { name: 'Too close to call tonight' }).waitFor(), drawn: [POLL.question, 'Too close to call tonight', /Closes in \d/] },
       {
         state: 'poll after voting (results)',
         reach: async (o) => {
@@ -104,7 +106,7 @@ const SCENARIOS: Array<{ broadcast: string; steps: Step[] }> = [
       },
     ],
   },
-  { broadcast: 'layout-lineup', steps: [{ state: 'lineup (4 items)', reach: (o) => o.getByText(/Half-time show/).first().waitFor(), drawn: ['Half-time show', 'Second half'] }] },
+  { broadcast: 'layout-lineup', steps: [{ state: 'lineup (4 items)', reach: (o) => o.getByText(/Half-time show/).first().waitFor(), drawn: ['Half-time show', 'Second half', 'Now'] }] },
   {
     // Both were pinned to the same corner once: the lineup under the cart button.
     broadcast: 'layout-lineup-cart',
@@ -119,11 +121,11 @@ const SCENARIOS: Array<{ broadcast: string; steps: Step[] }> = [
       },
     ],
   },
-  { broadcast: 'layout-sponsor', steps: [{ state: 'sponsor moment', reach: (o) => o.getByText(SPONSOR_MESSAGE).waitFor(), drawn: [SPONSOR_MESSAGE] }] },
+  { broadcast: 'layout-sponsor', steps: [{ state: 'sponsor moment', reach: (o) => o.getByText(SPONSOR_MESSAGE).waitFor(), drawn: [SPONSOR_MESSAGE, 'Acme Sports'] }] },
   {
     broadcast: 'layout-products',
     steps: [
-      { state: 'product carousel (3 products)', reach: (o) => addToCart(o).waitFor(), drawn: ['Home jersey 2026', /add.*to cart/i] },
+      { state: 'product carousel (3 products)', reach: (o) => addToCart(o).waitFor(), drawn: ['Home jersey 2026', '€79.90', /add.*to cart/i] },
       {
         state: 'cart panel open',
         reach: async (o) => {
@@ -195,7 +197,7 @@ describe.runIf(browserAvailable())('the overlay on every player size: nothing ov
   function playerPage(broadcastId: string): string {
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Player</title></head>
       <body style="margin:0;overflow:hidden;background:#000">
-      <div id="player" style="position:relative;width:100vw;height:100vh;background:#0b0d12"></div>
+      <div id="player" style="position:relative;width:100vw;height:100vh;background:linear-gradient(160deg,#1c3b5a,#0b0d12 55%,#3a1631)"></div>
       <script src="${t.url}/sdk/svc-core.js"></script>
       <script>
         SvcSDK.configure({ apiKey: ${JSON.stringify(t.demo.apiKey)} });
@@ -221,7 +223,7 @@ describe.runIf(browserAvailable())('the overlay on every player size: nothing ov
     t = await startTestApp({ listen: true, config: { realtime: { throttleMs: 50 } } });
     // Viewers are placed in Germany, one of the default markets, so the products show.
     await call('PATCH', '/v1/settings', { fallbackCountry: 'DE' });
-    await call('POST', '/v1/sponsors', { id: 'acme', name: 'Acme Sports' });
+    await call('POST', '/v1/sponsors', { id: 'acme', name: 'Acme Sports', logoUrl: `${hostOrigin}/img/e4572e.svg` });
     const sponsorMoment = { type: 'sponsor_moment', sponsorId: 'acme', message: SPONSOR_MESSAGE, ctaUrl: `${hostOrigin}/acme` };
     await showOverlays('layout-poll', [POLL]);
     await showOverlays('layout-contest', [CONTEST]);
@@ -238,9 +240,9 @@ describe.runIf(browserAvailable())('the overlay on every player size: nothing ov
   });
 
   for (const size of PLAYER_SIZES) {
-    const name = `${size.width}x${size.height}`;
+    const name = `${size.width}x${size.height}${size.colorScheme ? `-${size.colorScheme}` : ''}`;
     it(`shows every overlay state at ${name} apart, inside the player${size.touch ? ', with 44 px touch targets' : ''}, without serious axe violations`, async () => {
-      const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, hasTouch: size.touch, reducedMotion: 'reduce' });
+      const context = await browser.newContext({ viewport: { width: size.width, height: size.height }, hasTouch: size.touch, reducedMotion: 'reduce', colorScheme: size.colorScheme ?? 'light' });
       context.setDefaultTimeout(ACTION_TIMEOUT_MS);
       const problems: string[] = [];
       const notes: string[] = [];
@@ -289,6 +291,7 @@ async function judge(page: Page, touch: boolean, drawn: Array<string | RegExp>):
       .map((expected) => `${String(expected)} is not drawn (hidden, clipped away or missing)`),
     ...findTextOverlaps(layout),
     ...findOutsidePlayer(layout),
+    ...findCoveredMiddle(layout),
     ...(touch ? findSmallTouchTargets(layout) : []),
     ...blockingViolations(axe),
   ];

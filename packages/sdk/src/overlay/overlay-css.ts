@@ -6,8 +6,8 @@
 export const OVERLAY_CSS = `
 :host { position: absolute; inset: 0; pointer-events: none; z-index: 10; font: 15px/1.35 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif;
   --svc-primary: #5b3df5; --svc-on-primary: #fff; --svc-accent-light: #5b3df5; --svc-accent-dark: #9d8cff;
-  --card: #fff; --ink: #14121f; --muted: #55516a; --track: #ebe9f2; --accent: var(--svc-accent-light); --shadow: 0 6px 24px rgba(0,0,0,.3); color-scheme: light; }
-@media (prefers-color-scheme: dark) { :host { --card: #1d1b29; --ink: #f4f3fa; --muted: #bdb9cf; --track: #34314a; --accent: var(--svc-accent-dark); color-scheme: dark; } }
+  --card: #fff; --ink: #14121f; --muted: #55516a; --track: #ebe9f2; --accent: var(--svc-accent-light); --edge: transparent; --shadow: 0 6px 24px rgba(0,0,0,.3); color-scheme: light; }
+@media (prefers-color-scheme: dark) { :host { --card: #1d1b29; --ink: #f4f3fa; --muted: #bdb9cf; --track: #34314a; --accent: var(--svc-accent-dark); --edge: rgba(255,255,255,.16); color-scheme: dark; } }
 * { box-sizing: border-box; }
 [hidden] { display: none !important; }
 .frame { position: absolute; inset: 0; padding: 12px; }
@@ -33,7 +33,7 @@ export const OVERLAY_CSS = `
 .frame[data-mode=wide] .middle { grid-area: middle; }
 .frame[data-mode=wide] .south { display: none; }
 .frame[data-panel] .south > :not(.panel), .frame[data-panel] .east > .aside { display: none; }
-.card { pointer-events: auto; background: var(--card); color: var(--ink); border-radius: 14px; padding: 12px 14px; box-shadow: var(--shadow); animation: in .2s ease-out; flex: 0 0 auto; max-width: 640px; }
+.card { pointer-events: auto; background: var(--card); color: var(--ink); border: 1px solid var(--edge); border-radius: 14px; padding: 12px 14px; box-shadow: var(--shadow); animation: in .2s ease-out; flex: 0 0 auto; max-width: 640px; }
 @keyframes in { from { opacity: 0; transform: translateY(6px); } to { opacity: 1; transform: none; } }
 h3 { margin: 0 0 8px; font-size: 16px; line-height: 1.3; }
 p { margin: 0 0 8px; }
@@ -87,7 +87,7 @@ ol > li.current { background: var(--track); box-shadow: inset 3px 0 0 var(--acce
 .shelf { display: flex; gap: 10px; overflow-x: auto; scroll-snap-type: x mandatory; overscroll-behavior-x: contain; pointer-events: auto; flex: 0 0 auto; }
 .shelf > .card { width: min(290px, 86%); scroll-snap-align: start; }
 .util { display: flex; flex-wrap: wrap; gap: 8px; justify-content: flex-end; align-items: flex-start; flex: 0 0 auto; }
-.notice { pointer-events: auto; flex: 1 1 150px; max-width: 420px; background: var(--card); color: var(--ink); border-radius: 10px; padding: 11px 14px; box-shadow: var(--shadow); font-weight: 600; }
+.notice { pointer-events: auto; flex: 1 1 150px; max-width: 420px; background: var(--card); color: var(--ink); border: 1px solid var(--edge); border-radius: 10px; padding: 11px 14px; box-shadow: var(--shadow); font-weight: 600; }
 .cart { pointer-events: auto; box-shadow: var(--shadow); flex: 0 0 auto; }
 .panel { width: 100%; }
 .row { display: flex; justify-content: space-between; align-items: center; gap: 8px; margin-bottom: 6px; flex-wrap: wrap; }
