@@ -167,6 +167,8 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await overlay().getByRole('button', { name: 'Checkout' }).click();
     await overlay().getByRole('button', { name: 'Place order' }).click();
     await overlay().getByText('Thank you for your order').waitFor();
+    // A notice goes by itself; it does not stay over the next overlays.
+    await overlay().getByText('Thank you for your order').waitFor({ state: 'hidden', timeout: 6_000 });
 
     const events = await until(() => stored(), (rows) => rows.some((r) => r.event === 'checkout.completed') && rows.some((r) => r.event === 'product.viewed'));
     const byName = (name: string) => events.filter((e) => e.event === name);

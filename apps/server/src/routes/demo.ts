@@ -29,7 +29,7 @@ const DEMO_SCRIPT = `"use strict";
     ctx.fillStyle = '#e11d48'; ctx.fillRect(300, 250, 120, 40);
     ctx.fillStyle = '#fff'; ctx.textAlign = 'center';
     ctx.font = 'bold 22px system-ui'; ctx.fillText(latencyS ? 'LIVE −' + latencyS + ' s' : 'LIVE', 360, 278);
-    ctx.font = 'bold 44px system-ui'; ctx.fillText('Lions vs Falcons', 360, 360);
+    ctx.font = 'bold 34px system-ui'; ctx.fillText('Lions vs Falcons', 360, 360);
     ctx.font = '28px system-ui'; ctx.fillText(new Date(Date.now() - latencyS * 1000).toLocaleTimeString(), 360, 410);
     requestAnimationFrame(draw);
   }
@@ -50,7 +50,8 @@ const DEMO_SCRIPT = `"use strict";
   function fit(name) {
     var size = sizes[name];
     var room = document.getElementById('stage').getBoundingClientRect();
-    var scale = Math.min(1, room.width / size[0], Math.max(320, window.innerHeight - 24) / size[1]);
+    // The whole player in view below the controls, as on the device it stands for.
+    var scale = Math.min(1, room.width / size[0], Math.max(320, window.innerHeight - room.top - 12) / size[1]);
     player.style.width = Math.round(size[0] * scale) + 'px';
     player.style.height = Math.round(size[1] * scale) + 'px';
     document.querySelectorAll('[data-size]').forEach(function (b) { b.setAttribute('aria-pressed', String(b.dataset.size === name)); });
