@@ -2,7 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Clock } from '@svc/protocol';
 import { startTestApp, type TestApp } from './test-app';
-import { TestViewer, type Message } from './ws-client';
+import { ViewerPool, type Message } from './ws-client';
 
 const REALTIME = { heartbeatIntervalMs: 150, resumeGraceMs: 300, throttleMs: 50 };
 const OPTIONS = ['Team A', 'Team B', 'Draw'];
@@ -25,25 +25,19 @@ class OffsetClock implements Clock {
 describe('polls and contests with closesAt', () => {
   let t: TestApp;
   let clock: OffsetClock;
-  const viewers: TestViewer[] = [];
+  const viewers = new ViewerPool('closer');
   beforeEach(async () => {
     clock = new OffsetClock();
     t = await startTestApp({ listen: true, clock, config: { realtime: REALTIME } });
   });
   afterEach(async () => {
-    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+    viewers.terminateAll();
     await t.close();
   });
 
   const admin = () => ({ authorization: `Bearer ${t.demo.adminToken}` });
   const at = (offsetMs: number) => new Date(clock.now() + offsetMs).toISOString();
-  let sessions = 0;
-  const welcomed = async (contentId: string) => {
-    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: `svc_closer${++sessions}`, contentId });
-    viewers.push(viewer);
-    await viewer.next((m) => m.type === 'welcome');
-    return viewer;
-  };
+  const welcomed = (contentId: string) => viewers.welcomed(t.url, t.demo.apiKey, contentId);
   const broadcast = (id: string) => t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(), payload: { id, campaignId: 1 } });
   const createOverlay = (broadcastId: string, body: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url: `/v1/broadcasts/${broadcastId}/overlays`, headers: admin(), payload: body });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
 import { startTestApp, type TestApp } from './test-app';
-import { TestViewer, type Message } from './ws-client';
+import { ViewerPool, type Message } from './ws-client';
 
 const REALTIME = { heartbeatIntervalMs: 150, resumeGraceMs: 300, throttleMs: 50 };
 const T0 = Date.parse('2026-11-20T18:00:00.000Z');
@@ -14,24 +14,18 @@ const T0 = Date.parse('2026-11-20T18:00:00.000Z');
 describe('overlay show and hide times', () => {
   let t: TestApp;
   let clock: ManualClock;
-  const viewers: TestViewer[] = [];
+  const viewers = new ViewerPool('timed');
   beforeEach(async () => {
     clock = new ManualClock(T0);
     t = await startTestApp({ listen: true, clock, config: { realtime: REALTIME } });
   });
   afterEach(async () => {
-    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+    viewers.terminateAll();
     await t.close();
   });
 
   const admin = () => ({ authorization: `Bearer ${t.demo.adminToken}` });
-  let sessions = 0;
-  const welcomed = async (contentId: string) => {
-    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: `svc_timed${++sessions}`, contentId });
-    viewers.push(viewer);
-    await viewer.next((m) => m.type === 'welcome');
-    return viewer;
-  };
+  const welcomed = (contentId: string) => viewers.welcomed(t.url, t.demo.apiKey, contentId);
   const lineup = async (broadcastId: string) => {
     await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin(), payload: { id: broadcastId, campaignId: 1 } });
     const created = await t.app.inject({ method: 'POST', url: `/v1/broadcasts/${broadcastId}/overlays`, headers: admin(), payload: { type: 'lineup', items: [{ title: 'Kick-off' }] } });
@@ -79,7 +73,7 @@ describe('overlay show and hide times', () => {
     const welcome = (await welcomed('kept')).ofType('welcome')[0]!;
     expect(welcome.overlays).toMatchObject([{ id: created.id, shownAt: '2026-11-20T18:00:07.000Z' }]);
 
-    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+    viewers.terminateAll();
     await t.close();
     clock.set(T0 + 60_000);
     t = await startTestApp({ listen: true, clock, reopen: t, config: { realtime: REALTIME } });

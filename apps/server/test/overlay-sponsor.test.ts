@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './test-app';
-import { TestViewer, type Message } from './ws-client';
+import { ViewerPool, type Message } from './ws-client';
 
 const REALTIME = { heartbeatIntervalMs: 150, resumeGraceMs: 300, throttleMs: 50 };
 const LOGO = 'https://cdn.example/acme.svg';
@@ -8,25 +8,19 @@ const LOGO = 'https://cdn.example/acme.svg';
 /** Sponsor moments and products reach viewers with their sponsor's name and logo, as the sponsor record reads when pushed. */
 describe('sponsor name and logo on overlays', () => {
   let t: TestApp;
-  const viewers: TestViewer[] = [];
+  const viewers = new ViewerPool('fan');
   beforeEach(async () => {
     t = await startTestApp({ listen: true, config: { realtime: REALTIME } });
   });
   afterEach(async () => {
-    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+    viewers.terminateAll();
     await t.close();
   });
 
   const admin = () => ({ authorization: `Bearer ${t.demo.adminToken}` });
   const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: Record<string, unknown>) =>
     t.app.inject({ method, url, headers: admin(), ...(payload === undefined ? {} : { payload }) });
-  let sessions = 0;
-  const welcomed = async (contentId: string) => {
-    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: `svc_fan${++sessions}`, contentId });
-    viewers.push(viewer);
-    await viewer.next((m) => m.type === 'welcome');
-    return viewer;
-  };
+  const welcomed = (contentId: string) => viewers.welcomed(t.url, t.demo.apiKey, contentId);
 
   it('takes a logoUrl on create and update, with the rules of an overlay imageUrl', async () => {
     const created = await call('POST', '/v1/sponsors', { id: 'acme', name: 'Acme Sports', logoUrl: LOGO });
@@ -82,7 +76,7 @@ describe('sponsor name and logo on overlays', () => {
     expect(listed.map((o) => (o.sponsor as Message | undefined)?.name)).toEqual(['Acme Outdoor', 'Acme Outdoor', undefined]);
 
     // A viewer who joins after the rename gets the room's overlays with the new name too.
-    for (const v of viewers.splice(0)) v.ws.terminate();
+    viewers.terminateAll();
     await new Promise((resolve) => setTimeout(resolve, REALTIME.resumeGraceMs + 300));
     const newcomer = await welcomed('sponsored');
     const names = (newcomer.ofType('welcome')[0]!.overlays as Message[]).map((o) => (o.sponsor as Message | undefined)?.name);

@@ -77,3 +77,23 @@ export class TestViewer {
     (this.ws as unknown as { _socket: { destroy(): void } })._socket.destroy();
   }
 }
+
+/** The viewers of one test: each joins a broadcast with a session of its own and is welcomed. */
+export class ViewerPool {
+  private readonly viewers: TestViewer[] = [];
+  private sessions = 0;
+
+  constructor(private readonly sessionPrefix: string) {}
+
+  async welcomed(baseUrl: string, apiKey: string, contentId: string): Promise<TestViewer> {
+    const viewer = await TestViewer.connect(baseUrl, { apiKey, sessionId: `svc_${this.sessionPrefix}${++this.sessions}`, contentId });
+    this.viewers.push(viewer);
+    await viewer.next((m) => m.type === 'welcome');
+    return viewer;
+  }
+
+  /** Cuts every viewer's socket (as a network drop would). */
+  terminateAll(): void {
+    for (const viewer of this.viewers.splice(0)) viewer.ws.terminate();
+  }
+}
