@@ -92,6 +92,14 @@ describe('polls and contests with closesAt', () => {
     expect(past.statusCode).toBe(400);
     expect(past.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/closesAt' }] });
 
+    // Every form the date-time format admits is stored in one form every browser reads.
+    const halfAnHour = at(30 * MINUTE_MS);
+    const canonical = await createOverlay('admin', { type: 'contest', title: 'Win a scarf', closesAt: halfAnHour.replace('T', ' ').toLowerCase() });
+    expect(canonical.statusCode, canonical.body).toBe(201);
+    expect(canonical.json().closesAt).toBe(halfAnHour);
+    const timed = await createOverlay('admin', { type: 'lineup', items: [{ title: 'Kick-off', at: '2030-01-01t20:00:00+01:00' }] });
+    expect(timed.json().items).toEqual([{ title: 'Kick-off', at: '2030-01-01T19:00:00.000Z' }]);
+
     // Once the stored closing time has passed, other fields may still change while it stays as it is.
     const contest = (await createOverlay('admin', { type: 'contest', title: 'Win a jersey', closesAt: at(MINUTE_MS) })).json();
     clock.offsetMs += 2 * MINUTE_MS;

@@ -47,15 +47,24 @@ describe('overlay show and hide times', () => {
     expect(shown.overlay).toMatchObject({ id: created.id, shownAt: '2026-11-20T18:00:05.000Z' });
     expect((await overlayOf('timed', created.id)).json()).toMatchObject({ shownAt: '2026-11-20T18:00:05.000Z' });
 
+    // Shown again while on screen: it keeps its moment (a viewer behind the live edge keeps it).
+    clock.set(T0 + 7_000);
+    await act('timed', created.id, 'show');
+    const reshown = await viewer.next((m) => m.type === 'overlay.show' && m !== shown);
+    expect(reshown.overlay).toMatchObject({ shownAt: '2026-11-20T18:00:05.000Z' });
+
     clock.set(T0 + 9_000);
     await act('timed', created.id, 'hide');
     expect(await viewer.next((m) => m.type === 'overlay.hide')).toEqual({ type: 'overlay.hide', overlayId: created.id, hiddenAt: '2026-11-20T18:00:09.000Z' });
+    // Hidden again while hidden: nothing to tell viewers, the moment it went stays.
+    clock.set(T0 + 10_000);
+    await act('timed', created.id, 'hide');
     // A hidden overlay keeps the time it was last shown.
     expect((await overlayOf('timed', created.id)).json()).toMatchObject({ active: false, shownAt: '2026-11-20T18:00:05.000Z' });
 
     clock.set(T0 + 20_000);
     await act('timed', created.id, 'show');
-    const again = await viewer.next((m) => m.type === 'overlay.show' && m !== shown);
+    const again = await viewer.next((m) => m.type === 'overlay.show' && m !== shown && m !== reshown);
     expect(again.overlay).toMatchObject({ shownAt: '2026-11-20T18:00:20.000Z' });
 
     // Deleting a shown overlay hides it, with the time of the deletion.

@@ -171,11 +171,18 @@ export class ContentService {
 
   /** Shows or hides an overlay; a show records its time (`shownAt`), a hide tells viewers its time (`hiddenAt`). */
   async setActive(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
-    await this.overlayRecord(tenant, broadcastId, id);
+    const current = await this.overlayRecord(tenant, broadcastId, id);
     const now = this.clock.now();
-    const record = found(await this.store.updateOverlay(tenant.seq, id, active ? { active, shownAt: now } : { active }, now), `No overlay "${id}".`);
+    // Shown again while on screen, it keeps the moment it was first shown: a viewer behind the
+    // live edge would otherwise lose it until the video reached the new moment.
+    const record = found(await this.store.updateOverlay(tenant.seq, id, active && !current.active ? { active, shownAt: now } : { active }, now), `No overlay "${id}".`);
+    if (!active) {
+      // Hidden twice, it is hidden once: a second hide would move the moment it went.
+      if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(now).toISOString() });
+      return this.view(record);
+    }
     const overlay = await this.view(record);
-    this.publish(tenant, broadcastId, active ? { kind: 'show', overlay } : { kind: 'hide', overlayId: id, hiddenAt: new Date(now).toISOString() });
+    this.publish(tenant, broadcastId, { kind: 'show', overlay });
     return overlay;
   }
 
@@ -206,7 +213,7 @@ export class ContentService {
         });
       }
     }
-    return content;
+    return withCanonicalTimes(content);
   }
 
   /** Refuses (400 validation_failed, naming `field`) a campaign id the tenant has not created. */
@@ -217,6 +224,20 @@ export class ContentService {
       });
     }
   }
+}
+
+/**
+ * Times as one form (`2030-01-01T12:00:00.000Z`): the date-time format also admits a space for
+ * the `T`, lower-case letters and `+0100` offsets, which not every viewer's browser reads.
+ */
+function withCanonicalTimes(content: OverlayContent): OverlayContent {
+  const canonical = (time: string) => {
+    const ms = Date.parse(time);
+    return Number.isFinite(ms) ? new Date(ms).toISOString() : time;
+  };
+  if ((content.type === 'poll' || content.type === 'contest') && content.closesAt !== undefined) return { ...content, closesAt: canonical(content.closesAt) };
+  if (content.type === 'lineup') return { ...content, items: content.items.map((item) => (item.at === undefined ? item : { ...item, at: canonical(item.at) })) };
+  return content;
 }
 
 function closesAtOf(content: OverlayContent): string | undefined {
