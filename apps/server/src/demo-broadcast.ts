@@ -5,9 +5,12 @@ import type { TenantService } from '@svc/tenancy';
 
 export const DEMO_BROADCAST_ID = 'demo-live';
 /** How long each scene of the scripted demo stays on screen. */
-export const DEMO_STEP_MS = 12_000;
-/** Polls and contests close this far into their scene, so the closed state shows too. */
-const CLOSE_AFTER_SHARE = 0.75;
+export const DEMO_STEP_MS = 20_000;
+/**
+ * Polls and contests close this far into their scene, so the closed state shows too, and a
+ * viewer with the demo's 8 s latency still has time to vote.
+ */
+const CLOSE_AFTER_SHARE = 0.85;
 const MINUTE_MS = 60_000;
 
 /** An overlay of the script: its body, given the time it is shown and where the pictures are. */
@@ -56,7 +59,7 @@ function identity(body: Record<string, unknown>): string {
 
 /**
  * The scripted demo of tenant `demo`: one broadcast whose scenes appear in turn, so that a
- * newcomer sees the whole product at /demo within a minute. Times (countdowns, the lineup)
+ * newcomer sees the whole product at /demo in a minute. Times (countdowns, the lineup)
  * and picture addresses are brought up to date each time a part is shown.
  */
 export class DemoBroadcast {

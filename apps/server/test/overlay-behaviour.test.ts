@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { buildSdk } from '@svc/sdk/build';
 import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
+import { ViewerPool } from './ws-client';
 
 /** How far behind the live edge the fake player plays, and how close the overlay must keep to it. */
 const LATENCY_MS = 8_000;
@@ -165,5 +166,53 @@ describe.runIf(browserAvailable())('the overlay in a browser: in step with the v
     await expect.poll(async () => (await viewed('product.viewed')).sort(), { timeout: 5_000 }).toEqual(['jersey', 'scarf']);
     await swipeTo(2);
     await expect.poll(async () => (await viewed('product.viewed')).sort(), { timeout: 5_000 }).toEqual(['ball', 'jersey', 'scarf']);
+  });
+
+  it('writes live results into the poll card in place: a tap in progress is not lost to a redraw', async () => {
+    const pollId = await createOverlay({ type: 'poll', question: 'Who wins?', options: ['Reds', 'Blues'] });
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${pollId}/show`);
+    const page = await viewer(null);
+    const card = page.locator('svc-engagement-overlay').locator(`[data-overlay="${pollId}"]`);
+    await card.getByText('0 votes').waitFor();
+    await card.evaluate((node) => ((node as HTMLElement & { marked?: boolean }).marked = true));
+    // Others vote: the total moves, on the same card.
+    const others = new ViewerPool('other');
+    try {
+      for (let i = 0; i < 3; i++) {
+        const other = await others.welcomed(t.url, t.demo.apiKey, 'match-1');
+        other.send({ type: 'poll.vote', pollId, optionIndex: i % 2, requestId: `v${i}` });
+        await other.next((m) => m.type === 'ack');
+      }
+      await card.getByText('3 votes').waitFor();
+      expect(await card.evaluate((node) => (node as HTMLElement & { marked?: boolean }).marked === true)).toBe(true);
+      // The viewer's own vote draws the results: a new card, with the live numbers in it.
+      await card.getByRole('button', { name: 'Blues' }).click();
+      await card.getByText('4 votes').waitFor();
+      expect(await card.locator('.share').allTextContents()).toEqual(['50%', '50%']);
+    } finally {
+      others.terminateAll();
+    }
+  });
+
+  it('keeps working when the page moves the overlay to another container (as a fullscreen player does)', async () => {
+    const contestId = await createOverlay({ type: 'contest', title: 'Win a ball' });
+    await admin('POST', `/v1/broadcasts/match-1/overlays/${contestId}/show`);
+    const page = await viewer(null);
+    await page.locator('svc-engagement-overlay').getByRole('button', { name: 'Enter' }).waitFor();
+    // Moved before the card counted as viewed: the card it keeps is watched again in its new place.
+    await page.evaluate(() => {
+      const overlay = document.querySelector('svc-engagement-overlay')!;
+      const fullscreen = document.createElement('div');
+      fullscreen.id = 'fullscreen';
+      fullscreen.setAttribute('style', 'position:fixed;inset:0');
+      document.body.append(fullscreen);
+      fullscreen.append(overlay);
+    });
+    const viewed = () => t.services.storage.events.queryEvents({ tenantSeq: t.demo.seq, events: ['contest.viewed'] }, { limit: 10 });
+    await expect.poll(async () => (await viewed()).length, { timeout: 5_000 }).toBe(1);
+    // And back: still drawn, still usable.
+    await page.evaluate(() => document.getElementById('player')!.append(document.querySelector('svc-engagement-overlay')!));
+    await page.locator('svc-engagement-overlay').getByRole('button', { name: 'Enter' }).click();
+    await page.locator('svc-engagement-overlay').locator('.done', { hasText: "You're in!" }).waitFor();
   });
 });

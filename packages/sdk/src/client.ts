@@ -238,8 +238,12 @@ export class SvcClient {
   private onWelcome(message: WelcomeMessage): void {
     const serverTime = Date.parse(message.serverTime);
     if (Number.isFinite(serverTime)) this.serverOffsetMs = serverTime - Date.now();
+    // A reconnect keeps what was hidden lately: a viewer behind the live edge has yet to see it go.
+    const now = this.serverNow();
+    const kept = this.state.retired.filter((r) => r.hiddenAtMs > now - RETIRED_KEEP_MS);
+    const goneMeanwhile = this.state.overlays.filter((o) => !message.overlays.some((m) => m.id === o.id)).map((overlay) => ({ overlay, hiddenAtMs: now }));
+    this.state.retired = [...kept, ...goneMeanwhile].filter((r) => !message.overlays.some((o) => o.id === r.overlay.id));
     this.state.overlays = message.overlays;
-    this.state.retired = [];
     this.state.results = new Map(message.pollResults.map((r) => [r.pollId, r]));
     this.state.votes = new Map(Object.entries(message.viewer.votes));
     this.state.contests = new Set(message.viewer.contests);
@@ -252,14 +256,17 @@ export class SvcClient {
   private onMessage(message: ServerMessage): void {
     switch (message.type) {
       case 'overlay.show':
-      case 'overlay.update':
-        this.state.overlays = [...this.state.overlays.filter((o) => o.id !== message.overlay.id), message.overlay];
+      case 'overlay.update': {
+        // An update keeps the overlay's place (the layout's queue goes by arrival).
+        const at = this.state.overlays.findIndex((o) => o.id === message.overlay.id);
+        this.state.overlays = at < 0 ? [...this.state.overlays, message.overlay] : this.state.overlays.map((o, i) => (i === at ? message.overlay : o));
         break;
+      }
       case 'overlay.hide': {
         const hidden = this.state.overlays.find((o) => o.id === message.overlayId);
         const hiddenAt = Date.parse(message.hiddenAt ?? '');
         const now = this.serverNow();
-        this.state.retired = this.state.retired.filter((r) => r.hiddenAtMs > now - RETIRED_KEEP_MS && r.overlay.id !== message.overlayId);
+        this.state.retired = this.state.retired.filter((r) => r.hiddenAtMs > now - RETIRED_KEEP_MS && (!hidden || r.overlay.id !== message.overlayId));
         if (hidden) this.state.retired.push({ overlay: hidden, hiddenAtMs: Number.isFinite(hiddenAt) ? hiddenAt : now });
         this.state.overlays = this.state.overlays.filter((o) => o.id !== message.overlayId);
         break;

@@ -2,7 +2,7 @@ import { productIdOf, type OverlayState, type SvcClient } from './client';
 import { ulid } from './ids';
 import { stringsFor, type Strings } from './i18n';
 import { Cart } from './overlay/cart';
-import { closesAtOf, currentItem, isClosed, renderCard, type CardContext } from './overlay/cards';
+import { closesAtOf, currentItem, isClosed, refreshPoll, renderCard, type CardContext } from './overlay/cards';
 import { themeColors } from './overlay/contrast';
 import { countdown, el, money } from './overlay/dom';
 import { OVERLAY_CSS } from './overlay/overlay-css';
@@ -56,7 +56,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       right: el('div', { class: 'aside' }),
     };
     private readonly util = el('div', { class: 'util' });
-    private readonly notice = el('div', { class: 'notice', role: 'status' });
+    private readonly notice = el('div', { class: 'notice', 'aria-hidden': 'true' });
     private readonly live = el('div', { class: 'sr', 'aria-live': 'polite', role: 'status' });
     private readonly cards = new Map<string, HTMLElement>();
     /** What each card was drawn from; a card is redrawn only when it changes. */
@@ -71,7 +71,12 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
     private noticeTimer: ReturnType<typeof setTimeout> | undefined;
     private ticker: ReturnType<typeof setInterval> | undefined;
     private tickEvery = 0;
-    private announced = { at: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined };
+    private announced = { at: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined, polls: new Set<string>() };
+    /** The results each voted poll was last read out with. */
+    private readonly heard = new Map<string, string>();
+    /** Polls and contests with a vote or an entry on its way: a second tap waits for the answer. */
+    private readonly pending = new Set<string>();
+    private panelView: 'cart' | 'checkout' | null = null;
     private source: PlayerSource | null = null;
     private readonly onState = () => this.render();
     private client: SvcClient | null = null;
@@ -103,6 +108,8 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       this.client?.on('state', this.onState);
       if (typeof IntersectionObserver !== 'undefined') {
         this.observer = new IntersectionObserver((entries) => this.onVisibility(entries), { threshold: [0, 0.5] });
+        // Moved in the page (e.g. into a fullscreen container): the cards it kept are watched again.
+        for (const card of this.cards.values()) this.observer.observe(card);
       }
       if (typeof ResizeObserver !== 'undefined') {
         this.resize = new ResizeObserver(() => this.render());
@@ -114,11 +121,15 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
     disconnectedCallback(): void {
       this.client?.off('state', this.onState);
       this.observer?.disconnect();
+      this.observer = null;
       this.resize?.disconnect();
       this.setTicker(0);
-      clearTimeout(this.noticeTimer);
+      this.clearNotice();
       clearTimeout(this.announced.timer);
+      this.announced.timer = undefined;
+      this.announced.polls.clear();
       for (const timer of this.viewTimers.values()) clearTimeout(timer);
+      this.viewTimers.clear();
     }
 
     private adoptStyles(): HTMLElement[] {
@@ -182,7 +193,7 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
 
     private render(): void {
       const state = this.client?.state;
-      if (!state) return;
+      if (!state || !this.isConnected) return;
       if (state.config) {
         const colors = themeColors(state.config.theme.primaryColor);
         this.style.setProperty('--svc-primary', colors.primary);
@@ -217,40 +228,63 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
       this.slots.shelf.setAttribute('aria-label', this.strings.shop);
       this.slots.shelf.hidden = !wanted.get('shelf')?.length;
       this.renderCart(shown.some((o) => o.type === 'product'));
-      this.util.hidden = this.notice.hidden && !this.cartButton;
+      this.util.hidden = !this.notice.textContent && !this.cartButton;
       const ticking = shown.some((o) => closesAtOf(o) !== undefined || o.type === 'lineup');
       this.setTicker(this.source ? PLAYHEAD_TICK_MS : ticking ? CLOCK_TICK_MS : 0);
       this.updateCountdowns();
     }
 
-    /** The card of an overlay, redrawn only when what it shows changed. */
+    /**
+     * The card of an overlay, redrawn only when what it shows changed; a poll's live numbers are
+     * written into it in place.
+     */
     private cardFor(overlay: ViewerOverlay, state: OverlayState): HTMLElement {
       const now = this.serverNow();
+      const open = state.overlays.some((o) => o.id === overlay.id);
       const signature = JSON.stringify([
         overlay.updatedAt,
         overlay.sponsor,
-        state.results.get(overlay.id),
         state.votes.get(overlay.id),
         state.contests.has(overlay.id),
         isClosed(overlay, now),
+        open,
         overlay.type === 'lineup' ? currentItem(overlay.items, now) : null,
         this.locale,
       ]);
-      const existing = this.cards.get(overlay.id);
-      if (existing && this.drawn.get(overlay.id) === signature) return existing;
-      this.drawn.set(overlay.id, signature);
-      const card = renderCard(overlay, this.cardContext(state));
-      if (existing) {
-        // Keep focus where it was when a card is redrawn.
-        const focused = this.root.activeElement?.getAttribute('data-key');
-        existing.replaceWith(card);
-        this.observer?.unobserve(existing);
-        if (focused) (card.querySelector(`[data-key="${focused}"]`) as HTMLElement | null)?.focus();
-        if (overlay.type === 'poll' && state.votes.has(overlay.id)) this.announce(overlay.id);
+      let card = this.cards.get(overlay.id);
+      if (!card || this.drawn.get(overlay.id) !== signature) {
+        const existing = card;
+        this.drawn.set(overlay.id, signature);
+        card = renderCard(overlay, this.cardContext(state));
+        if (existing) this.replaceCard(existing, card);
+        this.cards.set(overlay.id, card);
+        this.observer?.observe(card);
       }
-      this.cards.set(overlay.id, card);
-      this.observer?.observe(card);
+      if (overlay.type === 'poll') {
+        const results = state.results.get(overlay.id);
+        refreshPoll(card, results, this.strings);
+        const reading = JSON.stringify(results?.counts ?? []);
+        if (state.votes.has(overlay.id) && this.heard.get(overlay.id) !== reading) {
+          this.heard.set(overlay.id, reading);
+          this.announce(overlay.id);
+        }
+      }
       return card;
+    }
+
+    /** Swaps a redrawn card in; focus that was in it stays on the same control, or goes to its heading. */
+    private replaceCard(existing: HTMLElement, card: HTMLElement): void {
+      const active = this.root.activeElement;
+      const hadFocus = active !== null && existing.contains(active);
+      const key = hadFocus ? active.getAttribute('data-key') : null;
+      card.setAttribute('data-redrawn', '');
+      existing.replaceWith(card);
+      this.observer?.unobserve(existing);
+      if (!hadFocus) return;
+      const same = key === null ? undefined : Array.from(card.querySelectorAll<HTMLElement>('[data-key]')).find((node) => node.getAttribute('data-key') === key);
+      const heading = card.querySelector<HTMLElement>('h3');
+      heading?.setAttribute('tabindex', '-1');
+      (same ?? heading ?? card).focus();
     }
 
     private cardContext(state: OverlayState): CardContext {
@@ -263,8 +297,9 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
         results: (id) => state.results.get(id),
         voted: (id) => state.votes.get(id),
         entered: (id) => state.contests.has(id),
-        vote: (id, index) => void client?.vote(id, index).catch((error: { code?: string }) => this.notify(error.code === 'poll_closed' ? s.pollClosed : s.failed)),
-        enter: (id) => void client?.enterContest(id).catch((error: { code?: string }) => this.notify(error.code === 'contest_closed' ? s.contestClosed : s.failed)),
+        open: (id) => state.overlays.some((o) => o.id === id),
+        vote: (id, index) => this.once(id, () => client?.vote(id, index), s.pollClosed),
+        enter: (id) => this.once(id, () => client?.enterContest(id).then(() => this.say(s.entered)), s.contestClosed),
         tapSponsor: (o) => o.type === 'sponsor_moment' && client?.track('sponsor_moment.tapped', { data: { momentId: o.id, sponsorId: o.sponsorId } }),
         tapProduct: (o) => client?.track('product.tapped', { sponsorId: o.type === 'product' ? (o.sponsorId ?? null) : null, orderId: null, items: [], total: 0, data: { productId: productIdOf(o) } }),
         addToCart: (o) => {
@@ -272,9 +307,27 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
           const line = { productId: productIdOf(o), name: o.name, quantity: 1, unitPrice: o.price, currency: o.currency, sponsorId: o.sponsorId ?? null };
           this.cart.add(line);
           client?.track('cart.item_added', { ...this.cart.fields(), sponsorId: line.sponsorId, data: { productId: line.productId, quantity: 1 } });
-          this.render();
+          // An open cart shows what will be ordered.
+          if (this.panelView) this.renderPanel(this.panelView);
+          else this.render();
         },
       };
+    }
+
+    /**
+     * Sends a vote or an entry once at a time. A refusal because it closed (or the server hid it)
+     * says so; one because it was already counted says nothing; anything else asks to try again.
+     */
+    private once(id: string, send: () => Promise<unknown> | undefined, closedText: string): void {
+      if (this.pending.has(id)) return;
+      this.pending.add(id);
+      Promise.resolve(send())
+        .catch((error: { code?: string }) => {
+          const code = error?.code ?? '';
+          if (code === 'already_voted' || code === 'already_entered') return;
+          this.notify(['poll_closed', 'contest_closed', 'overlay_not_active', 'poll_vote_invalid'].includes(code) ? closedText : this.strings.failed);
+        })
+        .finally(() => this.pending.delete(id));
     }
 
     /** Puts exactly `cards` into `container`, in order, moving nodes only when something changed. */
@@ -315,33 +368,50 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
 
     /**
      * Live results for screen readers, politely: a moment after the vote (so the first reading
-     * has the new count), then at most every few seconds.
+     * has the new count), then at most every few seconds, every voted poll that changed.
      */
     private announce(pollId: string): void {
+      this.announced.polls.add(pollId);
       if (this.announced.timer !== undefined) return;
       const wait = Math.max(ANNOUNCE_SETTLE_MS, this.announced.at + ANNOUNCE_EVERY_MS - Date.now());
       this.announced.timer = setTimeout(() => {
         this.announced.at = Date.now();
         this.announced.timer = undefined;
         const state = this.client?.state;
-        const poll = state?.overlays.find((o) => o.id === pollId);
-        if (!poll || poll.type !== 'poll') return;
-        const results = state?.results.get(pollId);
-        this.live.textContent = `${this.strings.voted}. ${poll.options.map((option, i) => `${option}: ${results?.counts[i] ?? 0}`).join(', ')}`;
+        const readings = [...this.announced.polls].flatMap((id) => {
+          const poll = state?.overlays.find((o) => o.id === id) ?? state?.retired.find((r) => r.overlay.id === id)?.overlay;
+          if (!poll || poll.type !== 'poll') return [];
+          const results = state?.results.get(id);
+          return [`${poll.question} ${poll.options.map((option, i) => `${option}: ${results?.counts[i] ?? 0}`).join(', ')}`];
+        });
+        this.announced.polls.clear();
+        if (readings.length) this.say(`${this.strings.voted}. ${readings.join('. ')}`);
       }, wait);
     }
 
-    /** A short message that goes by itself. */
+    /** Read out politely (the live region is always in the page, so screen readers hear each change). */
+    private say(text: string): void {
+      this.live.textContent = text;
+    }
+
+    /** A short message that goes by itself; it is read out through the live region. */
     private notify(text: string): void {
       this.notice.textContent = text;
       this.notice.hidden = false;
       this.util.hidden = false;
+      this.say(text);
       clearTimeout(this.noticeTimer);
       this.noticeTimer = setTimeout(() => {
-        this.notice.hidden = true;
-        this.notice.textContent = '';
+        this.clearNotice();
         this.render();
       }, NOTICE_MS);
+    }
+
+    private clearNotice(): void {
+      clearTimeout(this.noticeTimer);
+      this.noticeTimer = undefined;
+      this.notice.hidden = true;
+      this.notice.textContent = '';
     }
 
     private renderCart(commerceShown: boolean): void {
@@ -362,11 +432,16 @@ export function defineOverlayElement(getClient: () => SvcClient | null): void {
 
     private placePanel(mode: string): void {
       const home = mode === 'wide' ? this.areas.east : this.areas.south;
-      if (this.panel && this.panel.parentElement !== home) home.append(this.panel);
+      if (!this.panel || this.panel.parentElement === home) return;
+      const active = this.root.activeElement;
+      const hadFocus = active instanceof HTMLElement && this.panel.contains(active);
+      home.append(this.panel);
+      if (hadFocus) active.focus();
     }
 
     private renderPanel(view: 'cart' | 'checkout' | null): void {
       const hadPanel = this.panel !== null;
+      this.panelView = view;
       this.panel?.remove();
       this.panel = null;
       this.frame.removeAttribute('data-panel');

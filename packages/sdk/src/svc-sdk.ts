@@ -108,7 +108,7 @@ export interface OverlayOptions {
   /**
    * The viewer's player, to show each overlay when the video reaches the moment it was shown
    * (players run 5–30 s behind the live edge): a `<video>`, an hls.js instance, or
-   * `{ latency: () => seconds }` / `{ playheadDate: () => Date }` (docs/sdk.md, "In step with
+   * `{ latency: () => seconds }` / `{ playheadDate: () => Date }` (docs/overlay.md, "In step with
    * the video"). Without it, overlays show as soon as the server sends them.
    */
   player?: PlayerSource | null;

@@ -13,6 +13,8 @@ export interface CardContext {
   /** The option this viewer voted for. */
   voted(pollId: string): number | undefined;
   entered(contestId: string): boolean;
+  /** Whether the server still takes votes or entries (a viewer behind the live edge may see one it hid). */
+  open(overlayId: string): boolean;
   vote(pollId: string, optionIndex: number): void;
   enter(contestId: string): void;
   tapSponsor(overlay: ViewerOverlay): void;
@@ -27,7 +29,9 @@ export function isClosed(overlay: ViewerOverlay, serverNowMs: number): boolean {
 }
 
 export function closesAtOf(overlay: ViewerOverlay): string | undefined {
-  return overlay.type === 'poll' || overlay.type === 'contest' ? overlay.closesAt : undefined;
+  const closesAt = overlay.type === 'poll' || overlay.type === 'contest' ? overlay.closesAt : undefined;
+  // A time this browser cannot read has no countdown (the server still closes it).
+  return closesAt !== undefined && Number.isFinite(Date.parse(closesAt)) ? closesAt : undefined;
 }
 
 export function renderCard(overlay: ViewerOverlay, c: CardContext): HTMLElement {
@@ -73,8 +77,7 @@ function pollCard(card: HTMLElement, poll: Extract<ViewerOverlay, { type: 'poll'
   const mine = c.voted(poll.id);
   const closed = isClosed(poll, c.serverNow());
   const results = c.results(poll.id);
-  const total = results?.total ?? 0;
-  if (mine === undefined && !closed) {
+  if (mine === undefined && !closed && c.open(poll.id)) {
     const options = el('div', { class: 'options', role: 'group', 'aria-labelledby': headingId });
     poll.options.forEach((option, index) => {
       const button = el('button', { type: 'button', 'data-key': `opt-${index}` }, option);
@@ -85,25 +88,39 @@ function pollCard(card: HTMLElement, poll: Extract<ViewerOverlay, { type: 'poll'
   } else {
     const list = el('ul', { class: 'results' });
     poll.options.forEach((option, index) => {
-      const count = results?.counts[index] ?? 0;
-      const share = total ? Math.round((count / total) * 100) : 0;
       const row = el('li', { class: index === mine ? 'result mine' : 'result' });
       const label = el('div', { class: 'result-label' });
-      label.append(el('span', { class: 'option' }, option), el('span', { class: 'share' }, `${share}%`));
+      label.append(el('span', { class: 'option' }, option), el('span', { class: 'share' }));
       const track = el('div', { class: 'track', 'aria-hidden': 'true' });
-      const fill = el('span', { class: 'fill' });
-      fill.style.width = `${share}%`;
-      track.append(fill);
+      track.append(el('span', { class: 'fill' }));
       row.append(label, track);
       if (index === mine) row.append(el('span', { class: 'sr' }, s.youVoted));
       list.append(row);
     });
     card.append(list);
   }
-  const meta = el('p', { class: 'meta' }, s.votes(total));
+  const meta = el('p', { class: 'meta' });
+  meta.append(el('span', { class: 'total' }));
   if (mine !== undefined) meta.append(' · ', el('span', {}, s.voted));
-  else if (closed) meta.append(' · ', el('span', {}, s.pollClosed));
   card.append(meta);
+  refreshPoll(card, results, s);
+}
+
+/**
+ * Writes the live numbers (total, each option's share and bar) into a poll's card in place: they
+ * change every second in a busy poll, and redrawing the card would drop a tap in progress.
+ */
+export function refreshPoll(card: HTMLElement, results: PollResults | undefined, strings: Strings): void {
+  const total = results?.total ?? 0;
+  const totalText = strings.votes(total);
+  const totalNode = card.querySelector('.total');
+  if (totalNode && totalNode.textContent !== totalText) totalNode.textContent = totalText;
+  card.querySelectorAll<HTMLElement>('.result').forEach((row, index) => {
+    const share = total ? Math.round(((results?.counts[index] ?? 0) / total) * 100) : 0;
+    const shareNode = row.querySelector('.share')!;
+    if (shareNode.textContent !== `${share}%`) shareNode.textContent = `${share}%`;
+    (row.querySelector('.fill') as HTMLElement).style.width = `${share}%`;
+  });
 }
 
 function contestCard(card: HTMLElement, contest: Extract<ViewerOverlay, { type: 'contest' }>, c: CardContext): void {
@@ -111,9 +128,8 @@ function contestCard(card: HTMLElement, contest: Extract<ViewerOverlay, { type: 
   card.setAttribute('aria-label', contest.title);
   card.append(header(s.contest, contest, c, s.contestClosed), el('h3', {}, contest.title));
   if (contest.description) card.append(el('p', { class: 'description' }, contest.description));
-  if (c.entered(contest.id)) card.append(el('p', { class: 'done', role: 'status' }, s.entered));
-  else if (isClosed(contest, c.serverNow())) card.append(el('p', { class: 'meta' }, s.contestClosed));
-  else {
+  if (c.entered(contest.id)) card.append(el('p', { class: 'done' }, s.entered));
+  else if (!isClosed(contest, c.serverNow()) && c.open(contest.id)) {
     const button = el('button', { type: 'button', class: 'wide', 'data-key': 'enter' }, s.enter);
     button.addEventListener('click', () => c.enter(contest.id));
     card.append(button);

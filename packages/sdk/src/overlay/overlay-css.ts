@@ -34,6 +34,7 @@ export const OVERLAY_CSS = `
 .frame[data-mode=wide] .south { display: none; }
 .frame[data-panel] .south > :not(.panel), .frame[data-panel] .east > .aside { display: none; }
 .card { pointer-events: auto; background: var(--card); color: var(--ink); border: 1px solid var(--edge); border-radius: 14px; padding: 12px 14px; box-shadow: var(--shadow); animation: in .2s ease-out; flex: 0 0 auto; max-width: 640px; }
+.card[data-redrawn] { animation: none; }
 @keyframes in { from { opacity: 0; transform: translateY(6px); } to { opacity: 1; transform: none; } }
 h3 { margin: 0 0 8px; font-size: 16px; line-height: 1.3; }
 p { margin: 0 0 8px; }

@@ -15,8 +15,16 @@ export type PlayerSource =
   | HTMLMediaElement
   | { playingDate?: Date | null; playheadDate?: () => Date | number | null; latency?: number | (() => number); currentTime?: number };
 
-/** Server time (ms) of the frame the viewer sees; `serverNowMs` when the player cannot tell. */
+/** Server time (ms) of the frame the viewer sees; `serverNowMs` when the player cannot tell (or throws). */
 export function playheadServerMs(player: PlayerSource, serverNowMs: number): number {
+  try {
+    return readPlayhead(player, serverNowMs);
+  } catch {
+    return serverNowMs;
+  }
+}
+
+function readPlayhead(player: PlayerSource, serverNowMs: number): number {
   const source = player as Record<string, unknown>;
   const date = typeof source.playheadDate === 'function' ? (source.playheadDate as () => unknown)() : source.playingDate;
   const fromDate = dateMs(date);
