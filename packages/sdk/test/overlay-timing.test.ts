@@ -36,6 +36,9 @@ describe('overlays in step with the video', () => {
     expect(playheadServerMs({ latency: Number.NaN }, T)).toBe(T);
     expect(playheadServerMs({ playingDate: null, latency: -1 }, T)).toBe(T);
     expect(playheadServerMs({}, T)).toBe(T);
+    // A player that throws while being read (torn down, not ready) counts as live too.
+    expect(playheadServerMs({ latency: () => { throw new Error('destroyed'); } }, T)).toBe(T);
+    expect(playheadServerMs({ playheadDate: () => { throw new Error('not ready'); } }, T)).toBe(T);
   });
 });
 
