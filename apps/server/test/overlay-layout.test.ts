@@ -146,6 +146,9 @@ const SCENARIOS: Array<{ broadcast: string; steps: Step[] }> = [
       },
     ],
   },
+  // Created to close two seconds after the start: closed by the time any size gets here.
+  { broadcast: 'layout-poll-closed', steps: [{ state: 'poll closed', reach: (o) => o.getByText('Voting has closed').first().waitFor(), drawn: [POLL.question, 'Voting has closed', /\d\s?%/] }] },
+  { broadcast: 'layout-contest-closed', steps: [{ state: 'contest closed', reach: (o) => o.getByText('Entries have closed').first().waitFor(), drawn: [CONTEST.title, 'Entries have closed'] }] },
   {
     broadcast: 'layout-busy',
     steps: [
@@ -232,6 +235,9 @@ describe.runIf(browserAvailable())('the overlay on every player size: nothing ov
     await showOverlays('layout-sponsor', [sponsorMoment]);
     await showOverlays('layout-products', products(hostOrigin));
     await showOverlays('layout-busy', [POLL, ...products(hostOrigin), sponsorMoment]);
+    const closing = new Date(Date.now() + 2_000).toISOString();
+    await showOverlays('layout-poll-closed', [{ ...POLL, closesAt: closing }]);
+    await showOverlays('layout-contest-closed', [{ ...CONTEST, closesAt: closing }]);
   });
   afterAll(async () => {
     await browser?.close();

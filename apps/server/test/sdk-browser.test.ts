@@ -512,6 +512,19 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await page.locator('svc-engagement-overlay').waitFor({ state: 'attached' });
     // The page's own script ran: it joined the broadcast over the WebSocket.
     await page.locator('#status', { hasText: /Connected|watching/ }).waitFor();
+    // The simulated latency hands the overlay a player 8 s behind the live edge, and takes it back.
+    const player = () => page.locator('svc-engagement-overlay').evaluate((el) => (el as HTMLElement & { player: unknown }).player);
+    expect(await player()).toBeNull();
+    await page.getByLabel('Simulated 8 s latency').check();
+    expect(await player()).toEqual({ latency: 8 });
+    await page.getByLabel('Simulated 8 s latency').uncheck();
+    expect(await player()).toBeNull();
+    // The size buttons give the player the shape of a phone held upright, then of a desktop.
+    const shape = () => page.locator('#player').evaluate((el) => el.getBoundingClientRect().width / el.getBoundingClientRect().height);
+    await page.getByRole('button', { name: 'Phone' }).click();
+    expect(await shape()).toBeCloseTo(390 / 844, 1);
+    await page.getByRole('button', { name: 'Desktop' }).click();
+    expect(await shape()).toBeCloseTo(1280 / 720, 1);
     expect(violations).toEqual([]);
   });
 });
