@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { TokenBucketLimiter, type Clock } from '@svc/protocol';
 
 export interface AddressAdmissionOptions {
@@ -131,22 +131,14 @@ function adjust(counts: Map<string, number>, key: string, by: number): void {
 
 /**
  * The key a client address counts under: an IPv4 address as it is (also when written as
- * IPv4-mapped IPv6), an IPv6 address by its /64 network, since one subscriber usually holds a
- * whole /64 and could otherwise take a fresh address for every connection.
+ * IPv4-mapped IPv6, dotted or in hex), an IPv6 address by its /64 network, since one subscriber
+ * usually holds a whole /64 and could otherwise take a fresh address for every connection.
  */
 export function addressKey(address: string): string {
   const plain = address.replace(/%.*$/, '');
-  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(plain);
-  if (mapped) return mapped[1]!;
-  if (!isIPv6(plain)) return plain;
-  const groupsOf = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
-  const gap = plain.indexOf('::');
-  const groups = gap === -1
-    ? groupsOf(plain)
-    : (() => {
-        const head = groupsOf(plain.slice(0, gap));
-        const tail = groupsOf(plain.slice(gap + 2));
-        return [...head, ...Array<string>(8 - head.length - tail.length).fill('0'), ...tail];
-      })();
-  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  if (!ipaddr.isValid(plain)) return plain;
+  const parsed = ipaddr.process(plain);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const groups = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${groups.join(':')}::/64`;
 }

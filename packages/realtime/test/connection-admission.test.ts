@@ -94,6 +94,9 @@ describe('addressKey', () => {
   it('counts IPv4 addresses as they are, IPv4-mapped ones as IPv4, and IPv6 ones by their /64', () => {
     expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
     expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    // The same address in hex: its own key, not one shared by every IPv4 client written so.
+    expect(addressKey('::ffff:cb00:7107')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:c633:6401')).toBe('198.51.100.1');
     expect(addressKey('2001:db8:1:2:aaaa::1')).toBe('2001:db8:1:2::/64');
     expect(addressKey('2001:0db8:0001:0002:ffff:1:2:3')).toBe('2001:db8:1:2::/64');
     expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
