@@ -152,8 +152,14 @@ export async function startPostgres(): Promise<PostgresServer> {
       return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`;
     },
     async stop() {
-      if (existsSync(join(data, 'postmaster.pid'))) await pg('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-      rmSync(home, { recursive: true, force: true });
+      try {
+        // A killed server left its postmaster.pid behind: nothing to stop then.
+        if (existsSync(join(data, 'postmaster.pid')) && clusterPids(data).some(isRunning)) {
+          await pg('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
     },
     async kill() {
       const pids = clusterPids(data);
