@@ -52,10 +52,17 @@ describe.runIf(available)('PostgreSQL metadata', () => {
         settings: { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 },
       });
       await db.ping();
-      await server.kill();
       const unavailable = expect.objectContaining({ code: 'storage_unavailable', status: 503, headers: { 'retry-after': '5' } });
+      // A query under way when the server dies fails too, and nothing is left to crash the process.
+      const inFlight = db.run((sql) => sql`SELECT pg_sleep(30)`).then(() => 'answered', (error: unknown) => error);
+      const started = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await server.kill();
+      expect(await inFlight).toEqual(unavailable);
+      expect(Date.now() - started).toBeLessThan(10_000);
       await expect(db.ping()).rejects.toEqual(unavailable);
       await expect(meta.getTenant('down')).rejects.toEqual(unavailable);
+      await expect(meta.createTenant({ ...tenant, id: 'down2' })).rejects.toEqual(unavailable);
       await expect(meta.resolveBroadcasts(tenant.seq, [{ broadcastId: 'b', campaignId: 1 }], 0)).rejects.toEqual(unavailable);
       await server.restart();
       await db.ping();
@@ -64,9 +71,10 @@ describe.runIf(available)('PostgreSQL metadata', () => {
     });
 
     it('refuses to open on a server that does not answer, with storage_unavailable', async () => {
-      const url = await server.createDatabase();
-      const closedPort = url.replace(`:${server.port}/`, ':1/');
-      await expect(PgDatabase.open(closedPort)).rejects.toEqual(expect.objectContaining({ code: 'storage_unavailable' }));
+      const closedPort = 'postgres://svc:s3cret@127.0.0.1:1/svc';
+      const failure = await PgDatabase.open(closedPort).catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: 'storage_unavailable', message: expect.stringContaining('127.0.0.1:1/svc') });
+      expect(String((failure as Error).message)).not.toContain('s3cret');
     });
 
     it('refuses queries once closed, with a catalogue error', async () => {

@@ -57,7 +57,11 @@ export class PgDatabase {
       await db.migrate(PG_MIGRATIONS);
     } catch (error) {
       await sql.end({ timeout: 0 });
-      throw pgFailure(error);
+      const failure = pgFailure(error);
+      if (!(failure instanceof SvcError)) throw failure;
+      // At start-up the operator reads this: name the server (never the password) and the reason.
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new SvcError('storage_unavailable', `The metadata database ${serverName(url)} cannot be used: ${reason}.`, { cause: error });
     }
     return db;
   }
@@ -116,5 +120,15 @@ export class PgDatabase {
         await tx`INSERT INTO schema_migrations (version, name) VALUES (${migration.version}, ${migration.name})`;
       }
     });
+  }
+}
+
+/** `host:port/database` of a PostgreSQL URL, without user or password. */
+function serverName(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '(unparsable URL)';
   }
 }
