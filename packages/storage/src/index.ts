@@ -15,3 +15,5 @@ export { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
 export { rebuildRollups } from './duckdb/analytics-rollups';
 export { openEmbeddedStorage, type Storage } from './open-storage';
 export { UNDECODABLE_EVENTS_TABLE, type UndecodableEvent } from './duckdb/undecodable-events';
+export { PgDatabase, DEFAULT_POOL_SIZE, type PgDatabaseOptions } from './postgres/pg-database';
+export { PgMetaStore } from './postgres/pg-meta-store';

@@ -1,0 +1,182 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { freePort } from '../../../apps/server/test/child-server';
+
+const run = promisify(execFile);
+
+export const POSTGRES_BIN_DIR = '/usr/lib/postgresql/15/bin';
+/** PostgreSQL refuses to run as root: as root, its programs run as this OS user. */
+const POSTGRES_OS_USER = 'postgres';
+/** Superuser of every throwaway server (initdb `-U`), whoever runs the tests. */
+const SUPERUSER = 'postgres';
+/** How long `restart()` keeps trying while the killed server's processes still hold its shared memory. */
+const RESTART_WAIT_MS = 10_000;
+
+export interface PostgresServer {
+  /** URL of the server's `postgres` database. */
+  url: string;
+  port: number;
+  /** Creates an empty database and returns its URL: one per test keeps tests apart on one server. */
+  createDatabase(): Promise<string>;
+  /** Stops the server (fast shutdown) and removes its folder. */
+  stop(): Promise<void>;
+  /** SIGKILLs the postmaster and its children at once, as a crash of the host would. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port and folder (after `kill`). */
+  restart(): Promise<void>;
+}
+
+/**
+ * Whether PostgreSQL tests can run. In CI a missing PostgreSQL is a failure, never a skip;
+ * locally the tests skip with a clear message.
+ */
+export function postgresAvailable(): boolean {
+  if (existsSync(join(POSTGRES_BIN_DIR, 'postgres'))) return true;
+  const missing = `${POSTGRES_BIN_DIR}/postgres is missing`;
+  if (process.env.CI) throw new Error(`${missing}: .ci/run must install Debian's postgresql-15 package.`);
+  console.warn(`Skipping PostgreSQL tests: ${missing} (apt-get install postgresql-15).`);
+  return false;
+}
+
+const asRoot = process.getuid?.() === 0;
+
+/** Runs one of PostgreSQL's programs, as the `postgres` OS user when we are root. */
+function pg(program: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  const path = join(POSTGRES_BIN_DIR, program);
+  return asRoot ? run('runuser', ['-u', POSTGRES_OS_USER, '--', path, ...args]) : run(path, args);
+}
+
+async function giveToPostgres(path: string): Promise<void> {
+  if (asRoot) await run('chown', ['-R', `${POSTGRES_OS_USER}:`, path]);
+}
+
+/**
+ * An initialised data folder, made once per PostgreSQL version and machine and copied for each
+ * server (initdb takes 1–2 s, a copy a fraction of that). Made in a folder of its own and
+ * renamed into place, so parallel test workers never see or use a half-made template.
+ */
+async function templateDir(): Promise<string> {
+  const { stdout } = await run(join(POSTGRES_BIN_DIR, 'postgres'), ['--version']);
+  const version = /(\d+(?:\.\d+)*)/.exec(stdout)?.[1] ?? 'unknown';
+  const template = join(tmpdir(), `svc-pg-template-${version}`);
+  if (existsSync(join(template, 'PG_VERSION'))) return template;
+  const building = mkdtempSync(`${template}.building-`);
+  try {
+    await giveToPostgres(building);
+    const data = join(building, 'data');
+    await pg('initdb', ['-D', data, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+    try {
+      renameSync(data, template);
+    } catch (error) {
+      // Another worker renamed its template first: use that one.
+      if (!existsSync(join(template, 'PG_VERSION'))) throw error;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  return template;
+}
+
+/** Whether the process lives (a zombie nobody has reaped yet does not). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The postmaster's pid (first line of postmaster.pid) and those of its children. */
+function clusterPids(data: string): number[] {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        // Field 4 of /proc/PID/stat is the parent pid; the command name (field 2) may hold spaces.
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
+}
+
+/** Starts a throwaway PostgreSQL server on a free 127.0.0.1 port, from a copy of the template. */
+export async function startPostgres(): Promise<PostgresServer> {
+  const template = await templateDir();
+  const home = mkdtempSync(join(tmpdir(), 'svc-pg-'));
+  const data = join(home, 'data');
+  await run('cp', ['-a', template, data]);
+  await giveToPostgres(home);
+  let port = 0;
+  const start = () =>
+    pg('pg_ctl', [
+      '-D', data, '-l', join(home, 'server.log'), '-w', '-o',
+      `-p ${port} -c listen_addresses=127.0.0.1 -k ${data} -c fsync=off`,
+      'start',
+    ]);
+  // Another process may take the free port before the server binds it: try another.
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      await start();
+      break;
+    } catch (error) {
+      if (attempt === 3) {
+        rmSync(home, { recursive: true, force: true });
+        throw error;
+      }
+    }
+  }
+  const url = `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`;
+  let databases = 0;
+  return {
+    url,
+    port,
+    async createDatabase() {
+      const name = `svc_test_${++databases}`;
+      const admin = postgres(url, { max: 1, onnotice: () => undefined });
+      try {
+        await admin`CREATE DATABASE ${admin(name)}`;
+      } finally {
+        await admin.end();
+      }
+      return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`;
+    },
+    async stop() {
+      try {
+        // A killed server left its postmaster.pid behind: nothing to stop then.
+        if (existsSync(join(data, 'postmaster.pid')) && clusterPids(data).some(isRunning)) {
+          await pg('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+        }
+      } finally {
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+    async kill() {
+      const pids = clusterPids(data);
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      while (pids.some(isRunning)) await new Promise((resolve) => setTimeout(resolve, 20));
+    },
+    async restart() {
+      const deadline = Date.now() + RESTART_WAIT_MS;
+      for (;;) {
+        try {
+          await start();
+          return;
+        } catch (error) {
+          if (Date.now() > deadline) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+    },
+  };
+}
