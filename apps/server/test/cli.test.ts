@@ -81,16 +81,25 @@ describe('svc CLI', () => {
     const events = [
       ...Array.from({ length: 30 }, (_, i) => validEvent('poll.voted', new Date(Date.now() - 60_000), { userId: `u-${i}`, data: { pollId: 'p', questionText: 'A, "B"\nor C?', optionSelected: 'A', optionIndex: 0 } })),
       validEvent('checkout.completed', new Date(Date.now() - 60_000)),
+      validEvent('product.tapped', new Date(Date.now() - 60_000), { userId: '=1+2' }),
     ];
     await fetch(`${server.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-api-key': API_KEY }, body: JSON.stringify({ events }) });
 
     const csvFile = join(dataDir, 'out.csv');
     const csv = await svc(dataDir, 'export', '--url', server.url, '--token', ADMIN_TOKEN, '--format', 'csv', '--out', csvFile);
     expect(csv.code).toBe(0);
-    expect(csv.stderr).toContain('100%  31/31 events');
-    expect(csv.stderr).toContain('Exported 31 events');
+    expect(csv.stderr).toContain('100%  32/32 events');
+    expect(csv.stderr).toContain('Exported 32 events');
     const records = parse(readFileSync(csvFile, 'utf8'), { columns: true }) as Array<Record<string, string>>;
     expect(records.map((r) => r.eventId).sort()).toEqual(events.map((e) => String(e.eventId)).sort());
+    // Values as stored by default; with --csv-safe a formula-like cell cannot run in a spreadsheet.
+    const tapped = (rows: Array<Record<string, string>>) => rows.find((r) => r.event === 'product.tapped')!.userId;
+    expect(tapped(records)).toBe('=1+2');
+    const safeFile = join(dataDir, 'safe.csv');
+    expect((await svc(dataDir, 'export', '--url', server.url, '--token', ADMIN_TOKEN, '--format', 'csv', '--csv-safe', '--event', 'product.tapped', '--out', safeFile)).code).toBe(0);
+    const safe = parse(readFileSync(safeFile, 'utf8'), { columns: true }) as Array<Record<string, string>>;
+    expect(safe).toHaveLength(1);
+    expect(tapped(safe)).toBe("'=1+2");
 
     const ndjson = await svc(dataDir, 'export', '--url', server.url, '--token', ADMIN_TOKEN, '--event', 'checkout.completed');
     expect(ndjson.code).toBe(0);

@@ -8,6 +8,8 @@ interface ExportOptions {
   url: string;
   token?: string;
   format: 'ndjson' | 'csv';
+  /** Spreadsheet-safe CSV cells (`csvSafe=true`). */
+  csvSafe?: boolean;
   out?: string;
   from?: string;
   to?: string;
@@ -19,7 +21,7 @@ interface ExportOptions {
   event?: string;
 }
 
-const FILTERS: Array<[keyof ExportOptions, string]> = [
+const FILTERS: Array<[Exclude<keyof ExportOptions, 'csvSafe'>, string]> = [
   ['from', 'from'],
   ['to', 'to'],
   ['campaign', 'campaignId'],
@@ -75,6 +77,7 @@ export function addExportCommand(program: Command): void {
     .option('--url <url>', 'server address', process.env.SVC_PUBLIC_URL || `http://localhost:${process.env.PORT || 8080}`)
     .option('--token <token>', 'admin token (default $SVC_ADMIN_TOKEN)')
     .option('--format <format>', 'ndjson or csv', 'ndjson')
+    .option('--csv-safe', 'CSV for spreadsheets: cells starting with =, +, -, @, tab or CR get a leading \'')
     .option('--out <file>', 'write here instead of stdout')
     .option('--from <date>', 'calendar date (inclusive) or date-time')
     .option('--to <date>', 'calendar date (inclusive) or date-time (exclusive)')
@@ -89,6 +92,7 @@ export function addExportCommand(program: Command): void {
       if (!token) throw new SvcError('unauthorized', 'Pass --token or set SVC_ADMIN_TOKEN to an admin token.');
       if (options.format !== 'ndjson' && options.format !== 'csv') throw new SvcError('validation_failed', '--format must be ndjson or csv.');
       const query = new URLSearchParams({ format: options.format });
+      if (options.csvSafe) query.set('csvSafe', 'true');
       for (const [option, param] of FILTERS) {
         const value = options[option];
         if (value) query.set(param, value);
