@@ -87,7 +87,10 @@ export interface EventStore {
   countEvents(filter: EventFilter): Promise<number>;
   /** Removes events whose time is before `cutoffMs`; returns how many. */
   purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number>;
-  /** Removes quarantined rejects (all tenants) received before `cutoffMs`; returns how many. */
+  /**
+   * Removes quarantined rejects (all tenants) received before `cutoffMs`, and events set aside as
+   * undecodable before it; returns how many.
+   */
   purgeRejectedBefore(cutoffMs: number): Promise<number>;
   /** Newest first; `after` continues a listing below the last (receivedAt, id) it returned. */
   listRejected(tenantSeq: number, options: { limit: number; after?: { receivedAtMs: number; id: string } }): Promise<QuarantinedEvent[]>;

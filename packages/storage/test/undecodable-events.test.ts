@@ -57,4 +57,20 @@ describe('undecodable events', () => {
     expect(await new DuckDbContentStore(db).listInteractions(1, 'b')).toHaveLength(1);
     await db.close();
   });
+
+  it('purges events set aside with the quarantine, after its 30 days', async () => {
+    const db = await DuckDbDatabase.open(mkdtempSync(join(tmpdir(), 'svc-store-')));
+    const events = new DuckDbEventStore(db);
+    await events.commit({ events: [row(1, '0190a6a0-0000-7000-8000-0000000000c1', POISONED), row(1, '0190a6a0-0000-7000-8000-0000000000c2', POISONED)], rejects: [] });
+    await db.rollups.settled();
+    expect(db.undecodableEventCount()).toBe(2);
+    const setAsideAt = async () => (await db.query(`SELECT epoch_ms(set_aside_at) AS at FROM ${UNDECODABLE_EVENTS_TABLE}`)).map((r) => Number(r.at));
+    const [first] = await setAsideAt();
+    // Before the cutoff they stay; set aside before it, they go with the quarantine.
+    expect(await events.purgeRejectedBefore(first! - 1)).toBe(0);
+    expect(await setAsideAt()).toHaveLength(2);
+    expect(await events.purgeRejectedBefore(Date.now() + 60_000)).toBe(2);
+    expect(await setAsideAt()).toEqual([]);
+    await db.close();
+  });
 });

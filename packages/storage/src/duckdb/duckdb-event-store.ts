@@ -17,6 +17,7 @@ import { purgeRollupsBefore } from './analytics-rollups';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
+import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 import { CREATE_STAGE_SQL, STAGE_TABLE, eventSlices, fromStage, insertEventsFromJsonSql, stageEvents, stageJson, type EventSlice } from './event-stage';
 
 /** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
@@ -320,7 +321,9 @@ export class DuckDbEventStore implements EventStore {
   }
 
   async purgeRejectedBefore(cutoffMs: number): Promise<number> {
-    return this.deleteCounting('DELETE FROM rejected_events WHERE received_at < epoch_ms($1::BIGINT)', [cutoffMs]);
+    // Events set aside as undecodable are kept for inspection like the quarantine, and as long.
+    const setAside = await this.deleteCounting(`DELETE FROM ${UNDECODABLE_EVENTS_TABLE} WHERE set_aside_at < epoch_ms($1::BIGINT)`, [cutoffMs]);
+    return setAside + (await this.deleteCounting('DELETE FROM rejected_events WHERE received_at < epoch_ms($1::BIGINT)', [cutoffMs]));
   }
 
   private deleteCounting(sql: string, values: DuckDBValue[]): Promise<number> {
