@@ -88,6 +88,17 @@ describe('HTTP basics', () => {
     expect((await t.app.inject({ url })).statusCode).toBe(200);
   });
 
+  it('limits an IPv6 client by its /64: fresh addresses of the same block share one budget', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    t = await startTestApp({ clock, config: { rateLimit: { perKeyPerSecond: 1000, perIpPerSecond: 2, burstSeconds: 2 } } });
+    const url = `/v1/sdk/config?apiKey=${t.demo.apiKey}`;
+    const statuses = [];
+    for (let i = 1; i <= 5; i++) statuses.push((await t.app.inject({ url, remoteAddress: `2001:db8:5:6::${i.toString(16)}` })).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    // Another /64 has its own budget.
+    expect((await t.app.inject({ url, remoteAddress: '2001:db8:5:7::1' })).statusCode).toBe(200);
+  });
+
   it('limits each API key on its own', async () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     t = await startTestApp({ clock, config: { rateLimit: { perKeyPerSecond: 1, perIpPerSecond: 0, burstSeconds: 2 } } });

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
 import { SvcError } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
+import { addressKey } from '@svc/realtime';
 import type { TenantService } from '@svc/tenancy';
 import { cookieValue, SESSION_COOKIE, type DashboardSessions } from '../dashboard-sessions';
 import type { LimitDecision, TokenBucketLimiter } from '@svc/protocol';
@@ -144,9 +145,12 @@ function apiKeyOf(request: FastifyRequest): string | null {
   return typeof query === 'string' && query ? query : null;
 }
 
-/** Counts a request against its client address's budget (429 when spent). */
+/**
+ * Counts a request against its client address's budget (429 when spent); an IPv6 address counts
+ * with its /64, as WebSocket admission does, since one subscriber holds a whole /64.
+ */
 export function limitAddress(request: FastifyRequest, reply: FastifyReply, limiters: Limiters): void {
-  limit(limiters.perIp, `ip:${request.ip}`, reply);
+  limit(limiters.perIp, `ip:${addressKey(request.ip)}`, reply);
 }
 
 function limit(limiter: TokenBucketLimiter | null, key: string, reply: FastifyReply): void {
