@@ -38,4 +38,20 @@ describe.runIf(available)('PostgreSQL webhook endpoints', () => {
     expect(await nodeA.getEndpoint(100, first!.id)).toMatchObject({ enabled: false, disabledReason: 'Disabled by an administrator.' });
     await Promise.all([a!.close(), b!.close()]);
   });
+
+  it('fails with storage_unavailable while the server is down and serves again once it is back', async () => {
+    const db = await PgDatabase.open(await server.createDatabase());
+    const endpoints = new PgWebhookEndpointStore(db);
+    const endpoint = webhookEndpoint(1, 'wh_down');
+    await endpoints.createEndpoint(endpoint, 20);
+    await server.kill();
+    const unavailable = expect.objectContaining({ code: 'storage_unavailable', status: 503 });
+    await expect(endpoints.getEndpoint(1, 'wh_down')).rejects.toEqual(unavailable);
+    await expect(endpoints.listEnabledEndpoints()).rejects.toEqual(unavailable);
+    await expect(endpoints.createEndpoint(webhookEndpoint(1, 'wh_new'), 20)).rejects.toEqual(unavailable);
+    await expect(endpoints.deleteEndpoint(1, 'wh_down')).rejects.toEqual(unavailable);
+    await server.restart();
+    expect(await endpoints.listEndpoints(1)).toEqual([endpoint]);
+    await db.close();
+  });
 });
