@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listValue } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { DuckDbDatabase, DuckDbEventStore, DuckDbWebhookStore, openEmbeddedStorage } from '../src';
+import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
 import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
