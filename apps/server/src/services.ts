@@ -62,8 +62,8 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const committer = new GroupCommitter(storage.events, metrics);
   const deletions = new DeletionService(storage.deletions, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
-  const webhooks = new WebhookService(storage.webhooks, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
-  const dispatcher = new WebhookDispatcher(storage.webhooks, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
+  const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
+  const dispatcher = new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
   const erasurePurger = new ErasurePurger(storage.deletions, config.erasureMaxDelaySeconds * 1000, clock);
   // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.

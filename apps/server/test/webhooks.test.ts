@@ -488,6 +488,16 @@ describe('webhooks', () => {
     expect((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data).toEqual([]);
   });
 
+  it('keeps a tenant at 20 endpoints when 25 are created at once', async () => {
+    t = await start();
+    const created = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => t.app.inject({ method: 'POST', url: '/v1/webhooks', headers: admin(), payload: { url: `http://127.0.0.1:9/hook-${i}` } })),
+    );
+    expect(created.filter((r) => r.statusCode === 201)).toHaveLength(20);
+    expect(created.filter((r) => r.statusCode === 409).map((r) => r.json().code)).toEqual(Array(5).fill('conflict'));
+    expect((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data).toHaveLength(20);
+  });
+
   it('reports retries, failures and the deliveries waiting on /metrics', async () => {
     t = await start();
     const [failing, gone] = [await receiver(), await receiver()];

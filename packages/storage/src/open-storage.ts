@@ -6,7 +6,8 @@ import type { DeletionStore } from './deletion-store';
 import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
 import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
-import type { WebhookStore } from './webhook-store';
+import type { WebhookEndpointStore } from './webhook-endpoint-store';
+import type { WebhookDeliveryStore } from './webhook-delivery-store';
 import { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
 import type { AnalyticsStore } from './analytics-store';
 import type { EventStore } from './event-store';
@@ -19,7 +20,9 @@ export interface Storage {
   meta: MetaStore;
   deletions: DeletionStore;
   content: ContentStore;
-  webhooks: WebhookStore;
+  webhookEndpoints: WebhookEndpointStore;
+  /** The outbox and attempt log: always beside the events. */
+  webhookDeliveries: WebhookDeliveryStore;
   analytics: AnalyticsStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
@@ -37,12 +40,14 @@ export interface Storage {
 /** The embedded default: one DuckDB file under `dataDir` holds everything. */
 export async function openEmbeddedStorage(dataDir: string, options: DatabaseOptions = {}): Promise<Storage> {
   const db = await DuckDbDatabase.open(dataDir, options);
+  const webhooks = new DuckDbWebhookStore(db);
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
     deletions: new DuckDbDeletionStore(db),
     content: new DuckDbContentStore(db),
-    webhooks: new DuckDbWebhookStore(db),
+    webhookEndpoints: webhooks,
+    webhookDeliveries: webhooks,
     analytics: new DuckDbAnalyticsStore(db),
     ping: () => db.ping(),
     memoryBytes: () => db.memoryBytes(),

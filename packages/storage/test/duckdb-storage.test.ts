@@ -6,11 +6,16 @@ import { describe, expect, it } from 'vitest';
 import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
+import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
 
 storeContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 metaStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
+webhookEndpointStoreContract('DuckDB', async () => {
+  const storage = await openEmbeddedStorage(freshDir());
+  return { endpoints: storage.webhookEndpoints, close: () => storage.close() };
+});
 
 describe('DuckDB database file', () => {
   it('keeps committed events across a close and reopen, migrating only once', async () => {
@@ -79,6 +84,27 @@ describe('DuckDB database file', () => {
     expect(Number((await staged())[0]?.n)).toBe(0);
     expect(await events.countEvents({ tenantSeq: 1 })).toBe(3);
     await db.close();
+  });
+
+  it("deletes only an endpoint's pending deliveries, keeping its log, the endpoint and other tenants' deliveries", async () => {
+    const storage = await openEmbeddedStorage(freshDir());
+    const row = (tenantSeq: number, n: number) => ({ tenantSeq, eventId: `0190a6a0-0000-7000-8000-00000000000${n}`, event: 'broadcast.joined', userId: null, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' });
+    const delivery = (tenantSeq: number, endpointId: string, n: number) => ({ id: `0190a6a0-0000-7000-9000-00000000000${n}`, tenantSeq, endpointId, eventId: row(tenantSeq, n).eventId, event: 'broadcast.joined', userId: null, payload: '{}', createdAt: 5 });
+    const planned = [delivery(1, 'ep', 1), delivery(1, 'ep', 2), delivery(1, 'other', 3), delivery(2, 'ep', 4)];
+    await storage.events.commit({ events: [row(1, 1), row(1, 2), row(1, 3), row(2, 4)], rejects: [], deliveries: planned });
+    const [done] = planned;
+    await storage.webhookDeliveries.recordAttempts([{ id: done!.id, outcome: { status: 'delivered', attempts: 1, nextAttemptAt: null, attemptedAt: 6, statusCode: 200, error: null, latencyMs: 1 } }]);
+    const endpoint = { tenantSeq: 1, id: 'ep', url: 'https://r.example/', description: null, eventTypes: null, enabled: true, disabledReason: null, secret: 'whsec_x', previousSecret: null, previousSecretExpiresAt: null, failingSince: null, createdAt: 1, updatedAt: 1 };
+    await storage.webhookEndpoints.createEndpoint(endpoint, 20);
+
+    expect(await storage.webhookDeliveries.deletePending(1, 'ep')).toBe(1);
+    expect([...(await storage.webhookDeliveries.pendingAmong(planned.map((d) => d.id)))].sort()).toEqual([planned[2]!.id, planned[3]!.id]);
+    expect((await storage.webhookDeliveries.getDelivery(1, done!.id))?.status).toBe('delivered');
+    expect(await storage.webhookEndpoints.getEndpoint(1, 'ep')).toEqual(endpoint);
+    // Deleting the endpoint leaves its deliveries to deletePending (they may live in another database).
+    expect(await storage.webhookEndpoints.deleteEndpoint(1, 'other')).toBe(false);
+    expect(await storage.webhookDeliveries.pendingAmong([planned[2]!.id])).toEqual(new Set([planned[2]!.id]));
+    await storage.close();
   });
 
   it('stores nothing of a failed commit, and the next commit does not carry its rows', async () => {

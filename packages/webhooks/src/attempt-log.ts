@@ -1,4 +1,4 @@
-import type { AttemptOutcome, WebhookStore } from '@svc/storage';
+import type { AttemptOutcome, WebhookDeliveryStore } from '@svc/storage';
 
 /** How long attempts wait to share one write, at most. */
 export const ATTEMPT_BATCH_MS = 50;
@@ -14,7 +14,7 @@ export class AttemptLog {
   private waiting: Array<{ id: string; outcome: AttemptOutcome; done: () => void; failed: (error: unknown) => void }> = [];
   private writing: Promise<void> | null = null;
 
-  constructor(private readonly store: WebhookStore) {}
+  constructor(private readonly store: Pick<WebhookDeliveryStore, 'recordAttempts'>) {}
 
   record(id: string, outcome: AttemptOutcome): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '@svc/protocol';
-import { hashUserId, type DeliveryRecord, type WebhookEndpointRecord, type WebhookStore } from '@svc/storage';
+import { hashUserId, type DeliveryRecord, type WebhookDeliveryStore, type WebhookEndpointRecord } from '@svc/storage';
 import { AttemptLog } from './attempt-log';
 import { MinHeap } from './min-heap';
 import type { WebhookSender } from './http-sender';
@@ -19,6 +19,11 @@ export interface EndpointDirectory {
   endpoint(tenantSeq: number, id: string): WebhookEndpointRecord | undefined;
   /** Records success or failure; disables the endpoint when `disableReason` is given. */
   reportHealth(endpoint: WebhookEndpointRecord, outcome: { ok: boolean; at: number; disableReason?: string }): Promise<void>;
+  /**
+   * Told of a delivery whose endpoint `endpoint` does not know (disabled before start, or
+   * deleted with its pending deliveries not yet removed); removes them if it was deleted.
+   */
+  endpointUnknown(tenantSeq: number, endpointId: string): Promise<void>;
 }
 
 export interface DispatchObserver {
@@ -71,7 +76,7 @@ export class WebhookDispatcher {
   private readonly attempts: AttemptLog;
 
   constructor(
-    private readonly store: WebhookStore,
+    private readonly store: WebhookDeliveryStore,
     private readonly directory: EndpointDirectory,
     private readonly sender: WebhookSender,
     private readonly clock: Clock = systemClock,
@@ -243,6 +248,7 @@ export class WebhookDispatcher {
     const endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
     if (!endpoint?.enabled) {
       sent();
+      if (!endpoint) await this.directory.endpointUnknown(delivery.tenantSeq, delivery.endpointId);
       return;
     }
     const now = this.clock.now();

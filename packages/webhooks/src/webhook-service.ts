@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { EVENT_NAMES, parseTimeIdCursor, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
-import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, WebhookEndpointRecord, WebhookStore } from '@svc/storage';
+import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, WebhookDeliveryStore, WebhookEndpointRecord, WebhookEndpointStore } from '@svc/storage';
 import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './http-sender';
 import { signatureHeader, newWebhookSecret } from './signature';
@@ -28,9 +28,13 @@ export interface EndpointInput {
 export class WebhookService implements EndpointDirectory {
   private readonly endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
   private dispatcher: WebhookDispatcher | null = null;
+  /** Endpoints being looked up for `endpointUnknown`, so that their deliveries ask once. */
+  private readonly lookingUp = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly store: WebhookStore,
+    private readonly endpointStore: WebhookEndpointStore,
+    /** The outbox and attempt log (beside the events; the endpoints may be in another database). */
+    private readonly deliveryStore: WebhookDeliveryStore,
     private readonly sender: WebhookSender,
     /** `resolveHost`: how endpoint hosts are checked when saved (the system resolver by default). */
     private readonly options: { allowPrivate: boolean; resolveHost?: ResolveHost },
@@ -41,7 +45,7 @@ export class WebhookService implements EndpointDirectory {
   /** Loads the endpoints; deliveries go through `dispatcher` from then on. */
   async start(dispatcher: WebhookDispatcher): Promise<void> {
     this.dispatcher = dispatcher;
-    for (const endpoint of await this.store.listEnabledEndpoints()) this.remember(endpoint);
+    for (const endpoint of await this.endpointStore.listEnabledEndpoints()) this.remember(endpoint);
   }
 
   // --- routing (ingest path) ---
@@ -87,10 +91,10 @@ export class WebhookService implements EndpointDirectory {
     if (outcome.disableReason) {
       updated.enabled = false;
       updated.disabledReason = outcome.disableReason;
-      await this.store.failPending(endpoint.tenantSeq, endpoint.id, `Endpoint disabled: ${outcome.disableReason}`, outcome.at);
+      await this.deliveryStore.failPending(endpoint.tenantSeq, endpoint.id, `Endpoint disabled: ${outcome.disableReason}`, outcome.at);
       this.dispatcher?.drop(endpoint.tenantSeq, endpoint.id);
     }
-    await this.store.updateEndpoint(updated);
+    await this.endpointStore.updateEndpoint(updated);
     this.remember(updated);
   }
 
@@ -98,8 +102,6 @@ export class WebhookService implements EndpointDirectory {
 
   async create(tenant: Tenant, input: EndpointInput & { url: string }): Promise<WebhookEndpointRecord> {
     const url = await this.checkUrl(input.url);
-    const existing = await this.store.listEndpoints(tenant.seq);
-    if (existing.length >= MAX_ENDPOINTS_PER_TENANT) throw new SvcError('conflict', `A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
     const now = this.clock.now();
     const record: WebhookEndpointRecord = {
       tenantSeq: tenant.seq,
@@ -116,17 +118,19 @@ export class WebhookService implements EndpointDirectory {
       createdAt: now,
       updatedAt: now,
     };
-    await this.store.createEndpoint(record);
+    if (!(await this.endpointStore.createEndpoint(record, MAX_ENDPOINTS_PER_TENANT))) {
+      throw new SvcError('conflict', `A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
+    }
     this.remember(record);
     return record;
   }
 
   list(tenant: Tenant): Promise<WebhookEndpointRecord[]> {
-    return this.store.listEndpoints(tenant.seq);
+    return this.endpointStore.listEndpoints(tenant.seq);
   }
 
   async get(tenant: Tenant, id: string): Promise<WebhookEndpointRecord> {
-    const record = await this.store.getEndpoint(tenant.seq, id);
+    const record = await this.endpointStore.getEndpoint(tenant.seq, id);
     if (!record) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
     return record;
   }
@@ -145,20 +149,47 @@ export class WebhookService implements EndpointDirectory {
       failingSince: enabling ? null : current.failingSince,
       updatedAt: this.clock.now(),
     };
-    await this.store.updateEndpoint(updated);
+    await this.endpointStore.updateEndpoint(updated);
     this.remember(updated);
     if (!updated.enabled && current.enabled) {
       // As after a 410: what was pending is failed, and can be replayed once enabled again.
-      await this.store.failPending(tenant.seq, id, 'Endpoint disabled by an administrator.', this.clock.now());
+      await this.deliveryStore.failPending(tenant.seq, id, 'Endpoint disabled by an administrator.', this.clock.now());
       this.dispatcher?.drop(tenant.seq, id);
     }
     return updated;
   }
 
+  /**
+   * Deletes the endpoint, then its pending deliveries: two steps, as endpoints and deliveries
+   * may live in two databases. A stop between them (or an event routed to the endpoint while it
+   * was being deleted) leaves pending deliveries of an endpoint that no longer exists: they are
+   * never sent (no endpoint, no URL or secret) and the dispatcher removes them when it meets
+   * them (`endpointUnknown`). The other order could leave an endpoint without the deliveries
+   * it was owed, still receiving new ones.
+   */
   async remove(tenant: Tenant, id: string): Promise<void> {
-    if (!(await this.store.deleteEndpoint(tenant.seq, id))) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
+    if (!(await this.endpointStore.deleteEndpoint(tenant.seq, id))) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
     this.endpoints.get(tenant.seq)?.delete(id);
     this.dispatcher?.drop(tenant.seq, id);
+    await this.deliveryStore.deletePending(tenant.seq, id);
+  }
+
+  /**
+   * The dispatcher met a delivery of an endpoint this process does not hold (disabled before it
+   * started, or deleted): when the endpoint no longer exists, its pending deliveries go.
+   */
+  endpointUnknown(tenantSeq: number, endpointId: string): Promise<void> {
+    const key = `${tenantSeq}:${endpointId}`;
+    let lookup = this.lookingUp.get(key);
+    if (!lookup) {
+      lookup = (async () => {
+        if (await this.endpointStore.getEndpoint(tenantSeq, endpointId)) return;
+        this.dispatcher?.drop(tenantSeq, endpointId);
+        await this.deliveryStore.deletePending(tenantSeq, endpointId);
+      })().finally(() => this.lookingUp.delete(key));
+      this.lookingUp.set(key, lookup);
+    }
+    return lookup;
   }
 
   /** A new secret; the old one keeps signing (a second signature) for 24 hours. */
@@ -172,7 +203,7 @@ export class WebhookService implements EndpointDirectory {
       previousSecretExpiresAt: now + SECRET_ROTATION_OVERLAP_MS,
       updatedAt: now,
     };
-    await this.store.updateEndpoint(updated);
+    await this.endpointStore.updateEndpoint(updated);
     this.remember(updated);
     return updated;
   }
@@ -196,7 +227,7 @@ export class WebhookService implements EndpointDirectory {
       body,
     );
     const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    await this.store.logDelivery({
+    await this.deliveryStore.logDelivery({
       id: uuidv7(),
       tenantSeq: tenant.seq,
       endpointId: endpoint.id,
@@ -224,7 +255,7 @@ export class WebhookService implements EndpointDirectory {
   ): Promise<{ data: DeliveryRecord[]; nextCursor: string | null }> {
     await this.get(tenant, id);
     const before = options.cursor ? decodeCursor(options.cursor) : undefined;
-    const data = await this.store.listDeliveries(tenant.seq, id, { limit: options.limit, status: options.status, before });
+    const data = await this.deliveryStore.listDeliveries(tenant.seq, id, { limit: options.limit, status: options.status, before });
     const last = data[data.length - 1];
     return { data, nextCursor: data.length === options.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null };
   }
@@ -233,17 +264,17 @@ export class WebhookService implements EndpointDirectory {
   async replay(tenant: Tenant, id: string, what: { deliveryId?: string; failedSince?: number }): Promise<number> {
     const endpoint = await this.get(tenant, id);
     if (!endpoint.enabled) throw new SvcError('conflict', 'The endpoint is disabled; enable it before replaying.');
-    if (what.deliveryId && !(await this.store.getDelivery(tenant.seq, what.deliveryId))) {
+    if (what.deliveryId && !(await this.deliveryStore.getDelivery(tenant.seq, what.deliveryId))) {
       throw new SvcError('not_found', `No delivery "${what.deliveryId}".`);
     }
-    const requeued = await this.store.requeue(tenant.seq, id, { id: what.deliveryId, failedSince: what.failedSince }, this.clock.now());
+    const requeued = await this.deliveryStore.requeue(tenant.seq, id, { id: what.deliveryId, failedSince: what.failedSince }, this.clock.now());
     this.dispatcher?.enqueue(requeued);
     return requeued.length;
   }
 
   /** Removes finished deliveries older than 30 days. */
   purgeLogs(): Promise<number> {
-    return this.store.purgeBefore(this.clock.now() - DELIVERY_LOG_RETENTION_MS);
+    return this.deliveryStore.purgeBefore(this.clock.now() - DELIVERY_LOG_RETENTION_MS);
   }
 
   private remember(endpoint: WebhookEndpointRecord): void {

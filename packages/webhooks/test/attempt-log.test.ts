@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AttemptOutcome, WebhookStore } from '@svc/storage';
+import type { AttemptOutcome, WebhookDeliveryStore } from '@svc/storage';
 import { ATTEMPT_BATCH_MS, AttemptLog } from '../src/attempt-log';
 
 const outcome: AttemptOutcome = { status: 'delivered', attempts: 1, nextAttemptAt: null, attemptedAt: 0, statusCode: 200, error: null, latencyMs: 1 };
@@ -13,7 +13,7 @@ describe('AttemptLog', () => {
         batches.push(attempts.length);
         await new Promise((resolve) => setTimeout(resolve, 10));
       },
-    } as Partial<WebhookStore> as WebhookStore;
+    } as Partial<WebhookDeliveryStore> as WebhookDeliveryStore;
     const log = new AttemptLog(store);
     const recorded: Promise<void>[] = [];
     // 5 attempts end every 2 ms for 300 ms.
@@ -37,7 +37,7 @@ describe('AttemptLog', () => {
           throw new Error('disk full');
         }
       },
-    } as Partial<WebhookStore> as WebhookStore;
+    } as Partial<WebhookDeliveryStore> as WebhookDeliveryStore;
     const log = new AttemptLog(store);
     await expect(log.record('a', outcome)).rejects.toThrow('disk full');
     await expect(log.record('b', outcome)).resolves.toBeUndefined();

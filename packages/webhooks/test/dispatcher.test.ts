@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { hashUserId, type AttemptOutcome, type WebhookEndpointRecord, type WebhookStore } from '@svc/storage';
+import { hashUserId, type AttemptOutcome, type WebhookEndpointRecord, type WebhookDeliveryStore } from '@svc/storage';
 import { MAX_IN_FLIGHT_PER_ENDPOINT, WebhookDispatcher, type EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
 
 /** The parts of the store the dispatcher uses, in memory: `pending` is what the store still holds as pending. */
-function fakeStore(pending: Set<string>): WebhookStore {
+function fakeStore(pending: Set<string>): WebhookDeliveryStore {
   return {
     listPending: async () => [],
     pendingAmong: async (ids: string[]) => new Set(ids.filter((id) => pending.has(id))),
     recordAttempts: async (attempts: Array<{ id: string; outcome: AttemptOutcome }>) => {
       for (const a of attempts) if (a.outcome.status !== 'pending') pending.delete(a.id);
     },
-  } as Partial<WebhookStore> as WebhookStore;
+  } as Partial<WebhookDeliveryStore> as WebhookDeliveryStore;
 }
 
 const endpoint = (id: string): WebhookEndpointRecord => ({
@@ -23,6 +23,7 @@ const endpoint = (id: string): WebhookEndpointRecord => ({
 const directory: EndpointDirectory = {
   endpoint: (_tenantSeq, id) => endpoint(id),
   reportHealth: async () => {},
+  endpointUnknown: async () => {},
 };
 
 /** Answers 200 once `release` is called for a request (or at once when `hold` is false); notes the order of sends. */

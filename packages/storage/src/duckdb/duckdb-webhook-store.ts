@@ -1,5 +1,6 @@
 import { listValue, type DuckDBValue } from '@duckdb/node-api';
-import type { AttemptOutcome, DeliveryRecord, DeliveryStatus, WebhookEndpointRecord, WebhookStore } from '../webhook-store';
+import type { AttemptOutcome, DeliveryRecord, DeliveryStatus, WebhookDeliveryStore } from '../webhook-delivery-store';
+import type { WebhookEndpointRecord, WebhookEndpointStore } from '../webhook-endpoint-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber, nullableString } from './row-values';
 
@@ -14,17 +15,20 @@ const DELIVERY_COLUMNS = `id::VARCHAR AS id, tenant_seq, endpoint_id, event_id::
   last_latency_ms, epoch_ms(created_at) AS created_ms, epoch_ms(delivered_at) AS delivered_ms`;
 
 /** Webhook endpoints and deliveries in the embedded database. */
-export class DuckDbWebhookStore implements WebhookStore {
+export class DuckDbWebhookStore implements WebhookEndpointStore, WebhookDeliveryStore {
   constructor(private readonly db: DuckDbDatabase) {}
 
-  async createEndpoint(r: WebhookEndpointRecord): Promise<void> {
-    await this.db.write((c) =>
-      c.run(
+  createEndpoint(r: WebhookEndpointRecord, maxPerTenant: number): Promise<boolean> {
+    return this.db.transaction(async (c) => {
+      const [row] = await this.db.writeQuery(c, 'SELECT count(*)::INTEGER AS n FROM webhook_endpoints WHERE tenant_seq = $1', [r.tenantSeq]);
+      if (Number(row?.n) >= maxPerTenant) return false;
+      await c.run(
         `INSERT INTO webhook_endpoints VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, epoch_ms($10::BIGINT), epoch_ms($11::BIGINT),
            epoch_ms($12::BIGINT), epoch_ms($13::BIGINT))`,
         endpointValues(r),
-      ),
-    );
+      );
+      return true;
+    });
   }
 
   async getEndpoint(tenantSeq: number, id: string): Promise<WebhookEndpointRecord | null> {
@@ -55,12 +59,8 @@ export class DuckDbWebhookStore implements WebhookStore {
     );
   }
 
-  deleteEndpoint(tenantSeq: number, id: string): Promise<boolean> {
-    return this.db.transaction(async (c) => {
-      await c.run(`DELETE FROM webhook_deliveries WHERE tenant_seq = $1 AND endpoint_id = $2 AND status = 'pending'`, [tenantSeq, id]);
-      const result = await c.run('DELETE FROM webhook_endpoints WHERE tenant_seq = $1 AND id = $2', [tenantSeq, id]);
-      return Number(result.rowsChanged) > 0;
-    });
+  async deleteEndpoint(tenantSeq: number, id: string): Promise<boolean> {
+    return this.db.write(async (c) => Number((await c.run('DELETE FROM webhook_endpoints WHERE tenant_seq = $1 AND id = $2', [tenantSeq, id])).rowsChanged) > 0);
   }
 
   async logDelivery(d: DeliveryRecord): Promise<void> {
@@ -159,6 +159,12 @@ export class DuckDbWebhookStore implements WebhookStore {
       );
       return Number(result.rowsChanged);
     });
+  }
+
+  async deletePending(tenantSeq: number, endpointId: string): Promise<number> {
+    return this.db.write(async (c) =>
+      Number((await c.run(`DELETE FROM webhook_deliveries WHERE tenant_seq = $1 AND endpoint_id = $2 AND status = 'pending'`, [tenantSeq, endpointId])).rowsChanged),
+    );
   }
 
   async purgeBefore(cutoffMs: number): Promise<number> {

@@ -63,4 +63,28 @@ export const PG_MIGRATIONS: PgMigration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'webhook endpoints',
+    sql: `
+      -- Their deliveries stay beside the events (DuckDB): no foreign key points here.
+      CREATE TABLE webhook_endpoints (
+        tenant_seq integer NOT NULL,
+        id text NOT NULL,
+        url text NOT NULL,
+        description text,
+        event_types text[],
+        enabled boolean NOT NULL,
+        disabled_reason text,
+        secret text NOT NULL,
+        previous_secret text,
+        previous_secret_expires_at timestamptz,
+        failing_since timestamptz,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      CREATE INDEX webhook_endpoints_enabled ON webhook_endpoints (tenant_seq, id) WHERE enabled;
+    `,
+  },
 ];

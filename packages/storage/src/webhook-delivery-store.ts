@@ -1,23 +1,3 @@
-export interface WebhookEndpointRecord {
-  tenantSeq: number;
-  id: string;
-  url: string;
-  description: string | null;
-  /** Event names to forward; null forwards every event. */
-  eventTypes: string[] | null;
-  enabled: boolean;
-  disabledReason: string | null;
-  /** `whsec_…`; signs every delivery. */
-  secret: string;
-  /** The secret before the last rotation, still signing until `previousSecretExpiresAt`. */
-  previousSecret: string | null;
-  previousSecretExpiresAt: number | null;
-  /** Start of the current run of failures; null while deliveries succeed. */
-  failingSince: number | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface DeliveryRecord {
@@ -51,20 +31,12 @@ export interface AttemptOutcome {
 }
 
 /**
- * Webhook endpoints and their deliveries. New deliveries are written by the EventStore in the
- * same transaction as their events (see CommitBatch.deliveries); this interface reads and
- * updates them.
+ * The webhook outbox and attempt log: as many rows as the events, so they live beside them.
+ * New deliveries are written by the EventStore in the same transaction as their events (see
+ * CommitBatch.deliveries); this interface reads and updates them. A delivery names its
+ * endpoint by id only: endpoints live in a WebhookEndpointStore, possibly another database.
  */
-export interface WebhookStore {
-  createEndpoint(record: WebhookEndpointRecord): Promise<void>;
-  getEndpoint(tenantSeq: number, id: string): Promise<WebhookEndpointRecord | null>;
-  listEndpoints(tenantSeq: number): Promise<WebhookEndpointRecord[]>;
-  /** Every enabled endpoint of every tenant (to route events). */
-  listEnabledEndpoints(): Promise<WebhookEndpointRecord[]>;
-  updateEndpoint(record: WebhookEndpointRecord): Promise<void>;
-  /** Deletes the endpoint and its pending deliveries. */
-  deleteEndpoint(tenantSeq: number, id: string): Promise<boolean>;
-
+export interface WebhookDeliveryStore {
   /** Records a finished delivery that did not come from an event (a test message). */
   logDelivery(record: DeliveryRecord): Promise<void>;
   /** Every pending delivery (loaded by the dispatcher at start). */
@@ -87,6 +59,8 @@ export interface WebhookStore {
   requeue(tenantSeq: number, endpointId: string, filter: { id?: string; failedSince?: number }, at: number): Promise<DeliveryRecord[]>;
   /** Abandons an endpoint's pending deliveries (endpoint disabled). */
   failPending(tenantSeq: number, endpointId: string, reason: string, at: number): Promise<number>;
+  /** Removes an endpoint's pending deliveries (endpoint deleted); returns how many. */
+  deletePending(tenantSeq: number, endpointId: string): Promise<number>;
   /** Removes finished deliveries created before `cutoffMs`; returns how many. */
   purgeBefore(cutoffMs: number): Promise<number>;
 }
