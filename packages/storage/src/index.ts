@@ -1,7 +1,8 @@
 export * from './records';
 export * from './event-store';
 export * from './meta-store';
-export * from './deletion-store';
+export * from './deletion-job-store';
+export * from './user-erasure-store';
 export * from './content-store';
 export * from './webhook-store';
 export * from './analytics-store';
@@ -17,3 +18,4 @@ export { openEmbeddedStorage, type Storage } from './open-storage';
 export { UNDECODABLE_EVENTS_TABLE, type UndecodableEvent } from './duckdb/undecodable-events';
 export { PgDatabase, DEFAULT_POOL_SIZE, type PgDatabaseOptions } from './postgres/pg-database';
 export { PgMetaStore } from './postgres/pg-meta-store';
+export { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
