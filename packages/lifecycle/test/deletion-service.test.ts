@@ -41,7 +41,7 @@ class FakeDeletionStore implements DeletionJobStore, UserErasureStore {
     this.jobs.set(id, { ...this.jobs.get(id)!, status: 'pending' });
   }
   async erase(job: Pick<DeletionJob, 'tenantSeq' | 'userHash'>, userId?: string): Promise<ErasedCounts> {
-    const id = [...this.jobs.values()].find((j) => j.userHash === job.userHash && j.status === 'running')!.id;
+    const id = [...this.jobs.values()].find((j) => j.userHash === job.userHash && (j.status === 'pending' || j.status === 'running'))!.id;
     this.clearIds.set(id, userId);
     if (this.failure) throw this.failure();
     this.erased.push(id);
