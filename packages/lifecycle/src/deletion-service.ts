@@ -168,6 +168,8 @@ export class DeletionService {
 
   /** Runs one claimed job; false when the disk refused it and the worker should pause. */
   private async run(job: DeletionJob): Promise<boolean> {
+    // A lease found lost (this node paused past its expiry) does not stop the job: another node
+    // may be erasing the same user too, which erasure being idempotent makes harmless.
     const renewal = setInterval(() => {
       this.store.renewLease(job.id, this.nodeId, this.clock.now(), this.leaseMs).catch((error: unknown) => this.onError(error, job));
     }, this.leaseMs / 3);
