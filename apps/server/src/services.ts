@@ -60,12 +60,12 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchRefusedWrites(() => storage.refusedWrites());
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
   const committer = new GroupCommitter(storage.events, metrics);
-  const deletions = new DeletionService(storage.deletions, clock);
+  const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   const dispatcher = new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
-  const erasurePurger = new ErasurePurger(storage.deletions, config.erasureMaxDelaySeconds * 1000, clock);
+  const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
   // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
   deletions.addListener({
     erasing: (job, userId) => dispatcher.forgetUser(job.tenantSeq, job.userHash, userId),

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { randomBase62, SvcError, systemClock, type Clock } from '@svc/protocol';
-import { hashUserId, type DeletionJob, type DeletionStore, type Tenant } from '@svc/storage';
+import { hashUserId, type DeletionJob, type DeletionJobStore, type Tenant, type UserErasureStore } from '@svc/storage';
 
 export type RandomBytes = (size: number) => Uint8Array;
 
@@ -17,19 +17,41 @@ export interface ErasureListener {
 
 /** How long a job the disk refused waits before it is tried again. */
 export const STORAGE_RETRY_DELAY_MS = 30_000;
+/**
+ * How long a node's claim on a job lasts unless renewed (renewed every third of it while the
+ * job runs): a job whose node died is resumed by another node this long after its last renewal.
+ */
+export const DEFAULT_DELETION_LEASE_MS = 60_000;
+
+export interface DeletionLease {
+  /** This node's name on the leases it takes; default a random one per process. */
+  nodeId?: string;
+  /** Default `DEFAULT_DELETION_LEASE_MS`. */
+  leaseMs?: number;
+}
 
 /**
  * Per-user deletion as asynchronous jobs: a request is recorded (with only a hash of the
- * userId) and answered at once; a worker in this process erases the user's data, one job at
- * a time, and resumes unfinished jobs after a restart. A repeated request while a job for the
- * same user is unfinished returns that job. A job the disk refused (`storage_unavailable`) stays
- * pending and is tried again after `retryDelayMs`; other failures mark it failed.
+ * userId) and answered at once; a worker erases the user's data, one job at a time. A repeated
+ * request while a job for the same user is unfinished returns that job. A job the disk refused
+ * (`storage_unavailable`) goes back to pending and is tried again after `retryDelayMs`; other
+ * failures mark it failed.
+ *
+ * Several nodes may share the jobs: the worker runs a job only under a lease it claimed
+ * (`DeletionJobStore.claimNext`), and looks once per lease period for jobs whose node died.
+ * Erasure and completion are two steps, in two stores: the job is claimed, its data erased,
+ * then it is marked completed. A crash in between leaves it running under a lease that expires;
+ * the node that claims it next erases again, which deletes nothing more (erasure is
+ * idempotent), and marks it completed, with the counts of that last run.
  */
 export class DeletionService {
   private working: Promise<void> | null = null;
   private again = false;
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly nodeId: string;
+  private readonly leaseMs: number;
   /**
    * The userId of each job requested by this process and not yet run, by job id. Only in
    * memory: it lets the job match rows by equality; a job resumed after a restart has only the hash.
@@ -38,12 +60,17 @@ export class DeletionService {
   private readonly listeners: ErasureListener[] = [];
 
   constructor(
-    private readonly store: DeletionStore,
+    private readonly store: DeletionJobStore,
+    private readonly erasure: UserErasureStore,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
     private onError: (error: unknown, job: DeletionJob | null) => void = () => {},
     private readonly retryDelayMs: number = STORAGE_RETRY_DELAY_MS,
-  ) {}
+    lease: DeletionLease = {},
+  ) {
+    this.nodeId = lease.nodeId ?? `node_${randomBase62(16, random)}`;
+    this.leaseMs = lease.leaseMs ?? DEFAULT_DELETION_LEASE_MS;
+  }
 
   async request(tenant: Tenant, userId: string): Promise<DeletionJob> {
     const userHash = hashUserId(userId);
@@ -80,9 +107,16 @@ export class DeletionService {
     this.listeners.push(listener);
   }
 
-  /** Picks up jobs left unfinished by an earlier process; failures of jobs go to `onError` from then on. */
+  /**
+   * Picks up jobs left unfinished by an earlier process, then looks for unclaimed jobs once per
+   * lease period (those of a node that died); failures of jobs go to `onError` from then on.
+   */
   start(onError?: (error: unknown, job: DeletionJob | null) => void): void {
     if (onError) this.onError = onError;
+    if (!this.sweepTimer && !this.stopped) {
+      this.sweepTimer = setInterval(() => this.kick(), this.leaseMs);
+      this.sweepTimer.unref();
+    }
     this.kick();
   }
 
@@ -95,6 +129,8 @@ export class DeletionService {
     this.stopped = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     await this.idle();
   }
 
@@ -123,25 +159,47 @@ export class DeletionService {
   }
 
   private async work(): Promise<void> {
-    for (const job of await this.store.listUnfinished()) {
-      if (this.stopped) return;
-      try {
-        const userId = this.clearIds.get(job.id);
-        for (const listener of this.listeners) await listener.erasing(job, userId);
-        const done = await this.store.execute(job, this.clock.now(), userId);
-        this.clearIds.delete(job.id);
-        for (const listener of this.listeners) await listener.erased(done).catch((error: unknown) => this.onError(error, job));
-      } catch (error) {
-        this.onError(error, job);
-        // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
-        // the job stays pending and runs again a little later (or at the next request or start).
-        if (error instanceof SvcError && error.code === 'storage_unavailable') {
-          this.retryLater();
-          return;
-        }
-        this.clearIds.delete(job.id);
-        await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
+    while (!this.stopped) {
+      const job = await this.store.claimNext(this.nodeId, this.clock.now(), this.leaseMs);
+      if (!job) return;
+      if (!(await this.run(job))) return;
+    }
+  }
+
+  /** Runs one claimed job; false when the disk refused it and the worker should pause. */
+  private async run(job: DeletionJob): Promise<boolean> {
+    // A lease found lost (this node paused past its expiry) does not stop the job: another node
+    // may be erasing the same user too, which erasure being idempotent makes harmless.
+    const renewal = setInterval(() => {
+      this.store.renewLease(job.id, this.nodeId, this.clock.now(), this.leaseMs).catch((error: unknown) => this.onError(error, job));
+    }, this.leaseMs / 3);
+    renewal.unref();
+    try {
+      const userId = this.clearIds.get(job.id);
+      for (const listener of this.listeners) await listener.erasing(job, userId);
+      const counts = await this.erasure.erase(job, userId);
+      // Not one transaction with the erasure (the job may live in another database): a crash
+      // here leaves the job running; it is claimed again once its lease expires and its second
+      // erasure finds nothing more to delete.
+      const done = await this.store.markCompleted(job.id, this.clock.now(), counts);
+      this.clearIds.delete(job.id);
+      for (const listener of this.listeners) await listener.erased(done).catch((error: unknown) => this.onError(error, job));
+      return true;
+    } catch (error) {
+      this.onError(error, job);
+      // A disk that refuses writes is passing trouble, not a reason to give up on an erasure:
+      // the job goes back to pending and runs again a little later (or at the next request or
+      // start). If even that is refused, its lease runs out and it is claimed again then.
+      if (error instanceof SvcError && error.code === 'storage_unavailable') {
+        await this.store.releaseLease(job.id, this.nodeId).catch(() => undefined);
+        this.retryLater();
+        return false;
       }
+      this.clearIds.delete(job.id);
+      await this.store.markFailed(job.id, error instanceof Error ? error.message : String(error));
+      return true;
+    } finally {
+      clearInterval(renewal);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { systemClock, type Clock } from '@svc/protocol';
-import type { DeletionStore } from '@svc/storage';
+import type { DeletionJobStore, UserErasureStore } from '@svc/storage';
 
 /** Default bound from a deletion job's `completedAt` to its `purgedAt` (SVC_ERASURE_MAX_DELAY_S). */
 export const DEFAULT_ERASURE_MAX_DELAY_S = 3600;
@@ -20,8 +20,9 @@ export interface ErasurePurgeObserver {
 /**
  * Physical purging of erased data, batched across deletion jobs. A deletion job removes the
  * user's rows at once (`completedAt`), but the database keeps their bytes in freed blocks;
- * this rewrites the database files (DeletionStore.purge) within `maxDelayMs` of the oldest
- * job's completion, and sets `purgedAt` on the jobs it served.
+ * this rewrites the database files (UserErasureStore.rewriteErased) within `maxDelayMs` of the
+ * oldest job's completion, and sets `purgedAt` on the jobs it served: those completed before the
+ * rewrite began, whose rows were therefore gone from the files it copied.
  */
 export class ErasurePurger {
   private timer: NodeJS.Timeout | null = null;
@@ -30,7 +31,8 @@ export class ErasurePurger {
   private stopped = false;
 
   constructor(
-    private readonly store: DeletionStore,
+    private readonly jobs: Pick<DeletionJobStore, 'oldestUnpurged' | 'listUnpurged' | 'markPurged'>,
+    private readonly erasure: Pick<UserErasureStore, 'rewriteErased'>,
     /** Bound from a job's completion to its purge, ms; default `DEFAULT_ERASURE_MAX_DELAY_S` seconds. */
     private readonly maxDelayMs: number = DEFAULT_ERASURE_MAX_DELAY_S * 1000,
     private readonly clock: Clock = systemClock,
@@ -46,7 +48,7 @@ export class ErasurePurger {
   /** Plans the next purge from the jobs waiting for one (call at start and after each job). */
   async schedule(): Promise<void> {
     if (this.stopped) return;
-    const oldest = await this.store.oldestUnpurged();
+    const oldest = await this.jobs.oldestUnpurged();
     if (oldest === null) return;
     this.planAt(oldest + this.maxDelayMs * PURGE_AT_SHARE);
   }
@@ -68,9 +70,13 @@ export class ErasurePurger {
 
   private async purge(): Promise<number> {
     const started = this.clock.now();
-    const jobs = await this.store.purge(() => this.clock.now());
-    if (jobs) this.observer.purged(jobs, this.clock.now() - started);
-    return jobs;
+    // Listed before the rewrite: a job completed during it may still have bytes in the new files.
+    const ids = await this.jobs.listUnpurged();
+    if (!ids.length) return 0;
+    await this.erasure.rewriteErased();
+    await this.jobs.markPurged(ids, this.clock.now());
+    this.observer.purged(ids.length, this.clock.now() - started);
+    return ids.length;
   }
 
   private planAt(dueAt: number): void {

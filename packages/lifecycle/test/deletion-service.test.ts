@@ -1,15 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock, SvcError } from '@svc/protocol';
-import type { DeletionJob, DeletionStore } from '@svc/storage';
+import type { DeletionJob, DeletionJobStore, ErasedCounts, UserErasureStore } from '@svc/storage';
 import { DeletionService } from '../src/deletion-service';
 
-/** Jobs in memory; `execute` fails with what `failure` returns, if anything. */
-class FakeDeletionStore implements DeletionStore {
+/** Jobs and their leases in memory; `erase` fails with what `failure` returns, if anything. */
+class FakeDeletionStore implements DeletionJobStore, UserErasureStore {
   readonly jobs = new Map<string, DeletionJob>();
+  readonly leases = new Map<string, { nodeId: string; expiresAt: number }>();
   failure: (() => Error) | null = null;
   markFailedError: Error | null = null;
-  /** The clear userId each execute call was given, by job id. */
+  /** The clear userId each erase call was given, by job id. */
   readonly clearIds = new Map<string, string | undefined>();
+  /** Job ids in the order they were erased (a job erased twice appears twice). */
+  readonly erased: string[] = [];
+  /** The step at which the node running a job dies: that call never returns. */
+  dieAt: 'erase' | 'markCompleted' | null = null;
 
   async create(job: DeletionJob) { this.jobs.set(job.id, { ...job }); }
   async get(_tenantSeq: number, id: string) { return this.jobs.get(id) ?? null; }
@@ -17,26 +22,48 @@ class FakeDeletionStore implements DeletionStore {
     return [...this.jobs.values()].find((j) => j.tenantSeq === tenantSeq && j.userHash === userHash && (j.status === 'pending' || j.status === 'running')) ?? null;
   }
   async listUnfinished() { return [...this.jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running'); }
-  async execute(job: DeletionJob, completedAt: number, userId?: string) {
-    this.clearIds.set(job.id, userId);
+  async claimNext(nodeId: string, now: number, leaseMs: number) {
+    const free = (await this.listUnfinished()).find((j) => j.status === 'pending' || (this.leases.get(j.id)?.expiresAt ?? now) <= now);
+    if (!free) return null;
+    const claimed = { ...free, status: 'running' as const };
+    this.jobs.set(free.id, claimed);
+    this.leases.set(free.id, { nodeId, expiresAt: now + leaseMs });
+    return claimed;
+  }
+  async renewLease(id: string, nodeId: string, now: number, leaseMs: number) {
+    if (this.leases.get(id)?.nodeId !== nodeId) return false;
+    this.leases.set(id, { nodeId, expiresAt: now + leaseMs });
+    return true;
+  }
+  async releaseLease(id: string, nodeId: string) {
+    if (this.leases.get(id)?.nodeId !== nodeId) return;
+    this.leases.delete(id);
+    this.jobs.set(id, { ...this.jobs.get(id)!, status: 'pending' });
+  }
+  async erase(job: Pick<DeletionJob, 'tenantSeq' | 'userHash'>, userId?: string): Promise<ErasedCounts> {
+    const id = [...this.jobs.values()].find((j) => j.userHash === job.userHash && (j.status === 'pending' || j.status === 'running'))!.id;
+    this.clearIds.set(id, userId);
     if (this.failure) throw this.failure();
-    const done = { ...job, status: 'completed' as const, completedAt, deletedEvents: 1, deletedRejects: 0 };
-    this.jobs.set(job.id, done);
+    this.erased.push(id);
+    if (this.dieAt === 'erase') await new Promise(() => {});
+    return { deletedEvents: this.erased.filter((e) => e === id).length === 1 ? 1 : 0, deletedRejects: 0 };
+  }
+  async rewriteErased() {}
+  async markCompleted(id: string, completedAt: number, counts: ErasedCounts) {
+    if (this.dieAt === 'markCompleted') await new Promise(() => {});
+    this.leases.delete(id);
+    const done = { ...this.jobs.get(id)!, status: 'completed' as const, completedAt, ...counts };
+    this.jobs.set(id, done);
     return done;
   }
   async markFailed(id: string, error: string) {
     if (this.markFailedError) throw this.markFailedError;
+    this.leases.delete(id);
     this.jobs.set(id, { ...this.jobs.get(id)!, status: 'failed', error });
   }
-  async oldestUnpurged() {
-    const waiting = [...this.jobs.values()].filter((j) => j.status === 'completed' && j.purgedAt === null).map((j) => j.completedAt!);
-    return waiting.length ? Math.min(...waiting) : null;
-  }
-  async purge(now: () => number) {
-    const waiting = [...this.jobs.values()].filter((j) => j.status === 'completed' && j.purgedAt === null);
-    for (const job of waiting) this.jobs.set(job.id, { ...job, purgedAt: now() });
-    return waiting.length;
-  }
+  async oldestUnpurged() { return null; }
+  async listUnpurged() { return []; }
+  async markPurged() {}
 }
 
 const tenant = { seq: 1 } as Parameters<DeletionService['request']>[0];
@@ -44,13 +71,13 @@ const tenant = { seq: 1 } as Parameters<DeletionService['request']>[0];
 describe('DeletionService', () => {
   it('runs a job it was asked for with the userId in clear, and a job found at start with the hash only', async () => {
     const store = new FakeDeletionStore();
-    const asked = await new DeletionService(store, new ManualClock(0)).request(tenant, 'user-1');
+    const asked = await new DeletionService(store, store, new ManualClock(0)).request(tenant, 'user-1');
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(store.clearIds.get(asked.id)).toBe('user-1');
 
     const resumed: DeletionJob = { ...asked, id: 'del_resumed', status: 'pending', completedAt: null };
     await store.create(resumed);
-    const restarted = new DeletionService(store, new ManualClock(0));
+    const restarted = new DeletionService(store, store, new ManualClock(0));
     restarted.start();
     await restarted.idle();
     expect(store.jobs.get('del_resumed')!.status).toBe('completed');
@@ -61,7 +88,7 @@ describe('DeletionService', () => {
   it('leaves a job the disk refused pending and completes it on the next run', async () => {
     const store = new FakeDeletionStore();
     store.failure = () => new SvcError('storage_unavailable', 'disk full');
-    const service = new DeletionService(store, new ManualClock(0));
+    const service = new DeletionService(store, store, new ManualClock(0));
     const job = await service.request(tenant, 'user-1');
     await service.idle();
     expect(store.jobs.get(job.id)!.status).toBe('pending');
@@ -75,7 +102,7 @@ describe('DeletionService', () => {
   it('tries a job the disk refused again by itself after the retry delay', async () => {
     const store = new FakeDeletionStore();
     store.failure = () => new SvcError('storage_unavailable', 'disk full');
-    const service = new DeletionService(store, new ManualClock(0), undefined, undefined, 30);
+    const service = new DeletionService(store, store, new ManualClock(0), undefined, undefined, 30);
     const job = await service.request(tenant, 'user-1');
     await service.idle();
     expect(store.jobs.get(job.id)!.status).toBe('pending');
@@ -94,7 +121,7 @@ describe('DeletionService', () => {
   it('marks a job failed for any other error', async () => {
     const store = new FakeDeletionStore();
     store.failure = () => new Error('Binder Error: no such column');
-    const service = new DeletionService(store, new ManualClock(0));
+    const service = new DeletionService(store, store, new ManualClock(0));
     const job = await service.request(tenant, 'user-1');
     await service.idle();
     expect(store.jobs.get(job.id)).toMatchObject({ status: 'failed', error: 'Binder Error: no such column' });
@@ -105,7 +132,7 @@ describe('DeletionService', () => {
     store.failure = () => new Error('boom');
     store.markFailedError = new Error('cannot write either');
     const errors: unknown[] = [];
-    const service = new DeletionService(store, new ManualClock(0), undefined, (error) => errors.push(error));
+    const service = new DeletionService(store, store, new ManualClock(0), undefined, (error) => errors.push(error));
     await service.request(tenant, 'user-1');
     await service.idle();
     expect(errors.map((e) => (e as Error).message)).toEqual(['boom', 'cannot write either']);
@@ -115,11 +142,54 @@ describe('DeletionService', () => {
     const store = new FakeDeletionStore();
     store.failure = () => new Error('boom');
     const reported: Array<[string, string | undefined]> = [];
-    const service = new DeletionService(store, new ManualClock(0));
+    const service = new DeletionService(store, store, new ManualClock(0));
     service.start((error, job) => reported.push([(error as Error).message, job?.id]));
     const job = await service.request(tenant, 'user-1');
     await service.idle();
     expect(reported).toEqual([['boom', job.id]]);
     expect(store.jobs.get(job.id)!.status).toBe('failed');
+  });
+
+  for (const step of ['erase', 'markCompleted'] as const) {
+    it(`lets another node resume a job whose node died in ${step}, once the lease has expired, erasing again`, async () => {
+      const store = new FakeDeletionStore();
+      store.dieAt = step;
+      const leaseMs = 1_000;
+      const dying = new DeletionService(store, store, new ManualClock(0), undefined, undefined, undefined, { nodeId: 'a', leaseMs });
+      const job = await dying.request(tenant, 'user-1');
+      for (let waited = 0; store.jobs.get(job.id)!.status !== 'running' && waited < 1_000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(store.erased).toEqual([job.id]);
+      expect(store.jobs.get(job.id)!.status).toBe('running');
+      store.dieAt = null;
+
+      const clock = new ManualClock(leaseMs - 1);
+      const other = new DeletionService(store, store, clock, undefined, undefined, undefined, { nodeId: 'b', leaseMs });
+      other.start();
+      await other.idle();
+      // Still leased to the node that died.
+      expect(store.jobs.get(job.id)!.status).toBe('running');
+      expect(store.erased).toEqual([job.id]);
+
+      clock.advance(1);
+      other.start();
+      await other.idle();
+      // Erased again (deleting nothing more, here 0) and completed by the other node, from the hash.
+      expect(store.erased).toEqual([job.id, job.id]);
+      expect(store.jobs.get(job.id)).toMatchObject({ status: 'completed', completedAt: leaseMs, deletedEvents: 0 });
+      expect(store.clearIds.get(job.id)).toBeUndefined();
+      await other.stop();
+    });
+  }
+
+  it('gives a job the disk refused back, so that any node may claim it', async () => {
+    const store = new FakeDeletionStore();
+    store.failure = () => new SvcError('storage_unavailable', 'disk full');
+    const service = new DeletionService(store, store, new ManualClock(0), undefined, undefined, undefined, { nodeId: 'a' });
+    const job = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(store.jobs.get(job.id)!.status).toBe('pending');
+    expect(store.leases.has(job.id)).toBe(false);
+    await service.stop();
   });
 });

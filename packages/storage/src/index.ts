@@ -1,7 +1,8 @@
 export * from './records';
 export * from './event-store';
 export * from './meta-store';
-export * from './deletion-store';
+export * from './deletion-job-store';
+export * from './user-erasure-store';
 export * from './content-store';
 export * from './webhook-endpoint-store';
 export * from './webhook-delivery-store';
@@ -19,3 +20,4 @@ export { UNDECODABLE_EVENTS_TABLE, type UndecodableEvent } from './duckdb/undeco
 export { PgDatabase, DEFAULT_POOL_SIZE, type PgDatabaseOptions } from './postgres/pg-database';
 export { PgMetaStore } from './postgres/pg-meta-store';
 export { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
+export { PgDeletionJobStore } from './postgres/pg-deletion-job-store';

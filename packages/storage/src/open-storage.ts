@@ -2,7 +2,8 @@ import { DuckDbDatabase, type DatabaseOptions } from './duckdb/duckdb-database';
 import { DuckDbEventStore } from './duckdb/duckdb-event-store';
 import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
 import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
-import type { DeletionStore } from './deletion-store';
+import type { DeletionJobStore } from './deletion-job-store';
+import type { UserErasureStore } from './user-erasure-store';
 import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
 import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
@@ -18,7 +19,10 @@ import type { UndecodableEvent } from './duckdb/undecodable-events';
 export interface Storage {
   events: EventStore;
   meta: MetaStore;
-  deletions: DeletionStore;
+  /** Deletion jobs (metadata). */
+  deletions: DeletionJobStore;
+  /** The erasure of a user's data where the events are. */
+  erasure: UserErasureStore;
   content: ContentStore;
   webhookEndpoints: WebhookEndpointStore;
   /** The outbox and attempt log: always beside the events. */
@@ -41,10 +45,12 @@ export interface Storage {
 export async function openEmbeddedStorage(dataDir: string, options: DatabaseOptions = {}): Promise<Storage> {
   const db = await DuckDbDatabase.open(dataDir, options);
   const webhooks = new DuckDbWebhookStore(db);
+  const deletions = new DuckDbDeletionStore(db);
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
-    deletions: new DuckDbDeletionStore(db),
+    deletions,
+    erasure: deletions,
     content: new DuckDbContentStore(db),
     webhookEndpoints: webhooks,
     webhookDeliveries: webhooks,

@@ -170,7 +170,7 @@ describe('dashboard rollups', () => {
     // One viewer erased; then retention cuts in the middle of an hour.
     const erased = 'u3';
     await storage.deletions.create({ id: 'job', tenantSeq: tenant.seq, userHash: createHash('sha256').update(erased).digest('hex'), status: 'pending', requestedAt: 0, completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null, error: null });
-    await storage.deletions.execute((await storage.deletions.get(tenant.seq, 'job'))!, 1);
+    await storage.erasure.erase((await storage.deletions.get(tenant.seq, 'job'))!);
     const cutoff = START + 2 * HOUR + 1_234_567;
     await storage.events.purgeEventsBefore(tenant.seq, cutoff);
     events = events.filter((e) => e.userId !== erased && e.timestampMs >= cutoff);
@@ -279,7 +279,7 @@ describe('dashboard rollups', () => {
     expect(events.slice(half).some((e) => e.userId === erased)).toBe(true);
     const deletions = new DuckDbDeletionStore(db);
     await deletions.create({ id: 'job', tenantSeq: tenant.seq, userHash: createHash('sha256').update(erased).digest('hex'), status: 'pending', requestedAt: 0, completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null, error: null });
-    await deletions.execute((await deletions.get(tenant.seq, 'job'))!, 1, erased);
+    await deletions.erase((await deletions.get(tenant.seq, 'job'))!, erased);
     expect(await pendingRows(db)).toBe(0);
     for (const table of ['session_hours', 'vote_hours', 'sponsor_hours', 'view_hours', 'funnel_steps', 'order_reports']) {
       expect(Number((await db.query(`SELECT count(*) AS n FROM ${table} WHERE user_id = '${erased}'`))[0]!.n), table).toBe(0);

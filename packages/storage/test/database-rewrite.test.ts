@@ -32,17 +32,21 @@ describe('rewriting the database file', () => {
     const deletions = new DuckDbDeletionStore(db);
     const job = { id: 'del_1', tenantSeq: 1, userHash: hashUserId('gone-user-Xk3'), status: 'pending' as const, requestedAt: 0, completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null, error: null };
     await deletions.create(job);
-    expect(await deletions.execute(job, 10, 'gone-user-Xk3')).toMatchObject({ status: 'completed', deletedEvents: 50, purgedAt: null });
+    expect(await deletions.erase(job, 'gone-user-Xk3')).toEqual({ deletedEvents: 50, deletedRejects: 0 });
+    expect(await deletions.markCompleted(job.id, 10, { deletedEvents: 50, deletedRejects: 0 })).toMatchObject({ status: 'completed', deletedEvents: 50, purgedAt: null });
     await db.exclusiveWrite((c) => c.run('CHECKPOINT'));
     // The rows are gone, their bytes are not.
     expect(filesHolding(dir, 'gone-user-Xk3')).toContain('svc.duckdb');
     expect(await deletions.oldestUnpurged()).toBe(10);
 
-    expect(await deletions.purge(() => 20)).toBe(1);
+    // What ErasurePurger does: list the jobs waiting, rewrite, mark them purged.
+    expect(await deletions.listUnpurged()).toEqual(['del_1']);
+    await deletions.rewriteErased();
+    await deletions.markPurged(['del_1'], 20);
     expect(await deletions.get(1, 'del_1')).toMatchObject({ completedAt: 10, purgedAt: 20 });
     expect(await deletions.oldestUnpurged()).toBeNull();
     // Nothing waits: no rewrite.
-    expect(await deletions.purge(() => 30)).toBe(0);
+    expect(await deletions.listUnpurged()).toEqual([]);
     // A commit right after: the write connection is new, and so is its staging table.
     const outcome = await events.commit({ events: [kept[0]!, row('after')], rejects: [] });
     expect(outcome.inserted.size).toBe(1);

@@ -3,10 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listValue } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
+import { DuckDbDatabase, DuckDbEventStore, hashUserId, openEmbeddedStorage } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
 import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
+import { deletionJobStoreContract } from './deletion-job-store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
 
@@ -15,6 +16,29 @@ metaStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 webhookEndpointStoreContract('DuckDB', async () => {
   const storage = await openEmbeddedStorage(freshDir());
   return { endpoints: storage.webhookEndpoints, close: () => storage.close() };
+});
+deletionJobStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
+
+describe('DuckDB erasure of a user', () => {
+  it("deletes the user's events and rejects, and nothing more when run again, by userId or by hash", async () => {
+    const storage = await openEmbeddedStorage(freshDir());
+    const tenant = await storage.meta.createTenant({
+      id: 'x', name: 'X', retentionMonths: 12, createdAt: 0,
+      settings: { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 },
+    });
+    const event = (n: number, userId: string) => ({ tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(n).padStart(12, '0')}`, event: 'broadcast.joined', userId, sessionId: 'svc_s', broadcastId: 'b', campaignId: 1, timestampMs: n, receivedAtMs: n, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}' });
+    const reject = (n: number, userId: string) => ({ tenantSeq: tenant.seq, id: `0190a6a0-0000-7000-8000-${String(n).padStart(12, '0')}`, receivedAtMs: n, code: 'unknown_event', detail: 'x', errors: '[]', eventName: null, userId, payload: '{}' });
+    await storage.events.commit({ events: [event(1, 'gone'), event(2, 'gone'), event(3, 'kept')], rejects: [reject(4, 'gone'), reject(5, 'kept')] });
+    const job = { tenantSeq: tenant.seq, userHash: hashUserId('gone') };
+    expect(await storage.erasure.erase(job, 'gone')).toEqual({ deletedEvents: 2, deletedRejects: 1 });
+    // What a node does that resumes the job after a crash between erasure and completion.
+    expect(await storage.erasure.erase(job)).toEqual({ deletedEvents: 0, deletedRejects: 0 });
+    expect(await storage.erasure.erase(job, 'gone')).toEqual({ deletedEvents: 0, deletedRejects: 0 });
+    expect(await storage.events.countEvents({ tenantSeq: tenant.seq })).toBe(1);
+    // By hash alone, the other user goes the same way.
+    expect(await storage.erasure.erase({ tenantSeq: tenant.seq, userHash: hashUserId('kept') })).toEqual({ deletedEvents: 1, deletedRejects: 1 });
+    await storage.close();
+  });
 });
 
 describe('DuckDB database file', () => {

@@ -1,5 +1,6 @@
 import { listValue } from '@duckdb/node-api';
-import { hashUserId, type DeletionJob, type DeletionStatus, type DeletionStore } from '../deletion-store';
+import { hashUserId, type DeletionJob, type DeletionJobStore, type DeletionStatus, type ErasedCounts } from '../deletion-job-store';
+import type { UserErasureStore } from '../user-erasure-store';
 import { deleteUserRollups } from './analytics-rollups';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableNumber } from './row-values';
@@ -8,8 +9,19 @@ import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 const JOB_COLUMNS = `id, tenant_seq, user_hash, status, epoch_ms(requested_at) AS requested_at_ms,
   epoch_ms(completed_at) AS completed_at_ms, epoch_ms(purged_at) AS purged_at_ms, deleted_events, deleted_rejects, error`;
 
-/** Deletion jobs in the embedded database; erasure matches rows by the hash of their userId. */
-export class DuckDbDeletionStore implements DeletionStore {
+interface Lease {
+  nodeId: string;
+  expiresAt: number;
+}
+
+/**
+ * Deletion jobs and the erasure of users' data in the embedded database; erasure matches rows
+ * by the hash of their userId. Only one process opens the file, so leases live in its memory:
+ * a job left running by an earlier process holds no lease and is claimed at once.
+ */
+export class DuckDbDeletionStore implements DeletionJobStore, UserErasureStore {
+  private readonly leases = new Map<string, Lease>();
+
   constructor(private readonly db: DuckDbDatabase) {}
 
   async create(job: DeletionJob): Promise<void> {
@@ -42,7 +54,52 @@ export class DuckDbDeletionStore implements DeletionStore {
     return rows.map(toJob);
   }
 
-  execute(job: DeletionJob, completedAt: number, userId?: string): Promise<DeletionJob> {
+  claimNext(nodeId: string, now: number, leaseMs: number): Promise<DeletionJob | null> {
+    // Claims are writes: they take turns, so two never see the same job free.
+    return this.db.write(async (c) => {
+      const rows = await this.db.writeQuery(
+        c,
+        `SELECT id FROM deletion_jobs WHERE status IN ('pending', 'running') ORDER BY requested_at, id`,
+      );
+      const free = rows.map((row) => String(row.id)).find((id) => (this.leases.get(id)?.expiresAt ?? now) <= now);
+      if (free === undefined) return null;
+      const claimed = await this.db.writeQuery(c, `UPDATE deletion_jobs SET status = 'running' WHERE id = $1 RETURNING ${JOB_COLUMNS}`, [free]);
+      this.leases.set(free, { nodeId, expiresAt: now + leaseMs });
+      return toJob(claimed[0]!);
+    });
+  }
+
+  async renewLease(id: string, nodeId: string, now: number, leaseMs: number): Promise<boolean> {
+    const lease = this.leases.get(id);
+    if (lease?.nodeId !== nodeId) return false;
+    lease.expiresAt = now + leaseMs;
+    return true;
+  }
+
+  async releaseLease(id: string, nodeId: string): Promise<void> {
+    if (this.leases.get(id)?.nodeId !== nodeId) return;
+    await this.db.write((c) => c.run(`UPDATE deletion_jobs SET status = 'pending' WHERE id = $1 AND status = 'running'`, [id]));
+    this.leases.delete(id);
+  }
+
+  async markCompleted(id: string, completedAt: number, counts: ErasedCounts): Promise<DeletionJob> {
+    const rows = await this.db.write((c) =>
+      this.db.writeQuery(
+        c,
+        `UPDATE deletion_jobs SET status = 'completed', completed_at = epoch_ms($2::BIGINT), deleted_events = $3,
+           deleted_rejects = $4, error = NULL
+         WHERE id = $1 AND status <> 'completed' RETURNING ${JOB_COLUMNS}`,
+        [id, completedAt, counts.deletedEvents, counts.deletedRejects],
+      ),
+    );
+    this.leases.delete(id);
+    if (rows[0]) return toJob(rows[0]);
+    const done = await this.db.query(`SELECT ${JOB_COLUMNS} FROM deletion_jobs WHERE id = $1`, [id]);
+    if (!done[0]) throw new Error(`deletion job ${id} does not exist`);
+    return toJob(done[0]);
+  }
+
+  erase(job: Pick<DeletionJob, 'tenantSeq' | 'userHash'>, userId?: string): Promise<ErasedCounts> {
     // Without the id in clear, sha256() over the user column finds the rows by their hash.
     const clear = userId !== undefined && hashUserId(userId) === job.userHash;
     const match = clear ? 'tenant_seq = $1 AND user_id = $2' : 'tenant_seq = $1 AND user_id IS NOT NULL AND sha256(user_id) = $2';
@@ -55,14 +112,7 @@ export class DuckDbDeletionStore implements DeletionStore {
       // Deliveries go too (their payloads hold the events): pending ones are never sent, since
       // the dispatcher checks a delivery is still pending first, and logged ones cannot be replayed.
       await c.run(`DELETE FROM webhook_deliveries WHERE ${match}`, values);
-      const rows = await this.db.writeQuery(
-        c,
-        `UPDATE deletion_jobs SET status = 'completed', completed_at = epoch_ms($2::BIGINT), deleted_events = $3,
-           deleted_rejects = $4, error = NULL
-         WHERE id = $1 RETURNING ${JOB_COLUMNS}`,
-        [job.id, completedAt, Number(events.rowsChanged), Number(rejects.rowsChanged)],
-      );
-      return toJob(rows[0]!);
+      return { deletedEvents: Number(events.rowsChanged), deletedRejects: Number(rejects.rowsChanged) };
     });
   }
 
@@ -73,20 +123,25 @@ export class DuckDbDeletionStore implements DeletionStore {
     return nullableNumber(rows[0]?.oldest);
   }
 
-  async purge(now: () => number): Promise<number> {
-    const rows = await this.db.query(`SELECT id FROM deletion_jobs WHERE status = 'completed' AND purged_at IS NULL`);
-    const ids = rows.map((row) => String(row.id));
-    if (!ids.length) return 0;
-    // Every job listed completed before the rewrite began: its rows are in neither new file.
-    await this.db.rewrite();
+  async listUnpurged(): Promise<string[]> {
+    const rows = await this.db.query(`SELECT id FROM deletion_jobs WHERE status = 'completed' AND purged_at IS NULL ORDER BY id`);
+    return rows.map((row) => String(row.id));
+  }
+
+  rewriteErased(): Promise<void> {
+    return this.db.rewrite();
+  }
+
+  async markPurged(ids: string[], purgedAt: number): Promise<void> {
+    if (!ids.length) return;
     await this.db.write((c) =>
-      c.run(`UPDATE deletion_jobs SET purged_at = epoch_ms($1::BIGINT) WHERE list_contains($2::VARCHAR[], id)`, [now(), listValue(ids)]),
+      c.run(`UPDATE deletion_jobs SET purged_at = epoch_ms($1::BIGINT) WHERE list_contains($2::VARCHAR[], id)`, [purgedAt, listValue(ids)]),
     );
-    return ids.length;
   }
 
   async markFailed(id: string, error: string): Promise<void> {
     await this.db.write((c) => c.run(`UPDATE deletion_jobs SET status = 'failed', error = $2 WHERE id = $1`, [id, error.slice(0, 500)]));
+    this.leases.delete(id);
   }
 }
 

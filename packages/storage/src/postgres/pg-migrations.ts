@@ -87,4 +87,29 @@ export const PG_MIGRATIONS: PgMigration[] = [
       CREATE INDEX webhook_endpoints_enabled ON webhook_endpoints (tenant_seq, id) WHERE enabled;
     `,
   },
+  {
+    version: 4,
+    name: 'deletion jobs, with the lease of the node running each',
+    sql: `
+      -- A job keeps only a SHA-256 of the userId it erases. A running job belongs to lease_owner
+      -- until lease_expires_at; after that another node may claim it.
+      CREATE TABLE deletion_jobs (
+        id text PRIMARY KEY,
+        tenant_seq integer NOT NULL,
+        user_hash text NOT NULL,
+        status text NOT NULL,
+        requested_at timestamptz NOT NULL,
+        completed_at timestamptz,
+        purged_at timestamptz,
+        deleted_events bigint,
+        deleted_rejects bigint,
+        error text,
+        lease_owner text,
+        lease_expires_at timestamptz
+      );
+      CREATE INDEX deletion_jobs_unfinished ON deletion_jobs (requested_at, id COLLATE "C") WHERE status IN ('pending', 'running');
+      CREATE INDEX deletion_jobs_user ON deletion_jobs (tenant_seq, user_hash);
+      CREATE INDEX deletion_jobs_unpurged ON deletion_jobs (completed_at) WHERE status = 'completed' AND purged_at IS NULL;
+    `,
+  },
 ];
