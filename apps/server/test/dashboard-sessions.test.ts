@@ -79,4 +79,10 @@ describe('dashboard sessions in the session store', () => {
     expect(await t.services.storage.sessions.findSession(stored)).toBeNull();
     expect((await whoAmI(t, kept.cookie)).statusCode).toBe(200);
   });
+
+  it('documents that logout, which ends the stored session, may find the store unavailable (503)', async () => {
+    const t = await start();
+    const logout = (await t.app.inject({ url: '/v1/openapi.json' })).json().paths['/v1/session'].delete;
+    expect(Object.keys(logout.responses)).toContain('503');
+  });
 });

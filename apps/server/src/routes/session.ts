@@ -47,7 +47,7 @@ export async function sessionRoutes(
 
   app.delete(
     '/v1/session',
-    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], operationId: 'logout', security: NO_SECURITY, response: { 204: { type: 'null', description: 'Logged out; the cookie is cleared' } } } },
+    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], operationId: 'logout', security: NO_SECURITY, response: { 204: { type: 'null', description: 'Logged out; the cookie is cleared' }, ...problems(503) } } },
     async (request, reply) => {
       const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
       if (id) await sessions.close(id);
