@@ -128,7 +128,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     perKey: limit.perKeyPerSecond ? new TokenBucketLimiter(limit.perKeyPerSecond, limit.burstSeconds, services.clock) : null,
     perIp: limit.perIpPerSecond ? new TokenBucketLimiter(limit.perIpPerSecond, limit.burstSeconds, services.clock) : null,
   };
-  const sessions = new DashboardSessions(services.clock);
+  const sessions = new DashboardSessions(services.storage.sessions, services.clock);
   const guards = createAuthGuards(services.tenants, limiters, sessions, () => config.publicUrl);
   documentCommonAnswers(app, (route) => {
     const hooks = [route.onRequest ?? []].flat();

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { validEvent } from './events-fixture';
 import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
+import { hashSessionSecret, openEmbeddedStorage } from '@svc/storage';
+import { hashToken } from '@svc/tenancy';
 
 const run = promisify(execFile);
 
@@ -56,6 +58,24 @@ describe('svc CLI', () => {
     expect((await fetch(`${server.url}/v1/settings`, { headers: { authorization: `Bearer ${adminToken}` } })).status).toBe(200);
     expect((await fetch(`${server.url}/v1/settings`, { headers: { authorization: `Bearer ${newToken}` } })).status).toBe(401);
     expect(server.output()).not.toContain('Created tenant "demo"');
+  }, 60_000);
+
+  it("ends the dashboard sessions of a token it revokes, and no other token's", async () => {
+    const dataDir = tempDataDir();
+    const created = await svc(dataDir, 'tenants', 'create', 'acme');
+    const adminToken = /Admin token:\s+(svc_sk_\w{32})/.exec(created.stdout)![1]!;
+    const token = await svc(dataDir, 'tokens', 'create', '--tenant', 'acme');
+    const [tokenId, laptopToken] = [token.stdout.split('\t')[0]!, /(svc_sk_\w{32})/.exec(token.stdout)![1]!];
+    const session = (secret: string, tokenHash: string) => ({ idHash: hashSessionSecret(secret), tenantSeq: 1, tokenHash, createdAt: Date.now(), expiresAt: Date.now() + 3_600_000 });
+    let storage = await openEmbeddedStorage(dataDir);
+    await storage.sessions.createSession(session('laptop', hashToken(laptopToken)));
+    await storage.sessions.createSession(session('desk', hashToken(adminToken)));
+    await storage.close();
+    expect((await svc(dataDir, 'tokens', 'revoke', tokenId)).stdout).toContain('revoked');
+    storage = await openEmbeddedStorage(dataDir);
+    expect(await storage.sessions.findSession(hashSessionSecret('laptop'))).toBeNull();
+    expect(await storage.sessions.findSession(hashSessionSecret('desk'))).not.toBeNull();
+    await storage.close();
   }, 60_000);
 
   it('explains bad input and a data folder held by a running server, with exit code 2', async () => {

@@ -13,6 +13,8 @@ import { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
 import type { AnalyticsStore } from './analytics-store';
 import type { EventStore } from './event-store';
 import type { MetaStore } from './meta-store';
+import { DuckDbSessionStore } from './duckdb/duckdb-session-store';
+import type { SessionStore } from './session-store';
 import type { UndecodableEvent } from './duckdb/undecodable-events';
 
 /** The stores a process works with, whatever backend holds them. */
@@ -28,6 +30,8 @@ export interface Storage {
   /** The outbox and attempt log: always beside the events. */
   webhookDeliveries: WebhookDeliveryStore;
   analytics: AnalyticsStore;
+  /** Dashboard sessions. */
+  sessions: SessionStore;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */
@@ -55,6 +59,7 @@ export async function openEmbeddedStorage(dataDir: string, options: DatabaseOpti
     webhookEndpoints: webhooks,
     webhookDeliveries: webhooks,
     analytics: new DuckDbAnalyticsStore(db),
+    sessions: new DuckDbSessionStore(db),
     ping: () => db.ping(),
     memoryBytes: () => db.memoryBytes(),
     refusedWrites: () => db.refusedWriteCount(),

@@ -8,6 +8,7 @@ import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
 import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
 import { deletionJobStoreContract } from './deletion-job-store-contract';
+import { sessionStoreContract } from './session-store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
 
@@ -40,6 +41,7 @@ describe('DuckDB erasure of a user', () => {
     await storage.close();
   });
 });
+sessionStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 
 describe('DuckDB database file', () => {
   it('keeps committed events across a close and reopen, migrating only once', async () => {
@@ -193,6 +195,8 @@ describe('DuckDB database file', () => {
       await c.run('DELETE FROM schema_migrations WHERE version >= 11');
       await c.run('ALTER TABLE overlays DROP COLUMN shown_at');
       await c.run('ALTER TABLE sponsors DROP COLUMN logo_url');
+      // Later schemas' tables go too: the file is as schema 10 left it.
+      await c.run('DROP TABLE dashboard_sessions');
       // Rows as the previous version wrote them.
       await c.run(`INSERT INTO overlays VALUES (1, 'b1', 'line_1', 'lineup', '{"type":"lineup","items":[{"title":"Kick-off"}]}', true, epoch_ms(10::BIGINT), epoch_ms(20::BIGINT))`);
       await c.run(`INSERT INTO sponsors VALUES (1, 'acme', 'Acme', epoch_ms(5::BIGINT))`);

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { SvcError } from '@svc/protocol';
-import { openEmbeddedStorage, type ApiKeyRecord, type Tenant } from '@svc/storage';
+import { openEmbeddedStorage, type ApiKeyRecord, type Storage, type Tenant } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import { loadConfig } from '../config';
 import { serve } from '../serve';
@@ -8,7 +8,7 @@ import { addExportCommand } from './export-command';
 import { addSimulateCommand } from './simulate-command';
 
 /** Runs an operator command against the data folder (the server must not hold it open). */
-async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Promise<T> {
+async function withTenants<T>(job: (tenants: TenantService, storage: Storage) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads });
   // Opening may set unreadable events aside (see undecodable-events); each is said once, here or by the server.
@@ -18,7 +18,7 @@ async function withTenants<T>(job: (tenants: TenantService) => Promise<T>): Prom
     }
   });
   try {
-    return await job(new TenantService(storage.meta));
+    return await job(new TenantService(storage.meta), storage);
   } finally {
     await storage.close();
   }
@@ -145,7 +145,12 @@ export function buildProgram(): Command {
     .command('revoke <tokenId>')
     .description('revoke an admin token by its id (at_…)')
     .action(async (tokenId: string) => {
-      const record = await withTenants((service) => service.revokeAdminToken(null, tokenId));
+      const record = await withTenants(async (service, storage) => {
+        const revoked = await service.revokeAdminToken(null, tokenId);
+        // Its dashboard sessions end with it.
+        await storage.sessions.deleteTokenSessions(revoked.tokenHash);
+        return revoked;
+      });
       out(`${record.id}\t${record.prefix}…\trevoked`);
     });
 

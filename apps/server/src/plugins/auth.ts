@@ -47,8 +47,8 @@ export function createAuthGuards(
   const admin = async (request: FastifyRequest, reply: FastifyReply, token: string | null) => {
     // The dashboard carries its login in a cookie instead of the Bearer header.
     const sessionId = token === null ? cookieValue(request.headers.cookie, SESSION_COOKIE) : null;
-    const tokenHash = sessionId ? sessions.tokenHashOf(sessionId) : null;
-    if (tokenHash) {
+    const tokenHash = sessionId ? await sessions.tokenHashOf(sessionId) : null;
+    if (sessionId && tokenHash) {
       const tenant = await tenants.authenticateTokenHash(tokenHash);
       if (tenant) {
         requireSameOrigin(request, publicUrl());
@@ -57,6 +57,8 @@ export function createAuthGuards(
         request.credentialKind = 'admin';
         return;
       }
+      // Its token was revoked (perhaps by another process): the session ends with it.
+      await sessions.close(sessionId);
     }
     if (token === null) {
       limitAddress(request, reply, limiters);

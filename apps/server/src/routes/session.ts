@@ -34,7 +34,7 @@ export async function sessionRoutes(
       const { token } = request.body as { token: string };
       const tenant = await services.tenants.authenticateAdminToken(token);
       if (!tenant) throw new SvcError('unauthorized', 'That admin token is unknown or revoked.');
-      const id = sessions.open(hashToken(token));
+      const id = await sessions.open(tenant.seq, hashToken(token));
       return reply.header('set-cookie', cookie(id, SESSION_TTL_MS / 1000)).send({ tenant: tenant.id, name: tenant.name });
     },
   );
@@ -47,10 +47,10 @@ export async function sessionRoutes(
 
   app.delete(
     '/v1/session',
-    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], operationId: 'logout', security: NO_SECURITY, response: { 204: { type: 'null', description: 'Logged out; the cookie is cleared' } } } },
+    { schema: { summary: 'Dashboard logout', tags: ['Dashboard'], operationId: 'logout', security: NO_SECURITY, response: { 204: { type: 'null', description: 'Logged out; the cookie is cleared' }, ...problems(503) } } },
     async (request, reply) => {
       const id = cookieValue(request.headers.cookie, SESSION_COOKIE);
-      if (id) sessions.close(id);
+      if (id) await sessions.close(id);
       return reply.header('set-cookie', cookie('', 0)).code(204).send();
     },
   );

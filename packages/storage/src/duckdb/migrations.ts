@@ -219,4 +219,16 @@ export const MIGRATIONS: Migration[] = [
     sql: `ALTER TABLE overlays ADD COLUMN shown_at TIMESTAMP;
       ALTER TABLE sponsors ADD COLUMN logo_url VARCHAR;`,
   },
+  {
+    version: 12,
+    name: 'dashboard sessions',
+    // Keyed by the SHA-256 of the session secret; the secret itself is never stored.
+    sql: `CREATE TABLE dashboard_sessions (
+        id_hash VARCHAR PRIMARY KEY,
+        tenant_seq INTEGER NOT NULL,
+        token_hash VARCHAR NOT NULL,
+        created_at TIMESTAMP NOT NULL,
+        expires_at TIMESTAMP NOT NULL
+      );`,
+  },
 ];

@@ -112,4 +112,21 @@ export const PG_MIGRATIONS: PgMigration[] = [
       CREATE INDEX deletion_jobs_unpurged ON deletion_jobs (completed_at) WHERE status = 'completed' AND purged_at IS NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'dashboard sessions',
+    // Keyed by the SHA-256 of the session secret; the secret itself is never stored.
+    sql: `
+      CREATE TABLE dashboard_sessions (
+        id_hash text PRIMARY KEY,
+        tenant_seq integer NOT NULL,
+        token_hash text NOT NULL,
+        created_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX dashboard_sessions_tenant ON dashboard_sessions (tenant_seq);
+      CREATE INDEX dashboard_sessions_token ON dashboard_sessions (token_hash);
+      CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
+    `,
+  },
 ];
