@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
-import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import type { ContentStore, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
@@ -151,10 +151,10 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
   const timers = new ManualTimers(clock);
   const bus = new LocalBus();
   const ingested: unknown[] = [];
-  const content: Pick<ContentStore, 'listOverlays' | 'listInteractions'> = {
+  const content: Pick<ContentStore, 'listOverlays'> = {
     listOverlays: async (_tenantSeq, broadcastId) => overlays.filter((o) => o.broadcastId === broadcastId),
-    listInteractions: async () => [],
   };
+  const interactions: InteractionStore = { listInteractions: async () => [] };
   const gateway = new Gateway(
     {
       authenticate: async (apiKey) => (apiKey === API_KEY ? TENANT : null),
@@ -167,6 +167,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
         campaignOf: async () => 1,
       },
       content: content as ContentStore,
+      interactions,
       bus,
       clock,
       log: { warn: () => undefined, error: () => undefined },

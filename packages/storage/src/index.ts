@@ -3,6 +3,7 @@ export * from './event-store';
 export * from './meta-store';
 export * from './deletion-store';
 export * from './content-store';
+export * from './interaction-store';
 export * from './webhook-store';
 export * from './analytics-store';
 export { DuckDbDatabase, DATABASE_FILE_NAME, type DatabaseOptions } from './duckdb/duckdb-database';

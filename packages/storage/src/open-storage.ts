@@ -5,6 +5,7 @@ import { DuckDbDeletionStore } from './duckdb/duckdb-deletion-store';
 import type { DeletionStore } from './deletion-store';
 import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
+import type { InteractionStore } from './interaction-store';
 import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
 import type { WebhookStore } from './webhook-store';
 import { DuckDbAnalyticsStore } from './duckdb/duckdb-analytics-store';
@@ -19,6 +20,8 @@ export interface Storage {
   meta: MetaStore;
   deletions: DeletionStore;
   content: ContentStore;
+  /** Votes and entries, read from the events (event-side, beside `events`). */
+  interactions: InteractionStore;
   webhooks: WebhookStore;
   analytics: AnalyticsStore;
   /** Throws when the backend cannot answer (readiness). */
@@ -37,11 +40,13 @@ export interface Storage {
 /** The embedded default: one DuckDB file under `dataDir` holds everything. */
 export async function openEmbeddedStorage(dataDir: string, options: DatabaseOptions = {}): Promise<Storage> {
   const db = await DuckDbDatabase.open(dataDir, options);
+  const content = new DuckDbContentStore(db);
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
     deletions: new DuckDbDeletionStore(db),
-    content: new DuckDbContentStore(db),
+    content,
+    interactions: content,
     webhooks: new DuckDbWebhookStore(db),
     analytics: new DuckDbAnalyticsStore(db),
     ping: () => db.ping(),
