@@ -18,3 +18,4 @@ export { openEmbeddedStorage, type Storage } from './open-storage';
 export { UNDECODABLE_EVENTS_TABLE, type UndecodableEvent } from './duckdb/undecodable-events';
 export { PgDatabase, DEFAULT_POOL_SIZE, type PgDatabaseOptions } from './postgres/pg-database';
 export { PgMetaStore } from './postgres/pg-meta-store';
+export { PgContentStore } from './postgres/pg-content-store';

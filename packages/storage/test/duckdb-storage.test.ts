@@ -6,11 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { DuckDbDatabase, DuckDbEventStore, openEmbeddedStorage } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
+import { contentStoreContract } from './content-store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
 
 storeContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 metaStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
+contentStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 
 describe('DuckDB database file', () => {
   it('keeps committed events across a close and reopen, migrating only once', async () => {
