@@ -114,4 +114,25 @@ describe.runIf(available)('PostgreSQL content', () => {
     expect(await nodeA.getOverlay(tenant.seq, 'line_1')).toMatchObject({ active: true, shownAt: 20, updatedAt: 20 });
     await close();
   });
+
+  it('fails with storage_unavailable while the server is down, and works again once it is back', async () => {
+    const own = await startPostgres();
+    try {
+      const db = await PgDatabase.open(await own.createDatabase());
+      const content = new PgContentStore(db);
+      const tenant = await new PgMetaStore(db).createTenant({ id: 'down', name: 'Down', retentionMonths: 12, createdAt: 0, settings });
+      await own.kill();
+      const unavailable = expect.objectContaining({ code: 'storage_unavailable', status: 503 });
+      await expect(content.nextCampaignId(tenant.seq)).rejects.toEqual(unavailable);
+      await expect(content.createCampaign({ tenantSeq: tenant.seq, id: 2, name: 'Two', createdAt: 0 })).rejects.toEqual(unavailable);
+      await expect(content.listOverlays(tenant.seq, 'b1')).rejects.toEqual(unavailable);
+      await expect(content.updateOverlay(tenant.seq, 'o', { active: true }, 1)).rejects.toEqual(unavailable);
+      await own.restart();
+      expect(await content.createCampaign({ tenantSeq: tenant.seq, id: 2, name: 'Two', createdAt: 0 })).toBe(true);
+      expect((await content.listCampaigns(tenant.seq)).map((c) => c.id)).toEqual([1, 2]);
+      await db.close();
+    } finally {
+      await own.stop();
+    }
+  });
 });
