@@ -29,6 +29,7 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       },
       events: services.ingest,
       content: services.storage.content,
+      interactions: services.storage.interactions,
       bus: services.bus,
       clock: services.clock,
       log: app.log,

@@ -94,7 +94,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     webhooks,
     dispatcher,
     analytics,
-    content: new ContentService(storage.content, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId), polls),
+    content: new ContentService(storage.content, storage.interactions, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId), polls),
     deletions,
     retention,
     erasurePurger,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type OverlayContent } from '@svc/protocol';
 import { contentChannel, overlayViews, type Bus, type ContentChange } from '@svc/realtime';
-import type { BroadcastRecord, CampaignRecord, ContentStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
+import type { BroadcastRecord, CampaignRecord, ContentStore, InteractionStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
 import type { PollCatalogue } from './poll-catalogue';
 
@@ -19,6 +19,8 @@ export class ContentService {
 
   constructor(
     private readonly store: ContentStore,
+    /** The votes already cast, which a poll's options must then keep. */
+    private readonly interactions: InteractionStore,
     private readonly bus: Bus,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
@@ -191,7 +193,7 @@ export class ContentService {
   }
 
   private async hasVotes(tenant: Tenant, broadcastId: string, pollId: string): Promise<boolean> {
-    return (await this.store.listInteractions(tenant.seq, broadcastId)).some((i) => i.kind === 'vote' && i.overlayId === pollId);
+    return (await this.interactions.listInteractions(tenant.seq, broadcastId)).some((i) => i.kind === 'vote' && i.overlayId === pollId);
   }
 
   private publish(tenant: Tenant, broadcastId: string, change: ContentChange): void {

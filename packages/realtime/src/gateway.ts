@@ -15,7 +15,7 @@ import {
   type IngestResult,
   type ServerMessage,
 } from '@svc/protocol';
-import type { ContentStore, Tenant } from '@svc/storage';
+import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
@@ -76,6 +76,8 @@ export interface GatewayDeps {
   country(request: IncomingMessage, tenant: Tenant): string | null;
   events: GatewayEventSink;
   content: ContentStore;
+  /** Votes and entries already stored, to rebuild a room's state. */
+  interactions: InteractionStore;
   bus: Bus;
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
@@ -661,7 +663,7 @@ export class Gateway {
     const campaignId = await this.deps.events.campaignOf(tenant, broadcastId);
     const [overlays, interactions] = await Promise.all([
       this.deps.content.listOverlays(tenant.seq, broadcastId),
-      this.deps.content.listInteractions(tenant.seq, broadcastId),
+      this.deps.interactions.listInteractions(tenant.seq, broadcastId),
     ]);
     const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.deps.content, overlays), interactions);
     room.unsubscribe = this.deps.bus.subscribe(contentChannel(tenant.seq, broadcastId), (change) => this.onContentChange(room, change as ContentChange));

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
-import type { ContentStore, OverlayRecord, Tenant } from '@svc/storage';
+import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
@@ -144,17 +144,18 @@ export interface Harness {
 
 /**
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
- * holding `overlays`, and an ingest sink that accepts everything.
+ * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
+ * and an ingest sink that accepts everything.
  */
-export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = []): Promise<Harness> {
+export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = [], stored: Interaction[] = []): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const bus = new LocalBus();
   const ingested: unknown[] = [];
-  const content: Pick<ContentStore, 'listOverlays' | 'listInteractions'> = {
+  const content: Pick<ContentStore, 'listOverlays'> = {
     listOverlays: async (_tenantSeq, broadcastId) => overlays.filter((o) => o.broadcastId === broadcastId),
-    listInteractions: async () => [],
   };
+  const interactions: InteractionStore = { listInteractions: async () => stored };
   const gateway = new Gateway(
     {
       authenticate: async (apiKey) => (apiKey === API_KEY ? TENANT : null),
@@ -167,6 +168,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
         campaignOf: async () => 1,
       },
       content: content as ContentStore,
+      interactions,
       bus,
       clock,
       log: { warn: () => undefined, error: () => undefined },

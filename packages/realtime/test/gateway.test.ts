@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Overlay } from '@svc/protocol';
+import type { Interaction, OverlayRecord } from '@svc/storage';
 import { DEFAULT_GATEWAY_OPTIONS } from '../src';
 import { pollRecord, startGateway, type Harness, type Message, type Viewer } from './gateway-harness';
 
@@ -140,6 +141,23 @@ describe('gateway', () => {
       [1, 0],
       [1, 1],
     ]);
+  });
+
+  it('rebuilds a room from the votes and entries stored before it was loaded', async () => {
+    const stored = (kind: 'vote' | 'entry', overlayId: string, viewer: string, optionIndex: number | null): Interaction => ({
+      kind, overlayId, viewer, eventId: `${viewer}-${overlayId}`, sessionId: viewer, userId: null, timestampMs: 0, receivedAtMs: 0,
+      optionIndex, optionSelected: optionIndex === null ? null : ['Yes', 'No'][optionIndex]!,
+    });
+    const contest: OverlayRecord = { ...pollRecord('contest-1'), type: 'contest', content: { type: 'contest', title: 'Win' } };
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1'), contest], [
+      stored('vote', 'poll-1', 'svc_earlier', 1),
+      stored('vote', 'poll-1', 'svc_voter', 0),
+      stored('entry', 'contest-1', 'svc_voter', null),
+    ]);
+    const viewer = await h.join('svc_voter');
+    expect(viewer.ofType('welcome')[0]).toMatchObject({ pollResults: [{ pollId: 'poll-1', counts: [1, 1], total: 2 }] });
+    expect(await viewer.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'error', code: 'already_voted' });
+    expect(await viewer.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'error', code: 'already_entered' });
   });
 
   it('corrects the count a viewer was welcomed with, even when the count returns to the last one sent within the interval', async () => {

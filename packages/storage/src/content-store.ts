@@ -37,28 +37,13 @@ export interface OverlayRecord {
   shownAt: number | null;
 }
 
-/** One viewer's poll vote or contest entry, as recorded in the event log. */
-export interface Interaction {
-  kind: 'vote' | 'entry';
-  overlayId: string;
-  /** The `userId`, else the session. */
-  viewer: string;
-  eventId: string;
-  sessionId: string;
-  userId: string | null;
-  timestampMs: number;
-  receivedAtMs: number;
-  /** Of a vote, as sent (`null` when missing or not an integer). */
-  optionIndex: number | null;
-  optionSelected: string | null;
-}
-
 /** Campaign ids are BIGINT in storage and plain numbers in JSON: the largest both hold exactly. */
 export const MAX_CAMPAIGN_ID = Number.MAX_SAFE_INTEGER;
 
 /**
  * What the realtime gateway shows: campaigns, sponsors, broadcasts and their overlays.
  * Every call is scoped to one tenant; `create*` returns false when the id is taken.
+ * Votes and entries, read from the events, are in `InteractionStore`.
  */
 export interface ContentStore {
   createCampaign(record: CampaignRecord): Promise<boolean>;
@@ -89,7 +74,4 @@ export interface ContentStore {
   deleteOverlay(tenantSeq: number, id: string): Promise<boolean>;
   /** Every poll overlay of every tenant (the service keeps them in memory to check votes). */
   listPolls(): Promise<OverlayRecord[]>;
-
-  /** Votes and contest entries of a broadcast, oldest first (rebuilds live state after a restart). */
-  listInteractions(tenantSeq: number, broadcastId: string): Promise<Interaction[]>;
 }

@@ -6,6 +6,7 @@ import type { DeletionJobStore } from './deletion-job-store';
 import type { UserErasureStore } from './user-erasure-store';
 import { DuckDbContentStore } from './duckdb/duckdb-content-store';
 import type { ContentStore } from './content-store';
+import type { InteractionStore } from './interaction-store';
 import { DuckDbWebhookStore } from './duckdb/duckdb-webhook-store';
 import type { WebhookEndpointStore } from './webhook-endpoint-store';
 import type { WebhookDeliveryStore } from './webhook-delivery-store';
@@ -26,6 +27,8 @@ export interface Storage {
   /** The erasure of a user's data where the events are. */
   erasure: UserErasureStore;
   content: ContentStore;
+  /** Votes and entries, read from the events (event-side, beside `events`). */
+  interactions: InteractionStore;
   webhookEndpoints: WebhookEndpointStore;
   /** The outbox and attempt log: always beside the events. */
   webhookDeliveries: WebhookDeliveryStore;
@@ -49,13 +52,15 @@ export interface Storage {
 export async function openEmbeddedStorage(dataDir: string, options: DatabaseOptions = {}): Promise<Storage> {
   const db = await DuckDbDatabase.open(dataDir, options);
   const webhooks = new DuckDbWebhookStore(db);
+  const content = new DuckDbContentStore(db);
   const deletions = new DuckDbDeletionStore(db);
   return {
     events: new DuckDbEventStore(db),
     meta: new DuckDbMetaStore(db),
     deletions,
     erasure: deletions,
-    content: new DuckDbContentStore(db),
+    content,
+    interactions: content,
     webhookEndpoints: webhooks,
     webhookDeliveries: webhooks,
     analytics: new DuckDbAnalyticsStore(db),

@@ -9,6 +9,7 @@ import { metaStoreContract, storeContract } from './store-contract';
 import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
 import { deletionJobStoreContract } from './deletion-job-store-contract';
 import { sessionStoreContract } from './session-store-contract';
+import { contentStoreContract } from './content-store-contract';
 
 const freshDir = () => mkdtempSync(join(tmpdir(), 'svc-store-'));
 
@@ -42,6 +43,7 @@ describe('DuckDB erasure of a user', () => {
   });
 });
 sessionStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
+contentStoreContract('DuckDB', () => openEmbeddedStorage(freshDir()));
 
 describe('DuckDB database file', () => {
   it('keeps committed events across a close and reopen, migrating only once', async () => {

@@ -102,28 +102,6 @@ export function storeContract(name: string, open: () => Promise<Storage>): void 
       expect([...first, ...rest].map((r) => r.id).sort()).toEqual([...sameMs.map((r) => r.id), ...listed.map((r) => r.id)].sort());
       await storage.close();
     });
-
-    it("keeps an overlay's last show time and a sponsor's logo, and changes only what a patch names", async () => {
-      const storage = await open();
-      const t = await storage.meta.createTenant({ id: 'c', name: 'C', retentionMonths: 12, settings, createdAt: 0 });
-      expect(await storage.content.createSponsor({ tenantSeq: t.seq, id: 'acme', name: 'Acme', logoUrl: 'https://cdn.example/a.png', createdAt: 1 })).toBe(true);
-      expect(await storage.content.createSponsor({ tenantSeq: t.seq, id: 'bolt', name: 'Bolt', logoUrl: null, createdAt: 1 })).toBe(true);
-      expect(await storage.content.getSponsor(t.seq, 'acme')).toMatchObject({ name: 'Acme', logoUrl: 'https://cdn.example/a.png' });
-      expect(await storage.content.updateSponsor(t.seq, 'acme', { name: 'Acme 2' })).toMatchObject({ name: 'Acme 2', logoUrl: 'https://cdn.example/a.png' });
-      expect(await storage.content.updateSponsor(t.seq, 'acme', { logoUrl: null })).toMatchObject({ name: 'Acme 2', logoUrl: null });
-      expect(await storage.content.updateSponsor(t.seq, 'nobody', { name: 'X' })).toBeNull();
-      expect((await storage.content.listSponsors(t.seq)).map((s) => [s.id, s.logoUrl])).toEqual([['acme', null], ['bolt', null]]);
-
-      const content = { type: 'lineup' as const, items: [{ title: 'Kick-off' }] };
-      await storage.content.createOverlay({ tenantSeq: t.seq, broadcastId: 'b1', id: 'line_1', type: 'lineup', content, active: false, createdAt: 10, updatedAt: 10, shownAt: null });
-      expect((await storage.content.getOverlay(t.seq, 'line_1'))?.shownAt).toBeNull();
-      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: true, shownAt: 20 }, 20)).toMatchObject({ active: true, shownAt: 20 });
-      // A hide or a content change keeps the time it was last shown.
-      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: false }, 30)).toMatchObject({ active: false, shownAt: 20, updatedAt: 30 });
-      expect(await storage.content.updateOverlay(t.seq, 'line_1', { content }, 40)).toMatchObject({ shownAt: 20 });
-      expect((await storage.content.listOverlays(t.seq, 'b1')).map((o) => o.shownAt)).toEqual([20]);
-      await storage.close();
-    });
   });
 }
 

@@ -1,6 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { OverlayContent, OverlayType } from '@svc/protocol';
-import { MAX_CAMPAIGN_ID, type BroadcastRecord, type CampaignRecord, type ContentStore, type Interaction, type OverlayRecord, type SponsorRecord } from '../content-store';
+import { MAX_CAMPAIGN_ID, type BroadcastRecord, type CampaignRecord, type ContentStore, type OverlayRecord, type SponsorRecord } from '../content-store';
+import type { Interaction, InteractionStore } from '../interaction-store';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { nullableString } from './row-values';
 
@@ -10,8 +11,11 @@ const BROADCAST_COLUMNS = 'tenant_seq, id, campaign_id, title, epoch_ms(created_
 const NAMED_COLUMNS = 'tenant_seq, id, name, epoch_ms(created_at) AS created_at_ms';
 const SPONSOR_COLUMNS = `${NAMED_COLUMNS}, logo_url`;
 
-/** Campaigns, sponsors, broadcasts and overlays in the embedded database. */
-export class DuckDbContentStore implements ContentStore {
+/**
+ * Campaigns, sponsors, broadcasts and overlays in the embedded database, and the votes and
+ * entries read from its events.
+ */
+export class DuckDbContentStore implements ContentStore, InteractionStore {
   constructor(private readonly db: DuckDbDatabase) {}
 
   createCampaign(record: CampaignRecord): Promise<boolean> {

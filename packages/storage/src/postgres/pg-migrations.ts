@@ -64,6 +64,35 @@ export const PG_MIGRATIONS: PgMigration[] = [
     `,
   },
   {
+    version: 2,
+    name: 'content: sponsors, overlays',
+    // Campaigns and broadcasts are version 1's. An overlay's content is `json` like settings:
+    // read back with its keys in the order written.
+    sql: `
+      CREATE TABLE sponsors (
+        tenant_seq integer NOT NULL,
+        id text NOT NULL,
+        name text NOT NULL,
+        created_at timestamptz NOT NULL,
+        logo_url text,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      CREATE TABLE overlays (
+        tenant_seq integer NOT NULL,
+        broadcast_id text NOT NULL,
+        id text NOT NULL,
+        type text NOT NULL,
+        content json NOT NULL,
+        active boolean NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        shown_at timestamptz,
+        PRIMARY KEY (tenant_seq, id)
+      );
+      CREATE INDEX overlays_broadcast ON overlays (tenant_seq, broadcast_id);
+    `,
+  },
+  {
     version: 3,
     name: 'webhook endpoints',
     sql: `
