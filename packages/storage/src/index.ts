@@ -26,3 +26,6 @@ export { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
 export { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
 export { PgSessionStore } from './postgres/pg-session-store';
 export { PgContentStore } from './postgres/pg-content-store';
+export * from './metadata-importer';
+export * from './metadata-copy';
+export { PgMetadataImporter } from './postgres/pg-metadata-importer';
