@@ -26,3 +26,4 @@ export { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
 export { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
 export { PgSessionStore } from './postgres/pg-session-store';
 export { PgContentStore } from './postgres/pg-content-store';
+export { openClusterStorage, type ClusterStorageOptions } from './open-cluster-storage';
