@@ -10,6 +10,7 @@ import { PgContentStore } from './postgres/pg-content-store';
 import { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
 import { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
 import { PgSessionStore } from './postgres/pg-session-store';
+import { PollCopyingContentStore } from './poll-copying-content-store';
 import type { Storage } from './open-storage';
 
 export interface ClusterStorageOptions extends DatabaseOptions {
@@ -21,7 +22,8 @@ export interface ClusterStorageOptions extends DatabaseOptions {
  * Cluster mode: tenants, credentials, settings, content, webhook endpoints, deletion jobs and
  * dashboard sessions in the PostgreSQL database at `postgresUrl`, shared by every node; the
  * events, the quarantine, votes and entries, the webhook outbox and attempt log and the
- * dashboard rollups in this node's own DuckDB file under `dataDir`.
+ * dashboard rollups in this node's own DuckDB file under `dataDir`, with a copy of the polls
+ * that the dashboard's poll results join (see `PollCopyingContentStore`).
  *
  * PostgreSQL is opened first (its migrations run under an advisory lock): a node that cannot
  * reach it does not start. Afterwards an outage makes the metadata calls and `ping` fail with
@@ -39,12 +41,20 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
   }
   const eventSideContent = new DuckDbContentStore(db);
   const eventSideWebhooks = new DuckDbWebhookStore(db);
+  // The dashboard's poll results join votes with their polls in DuckDB: polls are copied there.
+  const content = new PollCopyingContentStore(new PgContentStore(pg), eventSideContent);
+  try {
+    await content.copyPolls();
+  } catch (error) {
+    await Promise.allSettled([db.close(), pg.close()]);
+    throw error;
+  }
   return {
     events: new DuckDbEventStore(db),
     meta: new PgMetaStore(pg),
     deletions: new PgDeletionJobStore(pg),
     erasure: new DuckDbDeletionStore(db),
-    content: new PgContentStore(pg),
+    content,
     interactions: eventSideContent,
     webhookEndpoints: new PgWebhookEndpointStore(pg),
     webhookDeliveries: eventSideWebhooks,
