@@ -29,3 +29,4 @@ export { PgContentStore } from './postgres/pg-content-store';
 export * from './metadata-importer';
 export * from './metadata-copy';
 export { PgMetadataImporter } from './postgres/pg-metadata-importer';
+export { openClusterStorage, type ClusterStorageOptions } from './open-cluster-storage';
