@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgDatabase, PgMetaStore } from '@svc/storage';
 import { CREDENTIAL_CACHE_TTL_MS, TenantService } from '@svc/tenancy';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
-import { startChildServer, type ChildServer } from './child-server';
+import { runSvc, startChildServer, type ChildServer } from './child-server';
 
 const available = postgresAvailable();
 
@@ -112,6 +112,21 @@ describe.runIf(available)('several nodes on one PostgreSQL', () => {
       const onB = await fetch(`${b.url}/v1/session`, { headers: { cookie } });
       expect(onB.status).toBe(200);
       expect(await onB.json()).toEqual({ tenant: 'demo', name: 'Demo' });
+    });
+
+    it('runs the operator commands against PostgreSQL while the nodes run: a key made by the CLI works on both nodes', async () => {
+      const cli = (...args: string[]) => runSvc(args, { SVC_DATA_DIR: dirs[0]!, SVC_POSTGRES_URL: url });
+      const listed = await cli('tenants', 'list');
+      // No "in use by another process": the CLI opens no node's data folder.
+      expect(listed.exit, listed.output).toBe(0);
+      expect(listed.output).toMatch(/^demo\t/m);
+      const created = await cli('keys', 'create', '--tenant', 'demo', '--name', 'from the CLI');
+      expect(created.exit, created.output).toBe(0);
+      const key = /svc_pk_\w{32}/.exec(created.output)?.[0];
+      expect(key).toBeDefined();
+      for (const target of [a, b]) expect((await fetch(`${target.url}/v1/sdk/config?apiKey=${key}`)).status).toBe(200);
+      const keys = await cli('keys', 'list', '--tenant', 'demo');
+      expect(keys.output).toContain('from the CLI');
     });
 
     it(`refuses on node A a key revoked on node B within the credential cache's bound (${CREDENTIAL_CACHE_TTL_MS} ms)`, async () => {

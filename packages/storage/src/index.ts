@@ -30,3 +30,4 @@ export * from './metadata-importer';
 export * from './metadata-copy';
 export { PgMetadataImporter } from './postgres/pg-metadata-importer';
 export { openClusterStorage, type ClusterStorageOptions } from './open-cluster-storage';
+export { openOperatorStorage, type OperatorStorage } from './open-operator-storage';

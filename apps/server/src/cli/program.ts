@@ -1,28 +1,36 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { SvcError } from '@svc/protocol';
-import { openEmbeddedStorage, type ApiKeyRecord, type Storage, type Tenant } from '@svc/storage';
+import { openEmbeddedStorage, openOperatorStorage, type ApiKeyRecord, type OperatorStorage, type Storage, type Tenant } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
-import { loadConfig } from '../config';
+import { loadConfig, type ServerConfig } from '../config';
 import { serve } from '../serve';
 import { addExportCommand } from './export-command';
 import { addMigrateMetadataCommand } from './migrate-metadata-command';
 import { addSimulateCommand } from './simulate-command';
 
-/** Runs an operator command against the data folder (the server must not hold it open). */
-async function withTenants<T>(job: (tenants: TenantService, storage: Storage) => Promise<T>): Promise<T> {
+/**
+ * Runs an operator command: against the cluster's PostgreSQL when `SVC_POSTGRES_URL` is set
+ * (while nodes run), else against the data folder (the server must not hold it open).
+ */
+async function withTenants<T>(job: (tenants: TenantService, storage: OperatorStorage) => Promise<T>): Promise<T> {
   const config = loadConfig();
-  const storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads });
+  const storage: OperatorStorage = config.postgresUrl ? await openOperatorStorage(config.postgresUrl) : await openEmbeddedForOperator(config);
+  try {
+    return await job(new TenantService(storage.meta), storage);
+  } finally {
+    await storage.close();
+  }
+}
+
+async function openEmbeddedForOperator(config: ServerConfig): Promise<OperatorStorage> {
+  const storage: Storage = await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads });
   // Opening may set unreadable events aside (see undecodable-events); each is said once, here or by the server.
   storage.onUndecodableEvents((events) => {
     for (const { tenantSeq, eventId } of events) {
       process.stderr.write(`svc: stored event ${eventId} of tenant ${tenantSeq} set aside: its JSON text cannot be decoded (kept in undecodable_events)\n`);
     }
   });
-  try {
-    return await job(new TenantService(storage.meta), storage);
-  } finally {
-    await storage.close();
-  }
+  return storage;
 }
 
 const out = (line: string) => process.stdout.write(`${line}\n`);
