@@ -26,3 +26,6 @@ export { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
 export { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
 export { PgSessionStore } from './postgres/pg-session-store';
 export { PgContentStore } from './postgres/pg-content-store';
+export * from './metadata-change-feed';
+export { InProcessChangeFeed } from './in-process-change-feed';
+export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
