@@ -92,8 +92,6 @@ describe.runIf(available)('PostgreSQL metadata change feed (LISTEN/NOTIFY)', () 
     try {
       const onB = recorder();
       b.subscribe(onB.listener);
-      const url = await server.createDatabase();
-      void url;
       // Another writer on the channel (an operator, a newer node) sends something else first.
       await (a as unknown as { db: PgDatabase }).db.run((sql) => sql.notify('svc_metadata_changes', 'not json'));
       await (a as unknown as { db: PgDatabase }).db.run((sql) =>
@@ -127,19 +125,16 @@ describe.runIf(available)('PostgreSQL metadata change feed (LISTEN/NOTIFY)', () 
     }
   });
 
-  it('sends a notice published while the server is down once it is back', async () => {
+  it('does not fail a publish while the server is down, and delivers again once it is back', async () => {
     const { a, b, close } = await twoNodes(100);
     try {
       const onB = recorder();
       b.subscribe(onB.listener);
       await server.kill();
-      // Resolves although the server is down: the change itself was committed before, and the
-      // notice waits for the next check.
-      await a.publish({ kind: 'admin_token', tenantSeq: 4, id: 'at_down' });
+      // The change itself was committed before; its notice waits for the next check.
+      await expect(a.publish({ kind: 'admin_token', tenantSeq: 4, id: 'at_down' })).resolves.toBeUndefined();
       await server.restart();
       await until(() => onB.missed() > 0, 10_000);
-      // Either b heard it after listening again, or b was told it missed changes after it was sent.
-      await until(() => onB.heard.some((h) => h.change.id === 'at_down') || onB.missed() > 0, 10_000);
       await a.publish({ kind: 'admin_token', tenantSeq: 4, id: 'at_after' });
       await until(() => onB.heard.some((h) => h.change.id === 'at_after'), 5_000);
     } finally {
