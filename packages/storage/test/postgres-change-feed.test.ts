@@ -125,6 +125,21 @@ describe.runIf(available)('PostgreSQL metadata change feed (LISTEN/NOTIFY)', () 
     }
   });
 
+  it('listens again when its LISTEN was lost without the connection breaking, and says changes were missed', async () => {
+    const { a, b, close } = await twoNodes(100);
+    try {
+      const onB = recorder();
+      b.subscribe(onB.listener);
+      // As if the client had given up listening: no error, no notice ever again, until the check notices.
+      await (b as unknown as { listening: { unlisten(): Promise<void> } }).listening.unlisten();
+      await until(() => onB.missed() > 0, 5_000);
+      await a.publish({ kind: 'overlay', tenantSeq: 9, id: 'poll_again' });
+      await until(() => onB.heard.some((h) => h.change.id === 'poll_again'), 5_000);
+    } finally {
+      await close();
+    }
+  });
+
   it('does not fail a publish while the server is down, and delivers again once it is back', async () => {
     const { a, b, close } = await twoNodes(100);
     try {

@@ -45,7 +45,8 @@ export class PgChangeFeed implements MetadataChangeFeed {
   private registration = 0;
   private listening: { unlisten(): Promise<void> } | null = null;
   private listenedBefore = false;
-  private relistening = false;
+  /** A check is under way (one may outlast the interval while the server does not answer). */
+  private checking = false;
   private beats = 0;
   /** When the check notice now awaited was sent (null: none awaited). */
   private beatSentAt: number | null = null;
@@ -140,26 +141,23 @@ export class PgChangeFeed implements MetadataChangeFeed {
 
   /** Retries unsent notices, then checks the LISTEN: listens again if the last check notice never came back. */
   private async check(): Promise<void> {
-    if (this.closed || this.relistening) return;
-    await this.flushUnsent();
-    const now = performance.now();
-    if (this.beatSentAt !== null && now - this.beatSentAt >= this.checkIntervalMs) {
-      this.relistening = true;
-      try {
-        await this.listen();
-      } catch {
-        // Still unreachable: the next check tries again.
-      } finally {
-        this.relistening = false;
-      }
-      return;
-    }
-    if (this.beatSentAt !== null) return;
-    this.beatSentAt = now;
+    if (this.closed || this.checking) return;
+    this.checking = true;
     try {
+      await this.flushUnsent();
+      const now = performance.now();
+      if (this.beatSentAt !== null && now - this.beatSentAt >= this.checkIntervalMs) {
+        await this.listen();
+        return;
+      }
+      if (this.beatSentAt !== null) return;
+      this.beatSentAt = now;
       await this.notify({ origin: this.origin, beat: ++this.beats });
     } catch {
-      // It will not come back: the next check listens again.
+      // Unreachable: a check notice that was not sent never comes back, so the next check
+      // listens again, and tries again while the server does not answer.
+    } finally {
+      this.checking = false;
     }
   }
 
