@@ -4,18 +4,20 @@
  * its notes (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--only ingest,fanout,dashboard,export,webhooks]
+ *   npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata]
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
  *     export: [--export-events N] [--export-deletions N]
  *     webhooks: [--webhook-events N] [--webhook-rate N]
+ *     metadata: [--metadata-seconds N] [--metadata-repeat N]   (needs PostgreSQL 15)
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
 import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
+import { metadataBenchmark } from './metadata';
 import { killAll } from './processes';
 import { DEFAULT_WEBHOOK_EVENTS, DEFAULT_WEBHOOK_RATE, webhookBenchmark } from './webhooks';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -40,6 +42,8 @@ const { values } = parseArgs({
     'export-deletions': { type: 'string', default: '5' },
     'webhook-events': { type: 'string', default: String(DEFAULT_WEBHOOK_EVENTS) },
     'webhook-rate': { type: 'string', default: String(DEFAULT_WEBHOOK_RATE) },
+    'metadata-seconds': { type: 'string', default: '5' },
+    'metadata-repeat': { type: 'string', default: '3' },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -48,12 +52,13 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
       `  export: [--export-events ${DEFAULT_EXPORT_EVENTS}] [--export-deletions 5]`,
       `  webhooks: [--webhook-events ${DEFAULT_WEBHOOK_EVENTS}] [--webhook-rate ${DEFAULT_WEBHOOK_RATE}]`,
+      '  metadata: [--metadata-seconds 5] [--metadata-repeat 3]   (needs PostgreSQL 15: apt-get install postgresql-15)',
       '',
     ].join('\n'),
   );
@@ -130,6 +135,15 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
       webhookBenchmark({
         events: Math.round(positive('webhook-events', values['webhook-events'])),
         rate: Math.round(positive('webhook-rate', values['webhook-rate'])),
+        log,
+      }),
+  },
+  {
+    name: 'metadata',
+    run: () =>
+      metadataBenchmark({
+        seconds: positive('metadata-seconds', values['metadata-seconds']),
+        repeat: Math.round(positive('metadata-repeat', values['metadata-repeat'])),
         log,
       }),
   },

@@ -28,6 +28,14 @@ export interface ServerConfig {
   realtime: Partial<GatewayOptions>;
   /** Longest time from a deletion job's completion to the purge of its bytes from every file, s. */
   erasureMaxDelaySeconds: number;
+  /**
+   * Cluster mode: the PostgreSQL database holding the metadata (tenants, credentials, content,
+   * webhook endpoints, deletion jobs, dashboard sessions), shared by every node; the events stay
+   * in `dataDir`. Unset: everything in `dataDir` (the embedded default).
+   */
+  postgresUrl?: string;
+  /** Connections this node keeps to PostgreSQL; the storage default when unset. */
+  postgresPoolSize?: number;
 }
 
 export interface RateLimitConfig {
@@ -86,6 +94,8 @@ export function loadConfig(env: Env = process.env): ServerConfig {
       ...optionalInteger(env, 'SVC_WS_MAX_OVER_RATE_MS', 'maxOverRateMs', 100, 600_000),
     },
     erasureMaxDelaySeconds: integer(env, 'SVC_ERASURE_MAX_DELAY_S', DEFAULT_ERASURE_MAX_DELAY_S, 0, 30 * 24 * 3600),
+    postgresUrl: postgresUrl(env, 'SVC_POSTGRES_URL'),
+    postgresPoolSize: env.SVC_POSTGRES_POOL_SIZE ? integer(env, 'SVC_POSTGRES_POOL_SIZE', 1, 1, 1_000) : undefined,
   };
 }
 
@@ -121,5 +131,21 @@ function boolean(env: Env, name: string): boolean {
 function trustProxy(raw: string | undefined): boolean | string {
   if (!raw || raw === 'false') return false;
   if (raw === 'true') return true;
+  return raw;
+}
+
+/** A `postgres://` or `postgresql://` URL naming a host; the message never repeats a password. */
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
+    throw new Error(`${name} must be a PostgreSQL URL such as postgres://user:password@host:5432/svc.`);
+  }
   return raw;
 }

@@ -5,7 +5,7 @@ import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle';
 import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
-import { openEmbeddedStorage, type Storage } from '@svc/storage';
+import { openClusterStorage, openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import { HttpWebhookSender, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
@@ -54,7 +54,7 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
-  const storage = overrides.storage ?? (await openEmbeddedStorage(config.dataDir, { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads }));
+  const storage = overrides.storage ?? (await openStorage(config));
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   metrics.watchRefusedWrites(() => storage.refusedWrites());
@@ -112,6 +112,13 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     },
     ready: () => storage.ping(),
   };
+}
+
+/** The storage `config` asks for: the cluster's when it names a PostgreSQL database, else the embedded file. */
+function openStorage(config: ServerConfig): Promise<Storage> {
+  const duckDb = { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads };
+  if (!config.postgresUrl) return openEmbeddedStorage(config.dataDir, duckDb);
+  return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });
 }
 
 /** Stops background work, commits what is queued, then closes the stores. */

@@ -1,13 +1,15 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SVC_BIN, startChildServer, type ChildServer } from './child-server';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { validEvent } from './events-fixture';
 import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
-import { hashSessionSecret, openEmbeddedStorage } from '@svc/storage';
+import { hashSessionSecret, openEmbeddedStorage, PgDatabase } from '@svc/storage';
+import { fillMetadata, metadataSnapshot, pgMetadata } from '../../../packages/storage/test/metadata-fixture';
+import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
 import { hashToken } from '@svc/tenancy';
 
 const run = promisify(execFile);
@@ -147,4 +149,59 @@ describe('svc CLI', () => {
     expect(events.filter((e) => e.event === 'broadcast.joined')).toHaveLength(12);
     expect(events.filter((e) => e.event === 'poll.voted')).toHaveLength(12);
   }, 60_000);
+});
+
+describe.runIf(postgresAvailable())('svc migrate-metadata', () => {
+  let postgres: PostgresServer | undefined;
+  const children: ChildServer[] = [];
+  afterAll(async () => {
+    for (const child of children.splice(0)) child.process.kill('SIGKILL');
+    await postgres?.stop();
+  });
+
+  it('copies a data folder into PostgreSQL with counts verified, copies nothing again, reports a conflict with exit code 2, and refuses a folder in use', async () => {
+    postgres = await startPostgres();
+    const url = await postgres.createDatabase();
+    const dataDir = tempDataDir();
+    await fillMetadata(dataDir);
+
+    const first = await svc(dataDir, 'migrate-metadata', '--from', dataDir, '--to', url);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/^kind\s+source\s+postgres\s+copied\s+unchanged\s+overwritten\s+conflicts$/m);
+    expect(first.stdout).toMatch(/^tenants\s+2\s+2\s+2\s+0\s+0\s+0$/m);
+    expect(first.stdout).toMatch(/^webhook endpoints\s+2\s+2\s+2\s+0\s+0\s+0$/m);
+    expect(first.stdout).toContain('Counts match: the metadata of 2 tenant(s) is in PostgreSQL.');
+    const pg = await PgDatabase.open(url, { poolSize: 1 });
+    const source = await openEmbeddedStorage(dataDir);
+    expect(await metadataSnapshot(pgMetadata(pg))).toEqual(await metadataSnapshot(source));
+    await source.close();
+
+    const second = await svc(dataDir, 'migrate-metadata', '--from', dataDir, '--to', url);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/^tenants\s+2\s+2\s+0\s+2\s+0\s+0$/m);
+    expect(second.stdout).toMatch(/^dashboard sessions\s+2\s+2\s+0\s+2\s+0\s+0$/m);
+
+    const stores = pgMetadata(pg);
+    const acme = (await stores.meta.getTenant('acme'))!;
+    await stores.content.updateSponsor(acme.seq, 'sp_1', { name: 'Changed in PostgreSQL' });
+    const conflicting = await svc(dataDir, 'migrate-metadata', '--from', dataDir, '--to', url);
+    expect(conflicting.code).toBe(2);
+    expect(conflicting.stdout).toMatch(/^sponsors\s+2\s+2\s+0\s+1\s+0\s+1$/m);
+    expect(conflicting.stderr).toContain('sponsors\tacme/sp_1\tthe destination holds it with other content: name');
+    expect((await stores.content.getSponsor(acme.seq, 'sp_1'))!.name).toBe('Changed in PostgreSQL');
+
+    const overwritten = await svc(dataDir, 'migrate-metadata', '--from', dataDir, '--to', url, '--overwrite');
+    expect(overwritten.code).toBe(0);
+    expect(overwritten.stdout).toMatch(/^sponsors\s+2\s+2\s+0\s+1\s+1\s+0$/m);
+    expect((await stores.content.getSponsor(acme.seq, 'sp_1'))!.name).toBe('Brew');
+    await pg.close();
+
+    expect((await svc(dataDir, 'migrate-metadata', '--from', join(dataDir, 'nothing-here'), '--to', url)).stderr).toContain('No embedded database');
+    const server = await startChildServer({ SVC_DATA_DIR: dataDir });
+    children.push(server);
+    const locked = await svc(dataDir, 'migrate-metadata', '--from', dataDir, '--to', url);
+    expect(locked.code).toBe(2);
+    expect(locked.stderr).toContain('in use by another process');
+  }, 120_000);
 });

@@ -47,6 +47,20 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SVC_ERASURE_MAX_DELAY_S: '-1' })).toThrow(/SVC_ERASURE_MAX_DELAY_S must be a whole number from 0 to 2592000/);
   });
 
+  it('reads the cluster database from SVC_POSTGRES_URL, refusing anything but a postgres URL, and its pool size', () => {
+    expect(loadConfig({}).postgresUrl).toBeUndefined();
+    expect(loadConfig({ SVC_POSTGRES_URL: 'postgres://svc:s3cret@db.internal:5432/svc' }).postgresUrl).toBe('postgres://svc:s3cret@db.internal:5432/svc');
+    expect(loadConfig({ SVC_POSTGRES_URL: 'postgresql://db/svc' }).postgresUrl).toBe('postgresql://db/svc');
+    for (const wrong of ['mysql://db/svc', 'db.internal:5432', 'postgres://', 'http://db/svc']) {
+      expect(() => loadConfig({ SVC_POSTGRES_URL: wrong })).toThrow(/SVC_POSTGRES_URL must be a PostgreSQL URL such as postgres:\/\/user:password@host:5432\/svc/);
+    }
+    // The message never repeats what was given: it may hold a password.
+    expect(() => loadConfig({ SVC_POSTGRES_URL: 'mysql://u:hunter2@db/svc' })).toThrow(/^(?!.*hunter2)/);
+    expect(loadConfig({}).postgresPoolSize).toBeUndefined();
+    expect(loadConfig({ SVC_POSTGRES_POOL_SIZE: '4' }).postgresPoolSize).toBe(4);
+    expect(() => loadConfig({ SVC_POSTGRES_POOL_SIZE: '0' })).toThrow(/SVC_POSTGRES_POOL_SIZE must be a whole number from 1 to 1000/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);

@@ -1,13 +1,16 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
 import type { Clock } from '@svc/protocol';
 import type { ResolveHost, WebhookSender } from '@svc/webhooks';
 import { buildApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
 import { createServices, type Services } from '../src/services';
+import { createDatabaseOn } from '../../../packages/storage/test/postgres-server';
 
 export const API_KEY = `svc_pk_${'TestKeyDemo'.padEnd(32, '0')}`;
 export const ADMIN_TOKEN = `svc_sk_${'TestTokenDemo'.padEnd(32, '0')}`;
@@ -28,7 +31,22 @@ export function tempDataDir(): string {
   return mkdtempSync(join(tmpdir(), 'svc-test-'));
 }
 
-/** A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process. */
+/** Connections each test app keeps to PostgreSQL: many apps share one throwaway server. */
+const TEST_POSTGRES_POOL_SIZE = 4;
+
+/**
+ * The PostgreSQL server test apps run on by default: the one the global setup started when the
+ * run has SVC_TEST_POSTGRES=1 (see cluster-postgres-setup.ts), else none (embedded storage).
+ */
+export function defaultTestPostgres(): string | undefined {
+  return process.env.SVC_TEST_POSTGRES ? inject('testPostgresUrl') : undefined;
+}
+
+/**
+ * A real app on a fresh DuckDB file with tenants `demo` and `other`, driven in-process; on
+ * cluster storage (its metadata in a fresh database of its own) when `postgres` names a
+ * PostgreSQL server or the run has SVC_TEST_POSTGRES=1.
+ */
 export async function startTestApp(
   options: {
     config?: Partial<ServerConfig>;
@@ -39,11 +57,18 @@ export async function startTestApp(
     resolveHost?: ResolveHost;
     /** A closed test app whose data folder (and tenants) this one opens again: a restart. */
     reopen?: TestApp;
+    /** URL of a PostgreSQL server to run on (cluster storage); `defaultTestPostgres()` when unset. */
+    postgres?: string;
   } = {},
 ): Promise<TestApp> {
+  const postgres = options.postgres ?? defaultTestPostgres();
+  const postgresUrl = options.reopen
+    ? options.reopen.services.config.postgresUrl
+    : postgres && (await createDatabaseOn(postgres, `svc_app_${randomBytes(6).toString('hex')}`));
   const config: ServerConfig = {
     ...loadConfig({}),
     dataDir: options.reopen?.services.config.dataDir ?? tempDataDir(),
+    ...(postgresUrl ? { postgresUrl, postgresPoolSize: TEST_POSTGRES_POOL_SIZE } : {}),
     logLevel: 'info',
     ...options.config,
     rateLimit: { perKeyPerSecond: 0, perIpPerSecond: 0, burstSeconds: 2, ...options.config?.rateLimit },

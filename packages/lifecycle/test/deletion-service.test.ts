@@ -22,6 +22,7 @@ class FakeDeletionStore implements DeletionJobStore, UserErasureStore {
     return [...this.jobs.values()].find((j) => j.tenantSeq === tenantSeq && j.userHash === userHash && (j.status === 'pending' || j.status === 'running')) ?? null;
   }
   async listUnfinished() { return [...this.jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running'); }
+  async listJobs(tenantSeq: number) { return [...this.jobs.values()].filter((j) => j.tenantSeq === tenantSeq); }
   async claimNext(nodeId: string, now: number, leaseMs: number) {
     const free = (await this.listUnfinished()).find((j) => j.status === 'pending' || (this.leases.get(j.id)?.expiresAt ?? now) <= now);
     if (!free) return null;

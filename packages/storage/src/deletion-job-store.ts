@@ -47,6 +47,8 @@ export interface DeletionJobStore {
   findUnfinished(tenantSeq: number, userHash: string): Promise<DeletionJob | null>;
   /** Every pending or running job, oldest first. */
   listUnfinished(): Promise<DeletionJob[]>;
+  /** Every job of the tenant, whatever its status, oldest first (ids in byte order at equal times). */
+  listJobs(tenantSeq: number): Promise<DeletionJob[]>;
   /**
    * Takes the oldest job that is pending, or running under a lease expired at `now`, for
    * `nodeId` until `now + leaseMs` and marks it running; null if there is none. Two nodes

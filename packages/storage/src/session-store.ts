@@ -20,6 +20,8 @@ export interface SessionStore {
   createSession(session: SessionRecord): Promise<void>;
   /** The session with this id hash, expired or not (callers compare `expiresAt` with their clock), or null. */
   findSession(idHash: string): Promise<SessionRecord | null>;
+  /** The tenant's sessions, expired or not, oldest first (id hashes in byte order at equal times). */
+  listSessions(tenantSeq: number): Promise<SessionRecord[]>;
   /** Ends one session; false when there was none. */
   deleteSession(idHash: string): Promise<boolean>;
   /** Ends every session of a tenant; returns how many. */

@@ -57,6 +57,23 @@ export function deletionJobStoreContract(name: string, open: () => Promise<Delet
       await close();
     });
 
+    it("lists every job of a tenant whatever its status, oldest first, and no other tenant's", async () => {
+      const { deletions, close } = await open();
+      await deletions.create(pendingJob('del_b', 'u1', 10));
+      await deletions.create(pendingJob('del_a', 'u2', 10));
+      await deletions.create(pendingJob('del_first', 'u3', 5));
+      await deletions.create(pendingJob('del_other', 'u1', 1, 2));
+      const completed = await deletions.markCompleted('del_first', 7, { deletedEvents: 3, deletedRejects: 1 });
+      await deletions.markFailed('del_b', 'boom');
+      const listed = await deletions.listJobs(1);
+      expect(listed.map((j) => [j.id, j.status])).toEqual([['del_first', 'completed'], ['del_a', 'pending'], ['del_b', 'failed']]);
+      expect(listed[0]).toEqual(completed);
+      expect(listed[2]).toEqual(await deletions.get(1, 'del_b'));
+      expect((await deletions.listJobs(2)).map((j) => j.id)).toEqual(['del_other']);
+      expect(await deletions.listJobs(3)).toEqual([]);
+      await close();
+    });
+
     it('marks a job completed with its counts, and a second completion keeps the first', async () => {
       const { deletions, close } = await open();
       await deletions.create(pendingJob('del_1', 'u1', 1));

@@ -109,6 +109,22 @@ function clusterPids(data: string): number[] {
   return [postmaster, ...children];
 }
 
+/**
+ * Creates the empty database `name` on the server of `serverUrl` (a URL of any of its databases)
+ * and returns the new database's URL.
+ */
+export async function createDatabaseOn(serverUrl: string, name: string): Promise<string> {
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined });
+  try {
+    await admin`CREATE DATABASE ${admin(name)}`;
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
 /** Starts a throwaway PostgreSQL server on a free 127.0.0.1 port, from a copy of the template. */
 export async function startPostgres(): Promise<PostgresServer> {
   const template = await templateDir();
@@ -141,16 +157,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   return {
     url,
     port,
-    async createDatabase() {
-      const name = `svc_test_${++databases}`;
-      const admin = postgres(url, { max: 1, onnotice: () => undefined });
-      try {
-        await admin`CREATE DATABASE ${admin(name)}`;
-      } finally {
-        await admin.end();
-      }
-      return `postgres://${SUPERUSER}@127.0.0.1:${port}/${name}`;
-    },
+    createDatabase: () => createDatabaseOn(url, `svc_test_${++databases}`),
     async stop() {
       try {
         // A killed server left its postmaster.pid behind: nothing to stop then.

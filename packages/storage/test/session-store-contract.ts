@@ -95,6 +95,18 @@ export function sessionStoreContract(name: string, open: () => Promise<SessionBa
       await store.close();
     });
 
+    it("lists a tenant's sessions, expired ones too, oldest first, and no other tenant's", async () => {
+      const store = await open();
+      const late = session('late', { createdAt: T0 + 5, expiresAt: T0 + 6 });
+      const early = session('early', { createdAt: T0 - 5 });
+      const other = session('other', { tenantSeq: 2 });
+      for (const record of [late, other, early]) await store.sessions.createSession(record);
+      expect(await store.sessions.listSessions(1)).toEqual([early, late]);
+      expect(await store.sessions.listSessions(2)).toEqual([other]);
+      expect(await store.sessions.listSessions(3)).toEqual([]);
+      await store.close();
+    });
+
     it('opens, finds and ends many sessions at the same moment', async () => {
       const store = await open();
       const records = Array.from({ length: 40 }, (_, i) => session(`many-${i}`, { tenantSeq: 1 + (i % 3) }));

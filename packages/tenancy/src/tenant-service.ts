@@ -97,10 +97,19 @@ export class TenantService {
     return { tenant, apiKey, adminToken: token };
   }
 
-  /** Creates tenant `demo` when there is no tenant at all; returns null otherwise. */
+  /**
+   * Creates tenant `demo` when there is no tenant at all; returns null otherwise. Nodes that
+   * start together on one empty database all try: the tenant id is unique, so one creates it
+   * and the others, finding it there after their attempt failed, return null.
+   */
   async bootstrap(credentials: { apiKey?: string; adminToken?: string }): Promise<CreatedTenant | null> {
     if ((await this.meta.listTenants()).length) return null;
-    return this.createTenant({ id: 'demo', name: 'Demo', ...credentials });
+    try {
+      return await this.createTenant({ id: 'demo', name: 'Demo', ...credentials });
+    } catch (error) {
+      if (await this.meta.getTenant('demo')) return null;
+      throw error;
+    }
   }
 
   listTenants(): Promise<Tenant[]> {

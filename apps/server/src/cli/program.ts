@@ -5,6 +5,7 @@ import { TenantService } from '@svc/tenancy';
 import { loadConfig } from '../config';
 import { serve } from '../serve';
 import { addExportCommand } from './export-command';
+import { addMigrateMetadataCommand } from './migrate-metadata-command';
 import { addSimulateCommand } from './simulate-command';
 
 /** Runs an operator command against the data folder (the server must not hold it open). */
@@ -156,6 +157,7 @@ export function buildProgram(): Command {
 
   addExportCommand(program);
   addSimulateCommand(program);
+  addMigrateMetadataCommand(program);
   return program;
 }
 

@@ -54,6 +54,11 @@ export class DuckDbDeletionStore implements DeletionJobStore, UserErasureStore {
     return rows.map(toJob);
   }
 
+  async listJobs(tenantSeq: number): Promise<DeletionJob[]> {
+    const rows = await this.db.query(`SELECT ${JOB_COLUMNS} FROM deletion_jobs WHERE tenant_seq = $1 ORDER BY requested_at, id`, [tenantSeq]);
+    return rows.map(toJob);
+  }
+
   claimNext(nodeId: string, now: number, leaseMs: number): Promise<DeletionJob | null> {
     // Claims are writes: they take turns, so two never see the same job free.
     return this.db.write(async (c) => {

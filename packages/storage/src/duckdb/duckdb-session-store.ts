@@ -22,6 +22,11 @@ export class DuckDbSessionStore implements SessionStore {
     return rows[0] ? toSession(rows[0]) : null;
   }
 
+  async listSessions(tenantSeq: number): Promise<SessionRecord[]> {
+    const rows = await this.db.query(`SELECT ${SESSION_COLUMNS} FROM dashboard_sessions WHERE tenant_seq = $1 ORDER BY created_at, id_hash`, [tenantSeq]);
+    return rows.map(toSession);
+  }
+
   async deleteSession(idHash: string): Promise<boolean> {
     return (await this.deleteWhere('id_hash = $1', [idHash])) > 0;
   }

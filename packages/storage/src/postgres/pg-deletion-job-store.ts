@@ -52,6 +52,13 @@ export class PgDeletionJobStore implements DeletionJobStore {
     return rows.map(toJob);
   }
 
+  async listJobs(tenantSeq: number): Promise<DeletionJob[]> {
+    const rows = await this.db.run(
+      (sql) => sql<JobRow[]>`SELECT * FROM deletion_jobs WHERE tenant_seq = ${tenantSeq} ORDER BY requested_at, id COLLATE "C"`,
+    );
+    return rows.map(toJob);
+  }
+
   async claimNext(nodeId: string, now: number, leaseMs: number): Promise<DeletionJob | null> {
     // SKIP LOCKED passes over a row another node is claiming; a row it claimed meanwhile is
     // checked again against the condition once its lock is gone, and skipped if now leased.

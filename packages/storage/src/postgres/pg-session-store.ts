@@ -29,6 +29,13 @@ export class PgSessionStore implements SessionStore {
     return row ? toSession(row) : null;
   }
 
+  async listSessions(tenantSeq: number): Promise<SessionRecord[]> {
+    const rows = await this.db.run(
+      (sql) => sql<SessionRow[]>`SELECT * FROM dashboard_sessions WHERE tenant_seq = ${tenantSeq} ORDER BY created_at, id_hash COLLATE "C"`,
+    );
+    return rows.map(toSession);
+  }
+
   async deleteSession(idHash: string): Promise<boolean> {
     const result = await this.db.run((sql) => sql`DELETE FROM dashboard_sessions WHERE id_hash = ${idHash}`);
     return result.count > 0;

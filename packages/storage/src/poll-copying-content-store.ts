@@ -1,0 +1,72 @@
+import type { OverlayContent } from '@svc/protocol';
+import type { ContentStore, OverlayRecord } from './content-store';
+
+/**
+ * A content store that keeps a copy of every poll it writes in a second store (the node's
+ * DuckDB in cluster mode): the dashboard's poll results and vote rollups join the votes in the
+ * events with their polls' question and options in SQL, so the polls must sit beside the
+ * events. Everything else is read from and written to `source` alone.
+ */
+export class PollCopyingContentStore implements ContentStore {
+  constructor(
+    private readonly source: ContentStore,
+    private readonly copies: ContentStore,
+  ) {}
+
+  /**
+   * Brings the copies in line with `source`'s polls (those created, changed or deleted while
+   * this node was not running, or by another node).
+   */
+  async copyPolls(): Promise<void> {
+    const polls = await this.source.listPolls();
+    const kept = new Set(polls.map((p) => `${p.tenantSeq}/${p.id}`));
+    for (const stale of await this.copies.listPolls()) {
+      if (!kept.has(`${stale.tenantSeq}/${stale.id}`)) await this.copies.deleteOverlay(stale.tenantSeq, stale.id);
+    }
+    for (const poll of polls) await this.copy(poll);
+  }
+
+  createCampaign: ContentStore['createCampaign'] = (record) => this.source.createCampaign(record);
+  nextCampaignId: ContentStore['nextCampaignId'] = (tenantSeq) => this.source.nextCampaignId(tenantSeq);
+  getCampaign: ContentStore['getCampaign'] = (tenantSeq, id) => this.source.getCampaign(tenantSeq, id);
+  listCampaigns: ContentStore['listCampaigns'] = (tenantSeq) => this.source.listCampaigns(tenantSeq);
+  renameCampaign: ContentStore['renameCampaign'] = (tenantSeq, id, name) => this.source.renameCampaign(tenantSeq, id, name);
+  createSponsor: ContentStore['createSponsor'] = (record) => this.source.createSponsor(record);
+  getSponsor: ContentStore['getSponsor'] = (tenantSeq, id) => this.source.getSponsor(tenantSeq, id);
+  listSponsors: ContentStore['listSponsors'] = (tenantSeq) => this.source.listSponsors(tenantSeq);
+  updateSponsor: ContentStore['updateSponsor'] = (tenantSeq, id, patch) => this.source.updateSponsor(tenantSeq, id, patch);
+  createBroadcast: ContentStore['createBroadcast'] = (record) => this.source.createBroadcast(record);
+  getBroadcast: ContentStore['getBroadcast'] = (tenantSeq, id) => this.source.getBroadcast(tenantSeq, id);
+  listBroadcasts: ContentStore['listBroadcasts'] = (tenantSeq) => this.source.listBroadcasts(tenantSeq);
+  updateBroadcast: ContentStore['updateBroadcast'] = (tenantSeq, id, patch) => this.source.updateBroadcast(tenantSeq, id, patch);
+  getOverlay: ContentStore['getOverlay'] = (tenantSeq, id) => this.source.getOverlay(tenantSeq, id);
+  listOverlays: ContentStore['listOverlays'] = (tenantSeq, broadcastId) => this.source.listOverlays(tenantSeq, broadcastId);
+  listPolls: ContentStore['listPolls'] = () => this.source.listPolls();
+
+  async createOverlay(record: OverlayRecord): Promise<void> {
+    await this.source.createOverlay(record);
+    if (record.type === 'poll') await this.copy(record);
+  }
+
+  async updateOverlay(
+    tenantSeq: number,
+    id: string,
+    patch: { content?: OverlayContent; active?: boolean; shownAt?: number },
+    updatedAt: number,
+  ): Promise<OverlayRecord | null> {
+    const updated = await this.source.updateOverlay(tenantSeq, id, patch, updatedAt);
+    if (updated?.type === 'poll') await this.copy(updated);
+    return updated;
+  }
+
+  async deleteOverlay(tenantSeq: number, id: string): Promise<boolean> {
+    const deleted = await this.source.deleteOverlay(tenantSeq, id);
+    await this.copies.deleteOverlay(tenantSeq, id);
+    return deleted;
+  }
+
+  private async copy(poll: OverlayRecord): Promise<void> {
+    await this.copies.deleteOverlay(poll.tenantSeq, poll.id);
+    await this.copies.createOverlay(poll);
+  }
+}

@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openClusterStorage, openEmbeddedStorage, type OverlayRecord, type TenantSettings } from '../src';
+import { postgresAvailable, startPostgres, type PostgresServer } from './postgres-server';
+
+const available = postgresAvailable();
+
+const settings: TenantSettings = {
+  theme: { primaryColor: '#000000' },
+  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
+  localization: { defaultLanguage: 'en' },
+  availableMarkets: [],
+  fallbackCountry: null,
+  defaultCurrency: 'EUR',
+  allowedOrigins: [],
+  commerceApiKey: '',
+  defaultCampaignId: 1,
+};
+
+const poll = (tenantSeq: number, id: string): OverlayRecord => ({
+  tenantSeq, broadcastId: 'b1', id, type: 'poll', content: { type: 'poll', question: `Which ${id}?`, options: ['x', 'y'] },
+  active: false, createdAt: 10, updatedAt: 10, shownAt: null,
+});
+
+describe.runIf(available)('cluster storage: metadata in PostgreSQL, events in each node\'s DuckDB', () => {
+  let server: PostgresServer;
+  const dirs: string[] = [];
+  const dataDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-'));
+    dirs.push(dir);
+    return dir;
+  };
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shares the metadata between nodes, keeps none of it in DuckDB but a copy of the polls, refreshed at opening', async () => {
+    const url = await server.createDatabase();
+    const [dirA, dirB] = [dataDir(), dataDir()];
+    const a = await openClusterStorage(dirA, url, { postgres: { poolSize: 2 } });
+    let b = await openClusterStorage(dirB, url, { postgres: { poolSize: 2 } });
+    const tenant = await a.meta.createTenant({ id: 'acme', name: 'Acme', retentionMonths: 12, settings, createdAt: 0 });
+    expect(await b.meta.getTenant('acme')).toEqual(tenant);
+    await a.content.createOverlay(poll(tenant.seq, 'p1'));
+    await a.content.createOverlay(poll(tenant.seq, 'p2'));
+    await a.content.createOverlay({ ...poll(tenant.seq, 'lineup'), type: 'lineup', content: { type: 'lineup', items: [] } });
+    await a.content.updateOverlay(tenant.seq, 'p2', { content: { type: 'poll', question: 'Changed?', options: ['a', 'b', 'c'] } }, 20);
+    expect((await b.content.getOverlay(tenant.seq, 'p1'))?.content).toEqual(poll(tenant.seq, 'p1').content);
+    await b.content.deleteOverlay(tenant.seq, 'p1');
+    await Promise.all([a.close(), b.close()]);
+
+    // What each node's own file holds: no metadata, the polls as last written through it.
+    const fileA = await openEmbeddedStorage(dirA);
+    expect(await fileA.meta.listTenants()).toEqual([]);
+    expect((await fileA.content.listPolls()).map((p) => [p.id, p.content])).toEqual([
+      ['p1', poll(tenant.seq, 'p1').content],
+      ['p2', { type: 'poll', question: 'Changed?', options: ['a', 'b', 'c'] }],
+    ]);
+    await fileA.close();
+    // Opened again, a node brings its copies in line with PostgreSQL.
+    b = await openClusterStorage(dirB, url, { postgres: { poolSize: 2 } });
+    await b.close();
+    const again = await openClusterStorage(dirA, url, { postgres: { poolSize: 2 } });
+    await again.close();
+    for (const dir of [dirA, dirB]) {
+      const file = await openEmbeddedStorage(dir);
+      expect((await file.content.listPolls()).map((p) => [p.id, p.updatedAt])).toEqual([['p2', 20]]);
+      await file.close();
+    }
+  });
+
+  it('fails ping with storage_unavailable while PostgreSQL is down and passes again once it is back', async () => {
+    const storage = await openClusterStorage(dataDir(), await server.createDatabase(), { postgres: { poolSize: 2 } });
+    await storage.ping();
+    await server.kill();
+    await expect(storage.ping()).rejects.toMatchObject({ code: 'storage_unavailable', headers: { 'retry-after': '5' } });
+    await expect(storage.meta.listTenants()).rejects.toMatchObject({ code: 'storage_unavailable' });
+    await server.restart();
+    await storage.ping();
+    expect(await storage.meta.listTenants()).toEqual([]);
+    await storage.close();
+  });
+});
