@@ -33,3 +33,4 @@ export { openClusterStorage, type ClusterStorageOptions } from './open-cluster-s
 export * from './metadata-change-feed';
 export { InProcessChangeFeed } from './in-process-change-feed';
 export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
+export { PollCopyingContentStore } from './poll-copying-content-store';
