@@ -5,9 +5,9 @@ import type { Services } from './services';
  * Makes every per-node cache of metadata follow `feed`: credentials and tenant settings
  * (`tenants`, which also closes this node's sockets of a key revoked elsewhere), webhook
  * endpoints (`webhooks`), the poll catalogue (`content`) and the campaign of each broadcast
- * (`ingest`); each also publishes its own changes on it. With the embedded default the feed is
- * an `InProcessChangeFeed` (or none: nothing changes); with PostgreSQL, a `PgChangeFeed` on the
- * metadata database. Call once, before the node serves.
+ * (`ingest`); each also publishes its own changes on it. Pass `storage.changes`: in process for
+ * the embedded default (nothing changes), LISTEN/NOTIFY on the metadata database in cluster
+ * mode. Call once, before the node serves.
  */
 export function followMetadataChanges(feed: MetadataChangeFeed, services: Pick<Services, 'tenants' | 'webhooks' | 'content' | 'ingest'>): void {
   services.tenants.followChanges(feed);
