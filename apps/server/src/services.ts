@@ -5,6 +5,7 @@ import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle';
 import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
+import { followMetadataChanges } from './follow-metadata-changes';
 import { openClusterStorage, openEmbeddedStorage, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import { HttpWebhookSender, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
@@ -80,7 +81,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks, polls);
   const bus = new LocalBus();
   const analytics = new AnalyticsService(storage.analytics, clock);
-  return {
+  const services: Services = {
     config,
     clock,
     storage,
@@ -112,6 +113,10 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     },
     ready: () => storage.ping(),
   };
+  // Caches of metadata follow the changes other nodes make (cluster mode) or this one (embedded).
+  followMetadataChanges(storage.changes, services);
+  return services;
+
 }
 
 /** The storage `config` asks for: the cluster's when it names a PostgreSQL database, else the embedded file. */

@@ -127,6 +127,16 @@ describe.runIf(available)('several nodes on one PostgreSQL', () => {
       for (const target of [a, b]) expect((await fetch(`${target.url}/v1/sdk/config?apiKey=${key}`)).status).toBe(200);
       const keys = await cli('keys', 'list', '--tenant', 'demo');
       expect(keys.output).toContain('from the CLI');
+      // Revoked by the CLI: both nodes hear it at once (the change feed), not when their cache expires.
+      const keyId = new RegExp(`^(\\S+)\\t${key}`, 'm').exec(keys.output)?.[1];
+      expect(keyId).toBeDefined();
+      const revoked = await cli('keys', 'revoke', keyId!);
+      expect(revoked.exit, revoked.output).toBe(0);
+      const revokedAt = Date.now();
+      for (const target of [a, b]) {
+        await expect.poll(async () => (await fetch(`${target.url}/v1/sdk/config?apiKey=${key}`)).status, { timeout: 5_000, interval: 100 }).toBe(401);
+      }
+      expect(Date.now() - revokedAt).toBeLessThan(5_000);
     });
 
     it(`refuses on node A a key revoked on node B within the credential cache's bound (${CREDENTIAL_CACHE_TTL_MS} ms)`, async () => {

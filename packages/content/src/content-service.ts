@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type OverlayContent } from '@svc/protocol';
 import { contentChannel, overlayViews, type Bus, type ContentChange } from '@svc/realtime';
-import type { BroadcastRecord, CampaignRecord, ContentStore, InteractionStore, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
+import type { BroadcastRecord, CampaignRecord, ContentStore, InteractionStore, MetadataChangeFeed, MetadataChangeKind, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
 import type { PollCatalogue } from './poll-catalogue';
 
@@ -16,6 +16,9 @@ export type RandomBytes = (size: number) => Uint8Array;
  */
 export class ContentService {
   private readonly validator = new OverlayValidator();
+  private changes: MetadataChangeFeed | null = null;
+  /** Other nodes' overlay changes, applied one after the other so that an older read never lands last. */
+  private applyingChanges: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: ContentStore,
@@ -29,6 +32,35 @@ export class ContentService {
     /** The polls ingest checks votes against; told of every poll created, changed or deleted. */
     private readonly polls: PollCatalogue | null = null,
   ) {}
+
+  /**
+   * Publishes on `feed` the changes other nodes cache (overlays, for their poll catalogues;
+   * broadcasts, for ingest's campaign of each broadcast), and applies other nodes' overlay
+   * changes to this node's poll catalogue (all polls read again when notices may have been
+   * lost). Call once, before serving.
+   */
+  followChanges(feed: MetadataChangeFeed): void {
+    this.changes = feed;
+    const polls = this.polls;
+    if (!polls) return;
+    feed.subscribe({
+      changed: (change, fromThisNode) => {
+        if (fromThisNode || change.kind !== 'overlay' || change.id === undefined) return;
+        const id = change.id;
+        this.applyLater(async () => {
+          const record = await this.store.getOverlay(change.tenantSeq, id);
+          if (record) polls.remember(record);
+          else polls.forget(change.tenantSeq, id);
+        });
+      },
+      missedChanges: () => this.applyLater(() => polls.reload(this.store)),
+    });
+  }
+
+  /** Settles once the changes heard so far from other nodes are applied. */
+  changesApplied(): Promise<void> {
+    return this.applyingChanges;
+  }
 
   async createCampaign(tenant: Tenant, input: { id?: number; name: string }): Promise<CampaignRecord> {
     // An automatic id taken meanwhile by a concurrent create is drawn again.
@@ -85,6 +117,7 @@ export class ContentService {
       throw new SvcError('conflict', `Broadcast "${input.id}" already exists (perhaps discovered from its first events); change it with PATCH.`);
     }
     this.onBroadcastChanged(tenant.seq, input.id);
+    await this.published('broadcast', tenant.seq, input.id);
     return record;
   }
 
@@ -100,6 +133,7 @@ export class ContentService {
     if (patch.campaignId !== undefined) await this.requireCampaign(tenant, patch.campaignId);
     const record = found(await this.store.updateBroadcast(tenant.seq, id, patch), `No broadcast "${id}".`);
     this.onBroadcastChanged(tenant.seq, id);
+    await this.published('broadcast', tenant.seq, id);
     return record;
   }
 
@@ -121,6 +155,7 @@ export class ContentService {
     };
     await this.store.createOverlay(record);
     this.polls?.remember(record);
+    await this.published('overlay', tenant.seq, record.id);
     return this.view(record);
   }
 
@@ -159,6 +194,7 @@ export class ContentService {
     }
     const record = found(await this.store.updateOverlay(tenant.seq, id, { content }, this.clock.now()), `No overlay "${id}".`);
     this.polls?.remember(record);
+    await this.published('overlay', tenant.seq, id);
     const overlay = await this.view(record);
     if (record.active) this.publish(tenant, broadcastId, { kind: 'update', overlay });
     return overlay;
@@ -168,6 +204,7 @@ export class ContentService {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     await this.store.deleteOverlay(tenant.seq, id);
     this.polls?.forget(tenant.seq, id);
+    await this.published('overlay', tenant.seq, id);
     if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(this.clock.now()).toISOString() });
   }
 
@@ -186,6 +223,16 @@ export class ContentService {
     const overlay = await this.view(record);
     this.publish(tenant, broadcastId, { kind: 'show', overlay });
     return overlay;
+  }
+
+  private published(kind: MetadataChangeKind, tenantSeq: number, id: string): Promise<void> {
+    return this.changes?.publish({ kind, tenantSeq, id }) ?? Promise.resolve();
+  }
+
+  private applyLater(job: () => Promise<void>): void {
+    // A failed read (the database unreachable) leaves the poll as it was; the feed then reports
+    // missed changes once it is back, and every poll is read again.
+    this.applyingChanges = this.applyingChanges.then(job).catch(() => undefined);
   }
 
   private async view(record: OverlayRecord): Promise<Overlay> {

@@ -11,14 +11,22 @@ export function pollDefinition(record: Pick<OverlayRecord, 'id' | 'broadcastId' 
 
 /**
  * Every poll of every tenant, in memory, so that ingest can check each vote against its poll
- * without a query. Loaded once at start-up; the content service keeps it current.
+ * without a query. Loaded once at start-up; the content service keeps it current (with polls
+ * changed on other nodes too, when it follows a change feed).
  */
 export class PollCatalogue implements KnownPolls {
-  private readonly polls = new Map<string, PollDefinition>();
+  private polls = new Map<string, PollDefinition>();
 
   async load(store: Pick<ContentStore, 'listPolls'>): Promise<this> {
     for (const record of await store.listPolls()) this.remember(record);
     return this;
+  }
+
+  /** Reads every poll again (changes may have been missed); lookups see the old ones until done. */
+  async reload(store: Pick<ContentStore, 'listPolls'>): Promise<void> {
+    const fresh = new PollCatalogue();
+    await fresh.load(store);
+    this.polls = fresh.polls;
   }
 
   find(tenantSeq: number, pollId: string): PollDefinition | undefined {

@@ -24,6 +24,7 @@ import {
   type EventRow,
   type EventStore,
   type MetaStore,
+  type MetadataChangeFeed,
   type NewDelivery,
   type QuarantinedEvent,
   type QuarantineRow,
@@ -269,6 +270,19 @@ export class IngestService {
   /** Forgets cached broadcast → campaign links (after the registry changed). */
   forgetBroadcast(tenantSeq: number, broadcastId: string): void {
     this.broadcastCampaigns.delete(`${tenantSeq}:${broadcastId}`);
+  }
+
+  /**
+   * Forgets the campaign of a broadcast another node changed (all of them when notices may
+   * have been lost). Call once, before serving.
+   */
+  followChanges(feed: MetadataChangeFeed): void {
+    feed.subscribe({
+      changed: (change, fromThisNode) => {
+        if (!fromThisNode && change.kind === 'broadcast' && change.id !== undefined) this.forgetBroadcast(change.tenantSeq, change.id);
+      },
+      missedChanges: () => this.broadcastCampaigns.clear(),
+    });
   }
 }
 

@@ -31,3 +31,7 @@ export * from './metadata-copy';
 export { PgMetadataImporter } from './postgres/pg-metadata-importer';
 export { openClusterStorage, type ClusterStorageOptions } from './open-cluster-storage';
 export { openOperatorStorage, type OperatorStorage } from './open-operator-storage';
+export * from './metadata-change-feed';
+export { InProcessChangeFeed } from './in-process-change-feed';
+export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
+export { PollCopyingContentStore } from './poll-copying-content-store';

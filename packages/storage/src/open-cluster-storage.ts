@@ -11,6 +11,7 @@ import { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
 import { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
 import { PgSessionStore } from './postgres/pg-session-store';
 import { PollCopyingContentStore } from './poll-copying-content-store';
+import { PgChangeFeed } from './postgres/pg-change-feed';
 import type { Storage } from './open-storage';
 
 export interface ClusterStorageOptions extends DatabaseOptions {
@@ -43,7 +44,11 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
   const eventSideWebhooks = new DuckDbWebhookStore(db);
   // The dashboard's poll results join votes with their polls in DuckDB: polls are copied there.
   const content = new PollCopyingContentStore(new PgContentStore(pg), eventSideContent);
+  let changes: PgChangeFeed;
   try {
+    changes = await PgChangeFeed.start(pg);
+    // Polls written through other nodes are copied here when their notice arrives.
+    content.followChanges(changes);
     await content.copyPolls();
   } catch (error) {
     await Promise.allSettled([db.close(), pg.close()]);
@@ -60,6 +65,7 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
     webhookDeliveries: eventSideWebhooks,
     analytics: new DuckDbAnalyticsStore(db),
     sessions: new PgSessionStore(pg),
+    changes,
     ping: async () => {
       await Promise.all([db.ping(), pg.ping()]);
     },
@@ -69,6 +75,7 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
     onUndecodableEvents: (listener) => db.onUndecodableEvents(listener),
     close: async () => {
       // Both are closed even when one of them fails to close.
+      await changes.close();
       const closed = await Promise.allSettled([db.close(), pg.close()]);
       const failed = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (failed) throw failed.reason;

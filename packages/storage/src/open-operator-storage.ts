@@ -1,5 +1,7 @@
+import type { MetadataChangeFeed } from './metadata-change-feed';
 import type { MetaStore } from './meta-store';
 import type { SessionStore } from './session-store';
+import { PgChangeFeed } from './postgres/pg-change-feed';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
 import { PgSessionStore } from './postgres/pg-session-store';
@@ -8,6 +10,8 @@ import { PgSessionStore } from './postgres/pg-session-store';
 export interface OperatorStorage {
   meta: MetaStore;
   sessions: SessionStore;
+  /** Where the commands tell running nodes what they changed (a revoked key, new settings). */
+  changes?: MetadataChangeFeed;
   close(): Promise<void>;
 }
 
@@ -17,5 +21,14 @@ export interface OperatorStorage {
  */
 export async function openOperatorStorage(postgresUrl: string, options: PgDatabaseOptions = {}): Promise<OperatorStorage> {
   const pg = await PgDatabase.open(postgresUrl, { poolSize: 2, ...options });
-  return { meta: new PgMetaStore(pg), sessions: new PgSessionStore(pg), close: () => pg.close() };
+  const changes = await PgChangeFeed.start(pg);
+  return {
+    meta: new PgMetaStore(pg),
+    sessions: new PgSessionStore(pg),
+    changes,
+    close: async () => {
+      await changes.close();
+      await pg.close();
+    },
+  };
 }

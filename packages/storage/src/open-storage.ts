@@ -17,6 +17,8 @@ import type { MetaStore } from './meta-store';
 import { DuckDbSessionStore } from './duckdb/duckdb-session-store';
 import type { SessionStore } from './session-store';
 import type { UndecodableEvent } from './duckdb/undecodable-events';
+import type { MetadataChangeFeed } from './metadata-change-feed';
+import { InProcessChangeFeed } from './in-process-change-feed';
 
 /** The stores a process works with, whatever backend holds them. */
 export interface Storage {
@@ -35,6 +37,11 @@ export interface Storage {
   analytics: AnalyticsStore;
   /** Dashboard sessions. */
   sessions: SessionStore;
+  /**
+   * Notices of metadata changes between the nodes sharing this metadata, which the services'
+   * caches follow (in process for the embedded default; LISTEN/NOTIFY on PostgreSQL).
+   */
+  changes: MetadataChangeFeed;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */
@@ -65,6 +72,7 @@ export async function openEmbeddedStorage(dataDir: string, options: DatabaseOpti
     webhookDeliveries: webhooks,
     analytics: new DuckDbAnalyticsStore(db),
     sessions: new DuckDbSessionStore(db),
+    changes: new InProcessChangeFeed(),
     ping: () => db.ping(),
     memoryBytes: () => db.memoryBytes(),
     refusedWrites: () => db.refusedWriteCount(),

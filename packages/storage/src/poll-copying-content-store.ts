@@ -1,5 +1,6 @@
 import type { OverlayContent } from '@svc/protocol';
 import type { ContentStore, OverlayRecord } from './content-store';
+import type { MetadataChangeFeed } from './metadata-change-feed';
 
 /**
  * A content store that keeps a copy of every poll it writes in a second store (the node's
@@ -8,6 +9,8 @@ import type { ContentStore, OverlayRecord } from './content-store';
  * events. Everything else is read from and written to `source` alone.
  */
 export class PollCopyingContentStore implements ContentStore {
+  /** Other nodes' poll changes, copied one after the other so that an older copy never lands last. */
+  private applyingChanges: Promise<void> = Promise.resolve();
   constructor(
     private readonly source: ContentStore,
     private readonly copies: ContentStore,
@@ -24,6 +27,30 @@ export class PollCopyingContentStore implements ContentStore {
       if (!kept.has(`${stale.tenantSeq}/${stale.id}`)) await this.copies.deleteOverlay(stale.tenantSeq, stale.id);
     }
     for (const poll of polls) await this.copy(poll);
+  }
+
+  /**
+   * Copies a poll written through another node when its notice arrives (all polls again when
+   * notices may have been lost), so that this node's poll results count its votes at once.
+   */
+  followChanges(feed: MetadataChangeFeed): void {
+    feed.subscribe({
+      changed: (change, fromThisNode) => {
+        if (fromThisNode || change.kind !== 'overlay' || change.id === undefined) return;
+        const id = change.id;
+        this.applyLater(async () => {
+          const record = await this.source.getOverlay(change.tenantSeq, id);
+          if (record?.type === 'poll') await this.copy(record);
+          else if (!record) await this.copies.deleteOverlay(change.tenantSeq, id);
+        });
+      },
+      missedChanges: () => this.applyLater(() => this.copyPolls()),
+    });
+  }
+
+  /** Settles once the changes heard so far from other nodes are copied. */
+  changesApplied(): Promise<void> {
+    return this.applyingChanges;
   }
 
   createCampaign: ContentStore['createCampaign'] = (record) => this.source.createCampaign(record);
@@ -63,6 +90,11 @@ export class PollCopyingContentStore implements ContentStore {
     const deleted = await this.source.deleteOverlay(tenantSeq, id);
     await this.copies.deleteOverlay(tenantSeq, id);
     return deleted;
+  }
+
+  private applyLater(job: () => Promise<void>): void {
+    // A failed copy (a database unreachable) is made again with every poll once the feed is back.
+    this.applyingChanges = this.applyingChanges.then(job).catch(() => undefined);
   }
 
   private async copy(poll: OverlayRecord): Promise<void> {

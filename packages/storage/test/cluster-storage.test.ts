@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClusterStorage, openEmbeddedStorage, type OverlayRecord, type TenantSettings } from '../src';
+import { openClusterStorage, openEmbeddedStorage, type MetadataChange, type OverlayRecord, type PollCopyingContentStore, type TenantSettings } from '../src';
 import { postgresAvailable, startPostgres, type PostgresServer } from './postgres-server';
 
 const available = postgresAvailable();
@@ -73,6 +73,30 @@ describe.runIf(available)('cluster storage: metadata in PostgreSQL, events in ea
       expect((await file.content.listPolls()).map((p) => [p.id, p.updatedAt])).toEqual([['p2', 20]]);
       await file.close();
     }
+  });
+
+  it('copies into a node\'s DuckDB, when its notice arrives, a poll written through another node', async () => {
+    const url = await server.createDatabase();
+    const [dirA, dirB] = [dataDir(), dataDir()];
+    const a = await openClusterStorage(dirA, url, { postgres: { poolSize: 2 } });
+    const b = await openClusterStorage(dirB, url, { postgres: { poolSize: 2 } });
+    const heard: MetadataChange[] = [];
+    b.changes.subscribe({ changed: (change) => heard.push(change), missedChanges: () => {} });
+    const tenant = await a.meta.createTenant({ id: 'acme', name: 'Acme', retentionMonths: 12, settings, createdAt: 0 });
+    await a.content.createOverlay(poll(tenant.seq, 'p1'));
+    await a.content.createOverlay(poll(tenant.seq, 'p2'));
+    await b.content.createOverlay(poll(tenant.seq, 'p3'));
+    // As the content service does after each write.
+    for (const id of ['p1', 'p2']) await a.changes.publish({ kind: 'overlay', tenantSeq: tenant.seq, id });
+    await a.content.deleteOverlay(tenant.seq, 'p3');
+    await a.changes.publish({ kind: 'overlay', tenantSeq: tenant.seq, id: 'p3' });
+    const deadline = Date.now() + 1_000;
+    while (heard.length < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await (b.content as PollCopyingContentStore).changesApplied();
+    await Promise.all([a.close(), b.close()]);
+    const fileB = await openEmbeddedStorage(dirB);
+    expect((await fileB.content.listPolls()).map((p) => p.id)).toEqual(['p1', 'p2']);
+    await fileB.close();
   });
 
   it('fails ping with storage_unavailable while PostgreSQL is down and passes again once it is back', async () => {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SvcError, systemClock, type Clock } from '@svc/protocol';
-import type { AdminTokenRecord, ApiKeyRecord, MetaStore, Tenant, TenantSettings } from '@svc/storage';
+import type { AdminTokenRecord, ApiKeyRecord, MetaStore, MetadataChange, MetadataChangeFeed, Tenant, TenantSettings } from '@svc/storage';
 import {
   hashToken,
   isAdminToken,
@@ -15,7 +15,12 @@ import {
 } from './credentials';
 import { DEFAULT_RETENTION_MONTHS, defaultSettings, mergeSettings, type SettingsPatch } from './tenant-settings';
 
-/** How long a credential lookup is served from memory before the store is asked again. */
+/**
+ * How long a credential lookup is served from memory before the store is asked again. With
+ * several nodes sharing a change feed (`followChanges`), a key revoked on one node is refused on
+ * the others as soon as its notice arrives (milliseconds); this is the bound when a notice is
+ * lost, and the only bound for a node that follows no feed.
+ */
 export const CREDENTIAL_CACHE_TTL_MS = 30_000;
 const CREDENTIAL_CACHE_MAX_ENTRIES = 10_000;
 const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -49,11 +54,18 @@ interface CacheEntry {
 
 /**
  * Tenants and their credentials: creation, authentication (cached briefly, dropped at once on
- * any change made through this service), revocation and settings.
+ * any change made through this service, or on another node when it publishes the change on the
+ * feed this service follows), revocation and settings.
  */
 export class TenantService {
   private readonly cache = new Map<string, CacheEntry>();
   private readonly revokedKeyListeners: Array<(record: ApiKeyRecord) => void> = [];
+  private changes: MetadataChangeFeed | null = null;
+  /**
+   * Counts cache drops: a lookup that began before a drop does not cache what it read, which
+   * may be what the drop was about (a key revoked while it was being looked up).
+   */
+  private generation = 0;
 
   constructor(
     private readonly meta: MetaStore,
@@ -155,13 +167,17 @@ export class TenantService {
   /** Revokes a key of `tenantSeq` (any tenant's when null, for operators). */
   async revokeApiKey(tenantSeq: number | null, id: string): Promise<ApiKeyRecord> {
     const record = await this.meta.revokeApiKey(tenantSeq, id, this.clock.now());
-    this.cache.clear();
+    this.dropCache();
     if (!record) throw new SvcError('not_found', `No API key "${id}".`);
+    await this.changes?.publish({ kind: 'api_key', tenantSeq: record.tenantSeq, id: record.id });
     for (const listener of this.revokedKeyListeners) listener(record);
     return record;
   }
 
-  /** Calls `listener` with each API key revoked through this service (e.g. to close its sockets). */
+  /**
+   * Calls `listener` with each API key revoked through this service (e.g. to close its sockets),
+   * or, when following a feed, revoked on another node.
+   */
   onApiKeyRevoked(listener: (record: ApiKeyRecord) => void): void {
     this.revokedKeyListeners.push(listener);
   }
@@ -191,8 +207,9 @@ export class TenantService {
 
   async revokeAdminToken(tenantSeq: number | null, id: string): Promise<AdminTokenRecord> {
     const record = await this.meta.revokeAdminToken(tenantSeq, id, this.clock.now());
-    this.cache.clear();
+    this.dropCache();
     if (!record) throw new SvcError('not_found', `No admin token "${id}".`);
+    await this.changes?.publish({ kind: 'admin_token', tenantSeq: record.tenantSeq, id: record.id });
     return record;
   }
 
@@ -203,15 +220,54 @@ export class TenantService {
       retentionMonths: patch.retentionMonths,
       settings: mergeSettings(tenant.settings, patch),
     });
-    this.cache.clear();
+    this.dropCache();
+    await this.changes?.publish({ kind: 'tenant', tenantSeq: updated.seq });
     return updated;
+  }
+
+  /**
+   * Publishes this service's credential and settings changes on `feed`, and drops what the cache
+   * holds of a tenant when another node publishes a change of it (everything when notices may
+   * have been lost). An API key revoked elsewhere also reaches `onApiKeyRevoked` listeners.
+   * Call once, before serving.
+   */
+  followChanges(feed: MetadataChangeFeed): void {
+    this.changes = feed;
+    feed.subscribe({
+      changed: (change, fromThisNode) => {
+        if (fromThisNode) return;
+        this.dropTenant(change.tenantSeq);
+        if (change.kind === 'api_key' && change.id !== undefined) void this.revokedElsewhere(change).catch(() => undefined);
+      },
+      missedChanges: () => this.dropCache(),
+    });
+  }
+
+  private dropCache(): void {
+    this.generation++;
+    this.cache.clear();
+  }
+
+  private dropTenant(tenantSeq: number): void {
+    this.generation++;
+    for (const [key, entry] of this.cache) if (entry.tenant.seq === tenantSeq) this.cache.delete(key);
+  }
+
+  /** Tells `onApiKeyRevoked` listeners of a key another node revoked (its notice names only the id). */
+  private async revokedElsewhere(change: MetadataChange): Promise<void> {
+    if (!this.revokedKeyListeners.length) return;
+    const record = (await this.meta.listApiKeys(change.tenantSeq)).find((key) => key.id === change.id);
+    if (!record || record.revokedAt === null) return;
+    for (const listener of this.revokedKeyListeners) listener(record);
   }
 
   private async cached(key: string, load: () => Promise<Tenant | null>): Promise<Tenant | null> {
     const now = this.clock.now();
     const hit = this.cache.get(key);
     if (hit && hit.expiresAt > now) return hit.tenant;
+    const generation = this.generation;
     const tenant = await load();
+    if (generation !== this.generation) return tenant;
     if (tenant) {
       if (this.cache.size >= CREDENTIAL_CACHE_MAX_ENTRIES) this.cache.clear();
       this.cache.set(key, { tenant, expiresAt: now + CREDENTIAL_CACHE_TTL_MS });

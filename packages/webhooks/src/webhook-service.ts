@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { EVENT_NAMES, parseTimeIdCursor, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
-import type { DeliveryRecord, DeliveryStatus, EventRow, NewDelivery, Tenant, WebhookDeliveryStore, WebhookEndpointRecord, WebhookEndpointStore } from '@svc/storage';
+import type { DeliveryRecord, DeliveryStatus, EventRow, MetadataChangeFeed, NewDelivery, Tenant, WebhookDeliveryStore, WebhookEndpointRecord, WebhookEndpointStore } from '@svc/storage';
 import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
 import type { SendResult, WebhookSender } from './http-sender';
 import { signatureHeader, newWebhookSecret } from './signature';
@@ -23,13 +23,17 @@ export interface EndpointInput {
 /**
  * Webhook endpoints of each tenant, the routing of accepted events to them, and the
  * delivery log. Keeps every tenant's enabled endpoints in memory: routing runs on the
- * ingest path.
+ * ingest path. With several nodes, each reloads an endpoint another node changed when the
+ * change's notice arrives (`followChanges`).
  */
 export class WebhookService implements EndpointDirectory {
-  private readonly endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
+  private endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
   private dispatcher: WebhookDispatcher | null = null;
   /** Endpoints being looked up for `endpointUnknown`, so that their deliveries ask once. */
   private readonly lookingUp = new Map<string, Promise<void>>();
+  private changes: MetadataChangeFeed | null = null;
+  /** Other nodes' changes, applied one after the other so that an older reload never lands last. */
+  private applyingChanges: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly endpointStore: WebhookEndpointStore,
@@ -46,6 +50,30 @@ export class WebhookService implements EndpointDirectory {
   async start(dispatcher: WebhookDispatcher): Promise<void> {
     this.dispatcher = dispatcher;
     for (const endpoint of await this.endpointStore.listEnabledEndpoints()) this.remember(endpoint);
+  }
+
+  /**
+   * Publishes every endpoint change made here on `feed`, and applies those of other nodes: the
+   * changed endpoint is read again (a disabled or deleted one stops receiving deliveries from
+   * this node, and its pending deliveries here are failed or removed as on the node that made
+   * the change); every enabled endpoint is read again when notices may have been lost. Call
+   * once, before serving.
+   */
+  followChanges(feed: MetadataChangeFeed): void {
+    this.changes = feed;
+    feed.subscribe({
+      changed: (change, fromThisNode) => {
+        if (fromThisNode || change.kind !== 'webhook_endpoint' || change.id === undefined) return;
+        const id = change.id;
+        this.applyLater(() => this.reload(change.tenantSeq, id));
+      },
+      missedChanges: () => this.applyLater(() => this.reloadAll()),
+    });
+  }
+
+  /** Settles once the changes heard so far from other nodes are applied (tests, shutdown). */
+  changesApplied(): Promise<void> {
+    return this.applyingChanges;
   }
 
   // --- routing (ingest path) ---
@@ -96,6 +124,7 @@ export class WebhookService implements EndpointDirectory {
     }
     await this.endpointStore.updateEndpoint(updated);
     this.remember(updated);
+    await this.published(updated.tenantSeq, updated.id);
   }
 
   // --- admin API ---
@@ -122,6 +151,7 @@ export class WebhookService implements EndpointDirectory {
       throw new SvcError('conflict', `A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints.`);
     }
     this.remember(record);
+    await this.published(record.tenantSeq, record.id);
     return record;
   }
 
@@ -156,6 +186,7 @@ export class WebhookService implements EndpointDirectory {
       await this.deliveryStore.failPending(tenant.seq, id, 'Endpoint disabled by an administrator.', this.clock.now());
       this.dispatcher?.drop(tenant.seq, id);
     }
+    await this.published(tenant.seq, id);
     return updated;
   }
 
@@ -171,6 +202,7 @@ export class WebhookService implements EndpointDirectory {
     if (!(await this.endpointStore.deleteEndpoint(tenant.seq, id))) throw new SvcError('not_found', `No webhook endpoint "${id}".`);
     this.endpoints.get(tenant.seq)?.delete(id);
     this.dispatcher?.drop(tenant.seq, id);
+    await this.published(tenant.seq, id);
     await this.deliveryStore.deletePending(tenant.seq, id);
   }
 
@@ -205,6 +237,7 @@ export class WebhookService implements EndpointDirectory {
     };
     await this.endpointStore.updateEndpoint(updated);
     this.remember(updated);
+    await this.published(tenant.seq, id);
     return updated;
   }
 
@@ -275,6 +308,47 @@ export class WebhookService implements EndpointDirectory {
   /** Removes finished deliveries older than 30 days. */
   purgeLogs(): Promise<number> {
     return this.deliveryStore.purgeBefore(this.clock.now() - DELIVERY_LOG_RETENTION_MS);
+  }
+
+  private published(tenantSeq: number, id: string): Promise<void> {
+    return this.changes?.publish({ kind: 'webhook_endpoint', tenantSeq, id }) ?? Promise.resolve();
+  }
+
+  private applyLater(job: () => Promise<void>): void {
+    // A failed reload (the database unreachable) leaves the endpoint as it was; the feed then
+    // reports missed changes once it is back, and everything is read again.
+    this.applyingChanges = this.applyingChanges.then(job).catch(() => undefined);
+  }
+
+  /** Reads again an endpoint another node changed, and acts here as that node did. */
+  private async reload(tenantSeq: number, id: string): Promise<void> {
+    const held = this.endpoint(tenantSeq, id);
+    const record = await this.endpointStore.getEndpoint(tenantSeq, id);
+    if (!record) {
+      this.endpoints.get(tenantSeq)?.delete(id);
+      this.dispatcher?.drop(tenantSeq, id);
+      await this.deliveryStore.deletePending(tenantSeq, id);
+      return;
+    }
+    this.remember(record);
+    if (!record.enabled && held?.enabled) {
+      this.dispatcher?.drop(tenantSeq, id);
+      await this.deliveryStore.failPending(tenantSeq, id, `Endpoint disabled: ${record.disabledReason ?? 'on another node'}`, this.clock.now());
+    }
+  }
+
+  /**
+   * Reads every enabled endpoint again. Deliveries of one that was disabled or deleted meanwhile
+   * meet no endpoint in the dispatcher, which then removes those of a deleted one (`endpointUnknown`).
+   */
+  private async reloadAll(): Promise<void> {
+    const endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
+    for (const endpoint of await this.endpointStore.listEnabledEndpoints()) {
+      let forTenant = endpoints.get(endpoint.tenantSeq);
+      if (!forTenant) endpoints.set(endpoint.tenantSeq, (forTenant = new Map()));
+      forTenant.set(endpoint.id, endpoint);
+    }
+    this.endpoints = endpoints;
   }
 
   private remember(endpoint: WebhookEndpointRecord): void {

@@ -16,7 +16,10 @@ async function withTenants<T>(job: (tenants: TenantService, storage: OperatorSto
   const config = loadConfig();
   const storage: OperatorStorage = config.postgresUrl ? await openOperatorStorage(config.postgresUrl) : await openEmbeddedForOperator(config);
   try {
-    return await job(new TenantService(storage.meta), storage);
+    const tenants = new TenantService(storage.meta);
+    // Running nodes hear at once what a command changed (a revoked key), not after their cache expires.
+    if (storage.changes) tenants.followChanges(storage.changes);
+    return await job(tenants, storage);
   } finally {
     await storage.close();
   }

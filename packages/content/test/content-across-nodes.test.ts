@@ -1,0 +1,119 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { GroupCommitter } from '@svc/ingest';
+import { IngestService } from '@svc/ingest';
+import { ManualClock } from '@svc/protocol';
+import { LocalBus } from '@svc/realtime';
+import { PgChangeFeed, PgContentStore, PgDatabase, PgMetaStore, type EventStore, type InteractionStore, type Tenant, type TenantSettings } from '@svc/storage';
+import { postgresAvailable, startPostgres, type PostgresServer } from '../../storage/test/postgres-server';
+import { ContentService } from '../src/content-service';
+import { PollCatalogue } from '../src/poll-catalogue';
+
+const available = postgresAvailable();
+/** A notice takes milliseconds; a second is generous. */
+const ACROSS_NODES_BOUND_MS = 1_000;
+
+const settings: TenantSettings = {
+  theme: { primaryColor: '#000000' },
+  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
+  localization: { defaultLanguage: 'en' },
+  availableMarkets: [],
+  fallbackCountry: null,
+  defaultCurrency: 'EUR',
+  allowedOrigins: [],
+  commerceApiKey: '',
+  defaultCampaignId: 1,
+};
+
+/** No votes cast anywhere: polls may change freely. */
+const noInteractions = { listInteractions: async () => [] } as unknown as InteractionStore;
+
+async function within(ms: number, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe.runIf(available)('content changed on one node, in the caches of another', () => {
+  let server: PostgresServer;
+  const closing: Array<() => Promise<void>> = [];
+  const clock = new ManualClock(1_767_000_000_000);
+
+  beforeAll(async () => {
+    server = await startPostgres();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+
+  /** A node: content service with its poll catalogue, and ingest's broadcast → campaign cache. */
+  const startNode = async (url: string) => {
+    const db = await PgDatabase.open(url, { poolSize: 2 });
+    const feed = await PgChangeFeed.start(db);
+    closing.push(async () => {
+      await feed.close();
+      await db.close();
+    });
+    const store = new PgContentStore(db);
+    const meta = new PgMetaStore(db);
+    const polls = await new PollCatalogue().load(store);
+    // Only the broadcast → campaign cache of ingest is used here: no events are written.
+    const ingest = new IngestService(meta, null as unknown as EventStore, null as unknown as GroupCommitter, clock);
+    const content = new ContentService(store, noInteractions, new LocalBus(), clock, undefined, (seq, id) => ingest.forgetBroadcast(seq, id), polls);
+    content.followChanges(feed);
+    ingest.followChanges(feed);
+    return { content, polls, ingest };
+  };
+
+  const twoNodes = async () => {
+    const url = await server.createDatabase();
+    const a = await startNode(url);
+    const b = await startNode(url);
+    const db = await PgDatabase.open(url, { poolSize: 1 });
+    const tenant: Tenant = await new PgMetaStore(db).createTenant({ id: 'shows', name: 'Shows', retentionMonths: 12, createdAt: 0, settings });
+    await db.close();
+    await a.content.createCampaign(tenant, { id: 2, name: 'Final' });
+    await a.content.createBroadcast(tenant, { id: 'live', campaignId: 1 });
+    return { a, b, tenant, url };
+  };
+
+  it('checks votes on node B, within a second, against a poll created, changed and deleted on node A', async () => {
+    const { a, b, tenant } = await twoNodes();
+    const poll = await a.content.createOverlay(tenant, 'live', { type: 'poll', question: 'Who?', options: ['A', 'B'] });
+    await within(ACROSS_NODES_BOUND_MS, () => b.polls.find(tenant.seq, poll.id) !== undefined);
+    expect(b.polls.find(tenant.seq, poll.id)?.options).toEqual(['A', 'B']);
+    await a.content.updateOverlay(tenant, 'live', poll.id, { question: 'Who?', options: ['A', 'B', 'C'] });
+    await within(ACROSS_NODES_BOUND_MS, () => b.polls.find(tenant.seq, poll.id)?.options.length === 3);
+    await a.content.deleteOverlay(tenant, 'live', poll.id);
+    await within(ACROSS_NODES_BOUND_MS, () => b.polls.find(tenant.seq, poll.id) === undefined);
+  });
+
+  it('files events on node B, within a second, under the campaign a broadcast was moved to on node A', async () => {
+    const { a, b, tenant } = await twoNodes();
+    expect(await b.ingest.campaignOf(tenant, 'live')).toBe(1);
+    await a.content.updateBroadcast(tenant, 'live', { campaignId: 2 });
+    const deadline = Date.now() + ACROSS_NODES_BOUND_MS;
+    while ((await b.ingest.campaignOf(tenant, 'live')) !== 2) {
+      if (Date.now() > deadline) throw new Error(`not within ${ACROSS_NODES_BOUND_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+
+  it('reads every poll again after its feed was cut off from the server', async () => {
+    const { a, b, tenant, url } = await twoNodes();
+    const poll = await a.content.createOverlay(tenant, 'live', { type: 'poll', question: 'Who?', options: ['A', 'B'] });
+    await within(ACROSS_NODES_BOUND_MS, () => b.polls.find(tenant.seq, poll.id) !== undefined);
+    // Deleted behind every node's back (no notice): only a full reload shows it on node B.
+    const db = await PgDatabase.open(url, { poolSize: 1 });
+    await new PgContentStore(db).deleteOverlay(tenant.seq, poll.id);
+    await db.close();
+    expect(b.polls.find(tenant.seq, poll.id)).toBeDefined();
+    await server.kill();
+    await server.restart();
+    await within(15_000, () => b.polls.find(tenant.seq, poll.id) === undefined);
+  });
+});
