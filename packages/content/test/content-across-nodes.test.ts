@@ -1,63 +1,30 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GroupCommitter } from '@svc/ingest';
 import { IngestService } from '@svc/ingest';
 import { ManualClock } from '@svc/protocol';
 import { LocalBus } from '@svc/realtime';
-import { PgChangeFeed, PgContentStore, PgDatabase, PgMetaStore, type EventStore, type InteractionStore, type Tenant, type TenantSettings } from '@svc/storage';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../storage/test/postgres-server';
+import { PgContentStore, PgDatabase, PgMetaStore, type EventStore, type InteractionStore, type Tenant } from '@svc/storage';
+import { postgresAvailable } from '../../storage/test/postgres-server';
+import { ACROSS_NODES_BOUND_MS, postgresNodes, TEST_SETTINGS, within } from '../../storage/test/postgres-nodes';
 import { ContentService } from '../src/content-service';
 import { PollCatalogue } from '../src/poll-catalogue';
 
 const available = postgresAvailable();
-/** A notice takes milliseconds; a second is generous. */
-const ACROSS_NODES_BOUND_MS = 1_000;
 
-const settings: TenantSettings = {
-  theme: { primaryColor: '#000000' },
-  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: [],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: '',
-  defaultCampaignId: 1,
-};
+const settings = TEST_SETTINGS;
 
 /** No votes cast anywhere: polls may change freely. */
 const noInteractions = { listInteractions: async () => [] } as unknown as InteractionStore;
 
-async function within(ms: number, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.runIf(available)('content changed on one node, in the caches of another', () => {
-  let server: PostgresServer;
-  const closing: Array<() => Promise<void>> = [];
+  const nodes = postgresNodes();
   const clock = new ManualClock(1_767_000_000_000);
 
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0).reverse()) await close();
-  });
 
   /** A node: content service with its poll catalogue, and ingest's broadcast → campaign cache. */
   const startNode = async (url: string) => {
-    const db = await PgDatabase.open(url, { poolSize: 2 });
-    const feed = await PgChangeFeed.start(db);
-    closing.push(async () => {
-      await feed.close();
-      await db.close();
-    });
+    const { db, feed } = await nodes.openNode(url);
     const store = new PgContentStore(db);
     const meta = new PgMetaStore(db);
     const polls = await new PollCatalogue().load(store);
@@ -70,7 +37,7 @@ describe.runIf(available)('content changed on one node, in the caches of another
   };
 
   const twoNodes = async () => {
-    const url = await server.createDatabase();
+    const url = await nodes.server().createDatabase();
     const a = await startNode(url);
     const b = await startNode(url);
     const db = await PgDatabase.open(url, { poolSize: 1 });
@@ -112,8 +79,8 @@ describe.runIf(available)('content changed on one node, in the caches of another
     await new PgContentStore(db).deleteOverlay(tenant.seq, poll.id);
     await db.close();
     expect(b.polls.find(tenant.seq, poll.id)).toBeDefined();
-    await server.kill();
-    await server.restart();
+    await nodes.server().kill();
+    await nodes.server().restart();
     await within(15_000, () => b.polls.find(tenant.seq, poll.id) === undefined);
   });
 });

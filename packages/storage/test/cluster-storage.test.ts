@@ -2,22 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClusterStorage, openEmbeddedStorage, type MetadataChange, type OverlayRecord, type PollCopyingContentStore, type TenantSettings } from '../src';
+import { openClusterStorage, openEmbeddedStorage, type MetadataChange, type OverlayRecord, type PollCopyingContentStore } from '../src';
 import { postgresAvailable, startPostgres, type PostgresServer } from './postgres-server';
+import { TEST_SETTINGS } from './postgres-nodes';
 
 const available = postgresAvailable();
 
-const settings: TenantSettings = {
-  theme: { primaryColor: '#000000' },
-  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: [],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: '',
-  defaultCampaignId: 1,
-};
+const settings = TEST_SETTINGS;
 
 const poll = (tenantSeq: number, id: string): OverlayRecord => ({
   tenantSeq, broadcastId: 'b1', id, type: 'poll', content: { type: 'poll', question: `Which ${id}?`, options: ['x', 'y'] },

@@ -1,22 +1,13 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PgContentStore, PgDatabase, PgMetaStore, type CampaignRecord, type ContentStore, type TenantSettings } from '../src';
+import { PgContentStore, PgDatabase, PgMetaStore, type CampaignRecord, type ContentStore } from '../src';
 import { contentStoreContract } from './content-store-contract';
 import { postgresAvailable, startPostgres, type PostgresServer } from './postgres-server';
+import { TEST_SETTINGS } from './postgres-nodes';
 
 const available = postgresAvailable();
 
-const settings: TenantSettings = {
-  theme: { primaryColor: '#000000' },
-  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: [],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: '',
-  defaultCampaignId: 1,
-};
+const settings = TEST_SETTINGS;
 
 /** Draws of an automatic id the content service makes before it answers `conflict`. */
 const AUTOMATIC_ID_ATTEMPTS = 3;

@@ -1,46 +1,24 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { PgChangeFeed, PgDatabase, PgMetaStore, type ApiKeyRecord, type MetadataChangeListener } from '@svc/storage';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../storage/test/postgres-server';
+import { PgMetaStore, type ApiKeyRecord, type MetadataChangeListener } from '@svc/storage';
+import { postgresAvailable } from '../../storage/test/postgres-server';
+import { ACROSS_NODES_BOUND_MS, postgresNodes, TEST_SETTINGS, within } from '../../storage/test/postgres-nodes';
 import { CREDENTIAL_CACHE_TTL_MS, TenantService } from '../src/tenant-service';
 
 const available = postgresAvailable();
 
 /** The documented bound with a working feed is the NOTIFY delivery time; a second is generous. */
-const ACROSS_NODES_BOUND_MS = 1_000;
 
-async function within(ms: number, condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 describe.runIf(available)('credentials on two nodes sharing PostgreSQL and its change feed', () => {
-  let server: PostgresServer;
-  const closing: Array<() => Promise<void>> = [];
+  const nodes = postgresNodes();
   // Never advanced unless a test says so: the cache's time bound plays no part.
   const clock = new ManualClock(1_767_000_000_000);
 
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0).reverse()) await close();
-  });
 
   /** A node: its pool, store, change feed and tenant service, as the server builds them. */
   const node = async (url: string, listenCheckIntervalMs?: number) => {
-    const db = await PgDatabase.open(url, { poolSize: 2 });
-    const feed = await PgChangeFeed.start(db, { listenCheckIntervalMs });
-    closing.push(async () => {
-      await feed.close();
-      await db.close();
-    });
+    const { db, feed } = await nodes.openNode(url, { listenCheckIntervalMs });
     const meta = new PgMetaStore(db);
     const tenants = new TenantService(meta, clock);
     tenants.followChanges(feed);
@@ -48,7 +26,7 @@ describe.runIf(available)('credentials on two nodes sharing PostgreSQL and its c
   };
 
   const twoNodes = async (listenCheckIntervalMs?: number) => {
-    const url = await server.createDatabase();
+    const url = await nodes.server().createDatabase();
     const a = await node(url, listenCheckIntervalMs);
     const b = await node(url, listenCheckIntervalMs);
     const created = await a.tenants.createTenant({ id: 'acme' });
@@ -99,8 +77,8 @@ describe.runIf(available)('credentials on two nodes sharing PostgreSQL and its c
     // Revoked without a notice: only a cache drop makes node B see it before the time bound.
     await a.meta.revokeApiKey(null, created.apiKey.id, clock.now());
     expect((await b.tenants.authenticateApiKey(created.apiKey.key))?.id).toBe('acme');
-    await server.kill();
-    await server.restart();
+    await nodes.server().kill();
+    await nodes.server().restart();
     await within(10_000, async () => missed > 0);
     expect(await b.tenants.authenticateApiKey(created.apiKey.key)).toBeNull();
   });

@@ -1,17 +1,16 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { openEmbeddedStorage, PgChangeFeed, PgDatabase, PgWebhookEndpointStore, type EventRow, type Tenant } from '@svc/storage';
-import { postgresAvailable, startPostgres, type PostgresServer } from '../../storage/test/postgres-server';
+import { openEmbeddedStorage, PgWebhookEndpointStore, type EventRow, type Tenant } from '@svc/storage';
+import { postgresAvailable } from '../../storage/test/postgres-server';
+import { ACROSS_NODES_BOUND_MS, postgresNodes, TEST_SETTINGS, within } from '../../storage/test/postgres-nodes';
 import { WebhookDispatcher } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
 import { WebhookService } from '../src/webhook-service';
 
 const available = postgresAvailable();
-/** A notice takes milliseconds; a second is generous. */
-const ACROSS_NODES_BOUND_MS = 1_000;
 
 const tenant: Tenant = {
   seq: 1, id: 'nodes', name: 'Nodes', createdAt: 0, retentionMonths: 12,
@@ -33,33 +32,15 @@ class RecordingSender implements WebhookSender {
   async close(): Promise<void> {}
 }
 
-async function within(ms: number, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** Two nodes: endpoints in one PostgreSQL with its change feed, each node's deliveries in its own DuckDB. */
 describe.runIf(available)('webhook endpoints changed on one node, on another node', () => {
-  let server: PostgresServer;
-  const closing: Array<() => Promise<void>> = [];
+  const nodes = postgresNodes();
   const clock = new ManualClock(1_767_000_000_000);
 
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0).reverse()) await close();
-  });
 
   const startNode = async (url: string) => {
-    const pg = await PgDatabase.open(url, { poolSize: 2 });
-    const feed = await PgChangeFeed.start(pg);
+    const { db: pg, feed } = await nodes.openNode(url);
     const duck = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-node-')));
     const sender = new RecordingSender();
     const service = new WebhookService(new PgWebhookEndpointStore(pg), duck.webhookDeliveries, sender, { allowPrivate: true }, clock);
@@ -67,11 +48,9 @@ describe.runIf(available)('webhook endpoints changed on one node, on another nod
     service.followChanges(feed);
     await service.start(dispatcher);
     // The dispatcher is not started: deliveries go only when a test calls runDue().
-    closing.push(async () => {
+    nodes.onClose(async () => {
       await dispatcher.stop();
-      await feed.close();
       await duck.close();
-      await pg.close();
     });
     /** Events accepted on this node: deliveries planned, committed beside them and queued. */
     const accept = async (count: number) => {
@@ -85,7 +64,7 @@ describe.runIf(available)('webhook endpoints changed on one node, on another nod
   };
 
   const twoNodes = async () => {
-    const url = await server.createDatabase();
+    const url = await nodes.server().createDatabase();
     return { a: await startNode(url), b: await startNode(url) };
   };
 
@@ -145,8 +124,8 @@ describe.runIf(available)('webhook endpoints changed on one node, on another nod
     const store = (a.service as unknown as { endpointStore: PgWebhookEndpointStore }).endpointStore;
     await store.deleteEndpoint(tenant.seq, endpoint.id);
     expect(b.service.endpoint(tenant.seq, endpoint.id)).toBeDefined();
-    await server.kill();
-    await server.restart();
+    await nodes.server().kill();
+    await nodes.server().restart();
     await within(15_000, () => b.service.endpoint(tenant.seq, endpoint.id) === undefined);
   });
 });
