@@ -1,4 +1,6 @@
-const CARD_CANDIDATE = /(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g;
+// A run of digits glued to letters is part of a machine token (a session id such as
+// `svc_sample0190a6…` or a ULID), not a number someone wrote down: only free-standing runs count.
+const CARD_CANDIDATE = /(?<![\dA-Za-z])(?:\d[ -]?){12,18}\d(?![\dA-Za-z])/g;
 // Card networks' numbers start with 2 to 6 (Mastercard, Amex, Diners, JCB, Visa, Discover,
 // UnionPay, Maestro); a millisecond timestamp or an id starting with 1 is none of them.
 const CARD_NETWORK_START = /^[2-6]/;

@@ -45,7 +45,7 @@ export const ERROR_CATALOGUE = {
   contest_closed: { status: 409, title: 'Contest closed' },
   // Server side.
   database_locked: { status: 503, title: 'Database in use by another process' },
-  storage_unavailable: { status: 503, title: 'Storage does not accept writes' },
+  storage_unavailable: { status: 503, title: 'Storage is unavailable' },
   not_ready: { status: 503, title: 'Service not ready' },
   internal_error: { status: 500, title: 'Internal server error' },
   // Dashboard session cookies work only from the dashboard's own pages.

@@ -180,6 +180,7 @@ export function ordinaryStrings(random: () => number, count: number): string[] {
     () => `user-${int(10_000_000)}`,
     () => `u_${chars(HEX, 12)}`,
     () => `svc_${chars(CROCKFORD, 26)}`,
+    () => `svc_sample${chars(HEX, 32)}`,
     () => String(int(100_000_000)),
     () => uuid(),
     () => `ord_${uuid()}`,

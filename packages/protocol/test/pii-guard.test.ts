@@ -34,6 +34,9 @@ describe('privacy guard', () => {
   it.each([
     'user-42',
     'svc_01JD4W3G6QZ5K7M8N9P0R1S2T3',
+    // Session ids whose hex holds a Luhn-valid run: part of the token, not a card number.
+    'svc_sampleab4111111111111111cd',
+    'svc_sim0190a6a0f5500000000000004e',
     '0190a6a0-0000-7000-8000-000000000001',
     'Who wins tonight?',
     'Kick-off at 20:45:00',
