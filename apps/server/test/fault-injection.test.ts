@@ -118,7 +118,7 @@ describe('fault injection: SIGKILL at random moments', () => {
     const dataDir = tempDataDir();
     const env = { SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, SVC_WEBHOOK_ALLOW_PRIVATE: 'true' };
     const acknowledged = new Set<string>();
-    const stats = { jobUnfinishedAtKill: 0, jobDoneAtKill: 0 };
+    const stats = { jobUnfinishedAtKill: 0, jobErasedAtKill: 0, jobDoneAtKill: 0 };
     let secret = '';
     let previous: { round: number; userId: string; jobId: string; acknowledged: Set<string> } | null = null;
 
@@ -171,15 +171,22 @@ describe('fault injection: SIGKILL at random moments', () => {
       expect(await senders.stop()).toBe(0);
       for (const id of roundAcknowledged) acknowledged.add(id);
 
-      // What the kill left: the erasure is one transaction, so the user's events are all there or all gone.
+      // What the kill left: the erasure is one transaction, so the user's events are all there or
+      // all gone; a completed job has erased them. The job is marked completed after its erasure
+      // (the jobs may live in another database): a kill between the two leaves the events gone and
+      // the job to run again after the restart, which erases nothing more (checkPreviousRound).
       const [left] = await readStoppedDatabase<{ events: bigint; done: bigint }>(
         dataDir,
         `SELECT (SELECT count(*) FROM events WHERE user_id = $1) AS events,
                 (SELECT count(*) FROM deletion_jobs WHERE user_hash = $2 AND status = 'completed') AS done`,
         [userId, hashUserId(userId)],
       );
-      expect(Number(left!.events)).toBe(Number(left!.done) > 0 ? 0 : ERASED_EVENTS);
-      if (Number(left!.done) > 0) stats.jobDoneAtKill++;
+      const eventsLeft = Number(left!.events);
+      expect([0, ERASED_EVENTS]).toContain(eventsLeft);
+      if (Number(left!.done) > 0) {
+        expect(eventsLeft).toBe(0);
+        stats.jobDoneAtKill++;
+      } else if (eventsLeft === 0) stats.jobErasedAtKill++;
       else stats.jobUnfinishedAtKill++;
       previous = { round, userId, jobId, acknowledged: roundAcknowledged };
     }
@@ -198,7 +205,7 @@ describe('fault injection: SIGKILL at random moments', () => {
     server.process.kill('SIGTERM');
     expect(await server.exited).toBe(0);
 
-    console.info(`ingest/deletion/webhook kills: ${acknowledged.size} events acknowledged, ${receiver.received.length} deliveries; deletion at kill time: ${stats.jobUnfinishedAtKill} unfinished, ${stats.jobDoneAtKill} done`);
+    console.info(`ingest/deletion/webhook kills: ${acknowledged.size} events acknowledged, ${receiver.received.length} deliveries; deletion at kill time: ${stats.jobUnfinishedAtKill} unfinished, ${stats.jobErasedAtKill} erased but not yet marked, ${stats.jobDoneAtKill} done`);
     expect(acknowledged.size).toBeGreaterThan(KILLS * EVENTS_PER_REQUEST);
   }, 420_000);
 
