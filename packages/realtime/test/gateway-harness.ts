@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
+import { TEST_SETTINGS } from '../../storage/test/test-settings';
 import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
@@ -11,17 +12,7 @@ export const TENANT: Tenant = {
   name: 'Demo',
   createdAt: 0,
   retentionMonths: 13,
-  settings: {
-    theme: { primaryColor: '#000000' },
-    featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
-    localization: { defaultLanguage: 'en' },
-    availableMarkets: [],
-    fallbackCountry: null,
-    defaultCurrency: 'EUR',
-    allowedOrigins: [],
-    commerceApiKey: '',
-    defaultCampaignId: 1,
-  },
+  settings: TEST_SETTINGS,
 };
 export const API_KEY = 'svc_pk_harness';
 

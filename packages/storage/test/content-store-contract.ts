@@ -1,17 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_CAMPAIGN_ID, type ContentStore, type MetaStore, type OverlayRecord, type TenantSettings } from '../src';
+import { MAX_CAMPAIGN_ID, type ContentStore, type MetaStore, type OverlayRecord } from '../src';
+import { CONTRACT_SETTINGS } from './test-settings';
 
-const settings: TenantSettings = {
-  theme: { primaryColor: '#112233' },
-  featureFlags: { lineup: true, payments: false, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: ['DE'],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: 'secret',
-  defaultCampaignId: 1,
-};
+const settings = CONTRACT_SETTINGS;
 
 /** What the ContentStore contract needs of a backend: tenants come from its MetaStore. */
 export interface ContentBackend {

@@ -1,19 +1,8 @@
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { PgChangeFeed, PgDatabase, type PgChangeFeedOptions, type TenantSettings } from '../src';
+import { PgChangeFeed, PgDatabase, type PgChangeFeedOptions } from '../src';
 import { startPostgres, type PostgresServer } from './postgres-server';
 
-/** Settings of a test tenant: every feature on, no market. */
-export const TEST_SETTINGS: TenantSettings = {
-  theme: { primaryColor: '#000000' },
-  featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: [],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: '',
-  defaultCampaignId: 1,
-};
+export { TEST_SETTINGS } from './test-settings';
 
 /** A notice between nodes takes milliseconds; a second is generous. */
 export const ACROSS_NODES_BOUND_MS = 1_000;

@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { EventRow, MetaStore, Storage, TenantSettings } from '../src';
+import type { EventRow, MetaStore, Storage } from '../src';
+import { CONTRACT_SETTINGS } from './test-settings';
 
-const settings: TenantSettings = {
-  theme: { primaryColor: '#112233' },
-  featureFlags: { lineup: true, payments: false, polls: true, contests: true, sponsorMoments: true },
-  localization: { defaultLanguage: 'en' },
-  availableMarkets: ['DE'],
-  fallbackCountry: null,
-  defaultCurrency: 'EUR',
-  allowedOrigins: [],
-  commerceApiKey: 'secret',
-  defaultCampaignId: 1,
-};
+const settings = CONTRACT_SETTINGS;
 
 /** Behaviour every storage backend must show; run once per backend, with `metaStoreContract`. */
 export function storeContract(name: string, open: () => Promise<Storage>): void {

@@ -3,25 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { openEmbeddedStorage, PgWebhookEndpointStore, type EventRow, type Tenant } from '@svc/storage';
+import { openEmbeddedStorage, PgWebhookEndpointStore } from '@svc/storage';
 import { postgresAvailable } from '../../storage/test/postgres-server';
 import { ACROSS_NODES_BOUND_MS, postgresNodes, TEST_SETTINGS, within } from '../../storage/test/postgres-nodes';
 import { WebhookDispatcher } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
 import { WebhookService } from '../src/webhook-service';
+import { eventRows, testTenant } from './split-fixture';
 
 const available = postgresAvailable();
 
-const tenant: Tenant = {
-  seq: 1, id: 'nodes', name: 'Nodes', createdAt: 0, retentionMonths: 12,
-  settings: { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 },
-};
-
-let eventCount = 0;
-const eventRow = (): EventRow => ({
-  tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(++eventCount).padStart(12, '0')}`, event: 'poll.voted', userId: null, sessionId: 'svc_s',
-  broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}',
-});
+const tenant = testTenant('nodes', 'Nodes');
+const eventRow = eventRows(tenant);
 
 class RecordingSender implements WebhookSender {
   readonly sent: string[] = [];

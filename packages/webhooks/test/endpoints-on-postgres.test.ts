@@ -3,24 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { openEmbeddedStorage, PgDatabase, PgWebhookEndpointStore, type EventRow, type Storage, type Tenant } from '@svc/storage';
+import { openEmbeddedStorage, PgDatabase, PgWebhookEndpointStore, type Storage } from '@svc/storage';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../storage/test/postgres-server';
 import { WebhookDispatcher } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
 import { WebhookService } from '../src/webhook-service';
+import { eventRows, testTenant } from './split-fixture';
 
 const available = postgresAvailable();
 
-const tenant: Tenant = {
-  seq: 1, id: 'split', name: 'Split', createdAt: 0, retentionMonths: 12,
-  settings: { theme: { primaryColor: '#000000' }, featureFlags: { lineup: true, payments: true, polls: true, contests: true, sponsorMoments: true }, localization: { defaultLanguage: 'en' }, availableMarkets: [], fallbackCountry: null, defaultCurrency: 'EUR', allowedOrigins: [], commerceApiKey: '', defaultCampaignId: 1 },
-};
-
-let eventCount = 0;
-const eventRow = (): EventRow => ({
-  tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(++eventCount).padStart(12, '0')}`, event: 'poll.voted', userId: null, sessionId: 'svc_s',
-  broadcastId: 'b', campaignId: 1, timestampMs: 1, receivedAtMs: 2, country: null, orderId: null, sponsorId: null, total: null, items: null, data: '{}',
-});
+const tenant = testTenant('split', 'Split');
+const eventRow = eventRows(tenant);
 
 class RecordingSender implements WebhookSender {
   readonly sent: Array<{ url: string; id: string }> = [];
