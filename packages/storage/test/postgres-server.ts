@@ -170,7 +170,14 @@ export async function startPostgres(): Promise<PostgresServer> {
     },
     async kill() {
       const pids = clusterPids(data);
-      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      for (const pid of pids) {
+        // A backend may end by itself between the listing and the kill.
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+        }
+      }
       while (pids.some(isRunning)) await new Promise((resolve) => setTimeout(resolve, 20));
     },
     async restart() {
