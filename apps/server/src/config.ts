@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_ERASURE_MAX_DELAY_S } from '@svc/lifecycle';
 import type { GatewayOptions } from '@svc/realtime';
@@ -36,7 +37,24 @@ export interface ServerConfig {
   postgresUrl?: string;
   /** Connections this node keeps to PostgreSQL; the storage default when unset. */
   postgresPoolSize?: number;
+  /**
+   * Full cluster mode, with `postgresUrl` and `clickhouseUrl`: the NATS servers (JetStream) that
+   * carry accepted events to the writers, the webhook work queue and the notices between nodes.
+   */
+  natsServers?: string[];
+  /** Replicas of the JetStream streams (3 in production on a 3-server NATS cluster). */
+  natsReplicas: number;
+  /**
+   * Full cluster mode: the ClickHouse HTTP(S) endpoint holding the events, the quarantine and the
+   * dashboard's data; the database is the URL's path (`/svc` by default: `DEFAULT_CLICKHOUSE_DATABASE`).
+   */
+  clickhouseUrl?: string;
+  /** This node's name in the cluster (leases, metrics); host name and pid when unset. */
+  nodeId: string;
 }
+
+/** JetStream stream replicas when `SVC_NATS_REPLICAS` is unset: one NATS server is enough to try cluster mode. */
+export const DEFAULT_NATS_REPLICAS = 1;
 
 export interface RateLimitConfig {
   /** Sustained requests per second per API key or admin token; 0 turns the limit off. */
@@ -96,6 +114,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     erasureMaxDelaySeconds: integer(env, 'SVC_ERASURE_MAX_DELAY_S', DEFAULT_ERASURE_MAX_DELAY_S, 0, 30 * 24 * 3600),
     postgresUrl: postgresUrl(env, 'SVC_POSTGRES_URL'),
     postgresPoolSize: env.SVC_POSTGRES_POOL_SIZE ? integer(env, 'SVC_POSTGRES_POOL_SIZE', 1, 1, 1_000) : undefined,
+    ...eventSide(env),
   };
 }
 
@@ -146,6 +165,61 @@ function postgresUrl(env: Env, name: string): string | undefined {
   }
   if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
     throw new Error(`${name} must be a PostgreSQL URL such as postgres://user:password@host:5432/svc.`);
+  }
+  return raw;
+}
+
+/**
+ * The event side of cluster mode: NATS and ClickHouse come together, and only with PostgreSQL
+ * (every node must share the metadata the events refer to). Messages never repeat a URL: it may
+ * hold a password.
+ */
+function eventSide(env: Env): Pick<ServerConfig, 'natsServers' | 'natsReplicas' | 'clickhouseUrl' | 'nodeId'> {
+  const natsServers = natsUrls(env, 'SVC_NATS_URL');
+  const clickhouseUrl = httpUrl(env, 'SVC_CLICKHOUSE_URL');
+  if (Boolean(natsServers) !== Boolean(clickhouseUrl)) {
+    throw new Error('SVC_NATS_URL and SVC_CLICKHOUSE_URL go together: set both (events through NATS JetStream into ClickHouse) or neither.');
+  }
+  if (natsServers && !env.SVC_POSTGRES_URL?.trim()) {
+    throw new Error('SVC_NATS_URL and SVC_CLICKHOUSE_URL need SVC_POSTGRES_URL: the nodes share their metadata in PostgreSQL.');
+  }
+  return {
+    natsServers,
+    natsReplicas: integer(env, 'SVC_NATS_REPLICAS', DEFAULT_NATS_REPLICAS, 1, 5),
+    clickhouseUrl,
+    nodeId: env.SVC_NODE_ID?.trim() || `${hostname()}-${process.pid}`,
+  };
+}
+
+/** A comma list of `nats://` (or `tls://`) server URLs. */
+function natsUrls(env: Env, name: string): string[] | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const urls = raw.split(',').map((part) => part.trim()).filter(Boolean);
+  const valid = urls.length > 0 && urls.every((url) => {
+    try {
+      const parsed = new URL(url);
+      return (parsed.protocol === 'nats:' || parsed.protocol === 'tls:') && Boolean(parsed.hostname);
+    } catch {
+      return false;
+    }
+  });
+  if (!valid) throw new Error(`${name} must be a comma list of NATS URLs such as nats://nats-1:4222,nats://nats-2:4222.`);
+  return urls;
+}
+
+/** An `http://` or `https://` URL naming a host. */
+function httpUrl(env: Env, name: string): string | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    parsed = null;
+  }
+  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
+    throw new Error(`${name} must be a ClickHouse HTTP URL such as http://user:password@clickhouse:8123/svc.`);
   }
   return raw;
 }

@@ -61,6 +61,22 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SVC_POSTGRES_POOL_SIZE: '0' })).toThrow(/SVC_POSTGRES_POOL_SIZE must be a whole number from 1 to 1000/);
   });
 
+  it('reads the event side of cluster mode: NATS servers and ClickHouse together, only beside PostgreSQL', () => {
+    const pg = { SVC_POSTGRES_URL: 'postgres://db/svc' };
+    const full = loadConfig({ ...pg, SVC_NATS_URL: 'nats://n1:4222, nats://n2:4222', SVC_CLICKHOUSE_URL: 'http://ch:8123/svc', SVC_NATS_REPLICAS: '3', SVC_NODE_ID: 'node-a' });
+    expect(full).toMatchObject({ natsServers: ['nats://n1:4222', 'nats://n2:4222'], clickhouseUrl: 'http://ch:8123/svc', natsReplicas: 3, nodeId: 'node-a' });
+    expect(loadConfig({})).toMatchObject({ natsServers: undefined, clickhouseUrl: undefined, natsReplicas: 1 });
+    expect(loadConfig({}).nodeId).toMatch(/-\d+$/);
+    expect(() => loadConfig({ ...pg, SVC_NATS_URL: 'nats://n1:4222' })).toThrow(/SVC_NATS_URL and SVC_CLICKHOUSE_URL go together/);
+    expect(() => loadConfig({ ...pg, SVC_CLICKHOUSE_URL: 'http://ch:8123' })).toThrow(/go together/);
+    expect(() => loadConfig({ SVC_NATS_URL: 'nats://n1:4222', SVC_CLICKHOUSE_URL: 'http://ch:8123' })).toThrow(/need SVC_POSTGRES_URL/);
+    for (const wrong of ['n1:4222', 'http://n1:4222', 'nats://', ',']) {
+      expect(() => loadConfig({ ...pg, SVC_NATS_URL: wrong, SVC_CLICKHOUSE_URL: 'http://ch:8123' })).toThrow(/SVC_NATS_URL must be a comma list of NATS URLs/);
+    }
+    expect(() => loadConfig({ ...pg, SVC_NATS_URL: 'nats://n1', SVC_CLICKHOUSE_URL: 'tcp://u:hunter2@ch:9000' })).toThrow(/^(?!.*hunter2).*SVC_CLICKHOUSE_URL must be a ClickHouse HTTP URL/);
+    expect(() => loadConfig({ ...pg, SVC_NATS_URL: 'nats://n1', SVC_CLICKHOUSE_URL: 'http://ch', SVC_NATS_REPLICAS: '0' })).toThrow(/SVC_NATS_REPLICAS must be a whole number from 1 to 5/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);
