@@ -35,3 +35,6 @@ export * from './metadata-change-feed';
 export { InProcessChangeFeed } from './in-process-change-feed';
 export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
 export { PollCopyingContentStore } from './poll-copying-content-store';
+export { ChDatabase, chNumber, DEFAULT_MAX_EXECUTION_TIME_SECONDS, DEFAULT_REQUEST_TIMEOUT_MS, type ChDatabaseOptions, type ChRow } from './clickhouse/ch-database';
+export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
+export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
