@@ -1,0 +1,207 @@
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { SvcError } from '@svc/protocol';
+import { CH_MIGRATIONS, CREATE_SCHEMA_MIGRATIONS_SQL, type ChMigration } from './ch-migrations';
+import { chFailure } from './ch-failure';
+import { isPlainIdentifier, sqlInteger, sqlString } from './sql-literal';
+
+/** How long one statement may run on the server; closing the client does not stop it on 18.16. */
+export const DEFAULT_MAX_EXECUTION_TIME_SECONDS = 600;
+/** How long the client waits for a response (or between chunks of one) before it gives up. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+/** How long `waitForMutations` waits by default before it fails with `storage_unavailable`. */
+export const DEFAULT_MUTATION_WAIT_MS = 300_000;
+/** Between two looks at `system.mutations`. */
+const MUTATION_POLL_INTERVAL_MS = 50;
+
+export interface ChDatabaseOptions {
+  /** Server-side limit of one statement, seconds; default `DEFAULT_MAX_EXECUTION_TIME_SECONDS`. */
+  maxExecutionTimeSeconds?: number;
+  /** Client-side limit of one request, ms; default `DEFAULT_REQUEST_TIMEOUT_MS`. */
+  requestTimeoutMs?: number;
+  /** Migrations to apply at open; default `CH_MIGRATIONS` (tests pass others). */
+  migrations?: ChMigration[];
+  /** Clock of the migration records; default `Date.now`. */
+  now?: () => number;
+}
+
+/** A row as JSONEachRow gives it: 64-bit integers are strings (see `chNumber`). */
+export type ChRow = Record<string, unknown>;
+
+/**
+ * Settings on every request. 18.16 quotes 64-bit integers in JSON and current releases do not
+ * by default: pinning it makes both answer alike (read them with `chNumber`). 18.16 refuses
+ * unknown settings, so only settings both know go here.
+ */
+function pinnedSettings(maxExecutionTimeSeconds: number): ClickHouseSettings {
+  return { output_format_json_quote_64bit_integers: 1, max_execution_time: maxExecutionTimeSeconds };
+}
+
+/**
+ * One ClickHouse database over HTTP (`@clickhouse/client`), with the schema migrated. Values go
+ * into SQL only through sql-literal; failures to reach the server become `storage_unavailable`.
+ * The client keeps a pool of keep-alive sockets and opens new ones as needed, so the database
+ * recovers by itself once the server is back.
+ */
+export class ChDatabase {
+  private closed = false;
+
+  private constructor(
+    private readonly client: ClickHouseClient,
+    /** The database's name (a plain identifier). */
+    readonly name: string,
+  ) {}
+
+  /**
+   * Creates the database if missing and applies the pending migrations. An unreachable server
+   * fails with `storage_unavailable` naming the server (never a password).
+   */
+  static async open(url: string, database: string, options: ChDatabaseOptions = {}): Promise<ChDatabase> {
+    // A configuration mistake, found at start-up: letters, digits and `_` only (it is pasted into DDL).
+    if (!isPlainIdentifier(database)) throw new Error(`Not a valid ClickHouse database name: ${JSON.stringify(database)}.`);
+    const config = {
+      url,
+      request_timeout: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      clickhouse_settings: pinnedSettings(options.maxExecutionTimeSeconds ?? DEFAULT_MAX_EXECUTION_TIME_SECONDS),
+      // Failures are thrown to the caller, which logs them once; the client would log each again.
+      log: { level: ClickHouseLogLevel.OFF },
+    };
+    const admin = createClient({ ...config, database: 'default' });
+    const client = createClient({ ...config, database });
+    const db = new ChDatabase(client, database);
+    try {
+      try {
+        await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+      } finally {
+        await admin.close();
+      }
+      await db.migrate(options.migrations ?? CH_MIGRATIONS, options.now ?? Date.now);
+    } catch (error) {
+      await client.close();
+      const failure = chFailure(error);
+      if (!(failure instanceof SvcError)) throw failure;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new SvcError('storage_unavailable', `The event database ${serverName(url)}/${database} cannot be used: ${reason}.`, { cause: error, headers: failure.headers });
+    }
+    return db;
+  }
+
+  /** All rows of a SELECT (JSONEachRow). */
+  async query<T = ChRow>(sql: string, settings?: ClickHouseSettings): Promise<T[]> {
+    return this.run(async () => {
+      const result = await this.client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: settings });
+      return result.json<T>();
+    });
+  }
+
+  /** The rows of a SELECT a chunk at a time, in constant memory; stop early to cancel the read. */
+  async *stream<T = ChRow>(sql: string, settings?: ClickHouseSettings): AsyncIterable<T[]> {
+    this.assertOpen();
+    let result;
+    try {
+      result = await this.client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: settings });
+    } catch (error) {
+      throw chFailure(error);
+    }
+    const stream = result.stream<T>();
+    try {
+      for await (const rows of stream) yield rows.map((row) => row.json<T>());
+    } catch (error) {
+      throw chFailure(error);
+    } finally {
+      // Stopped early: free the socket (the server finishes on its own, within max_execution_time).
+      if (!stream.destroyed) stream.destroy();
+    }
+  }
+
+  /** A statement without a result (DDL, ALTER, INSERT … SELECT). */
+  async command(sql: string, settings?: ClickHouseSettings): Promise<void> {
+    await this.run(() => this.client.command({ query: sql, clickhouse_settings: settings }));
+  }
+
+  /**
+   * Inserts rows as JSONEachRow in one request: each request makes one part on the server, so
+   * callers insert large batches. `table` must be a name the caller takes from its own schema.
+   */
+  async insert(table: string, rows: readonly object[]): Promise<void> {
+    if (!rows.length) return;
+    if (!isPlainIdentifier(table)) throw new Error(`Not a table name: ${JSON.stringify(table)}`);
+    await this.run(() => this.client.insert({ table, values: rows as object[], format: 'JSONEachRow' }));
+  }
+
+  /**
+   * Waits until no mutation (`ALTER … DELETE/UPDATE`) of `table` in this database is still
+   * running. 18.16 does not report a failed mutation, so one that never ends fails the wait
+   * with `storage_unavailable` after `timeoutMs`.
+   */
+  async waitForMutations(table: string, timeoutMs = DEFAULT_MUTATION_WAIT_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const sql = `SELECT count() AS pending FROM system.mutations
+      WHERE database = ${sqlString(this.name)} AND table = ${sqlString(table)} AND is_done = 0`;
+    for (;;) {
+      const [row] = await this.query<{ pending: string }>(sql);
+      if (Number(row?.pending ?? 0) === 0) return;
+      if (Date.now() > deadline) {
+        throw new SvcError('storage_unavailable', `A deletion in the event database (${table}) did not finish within ${timeoutMs} ms. Retry later.`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, MUTATION_POLL_INTERVAL_MS));
+    }
+  }
+
+  /** Throws (`storage_unavailable`) when the server does not answer. */
+  async ping(): Promise<void> {
+    await this.query('SELECT 1 AS ok');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.client.close();
+  }
+
+  private async run<T>(job: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    try {
+      return await job();
+    } catch (error) {
+      throw chFailure(error);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new SvcError('not_ready', 'The event database is closed.');
+  }
+
+  /**
+   * Applies the migrations `schema_migrations` does not list. Without locks in ClickHouse,
+   * nodes starting at once may both apply one; its statements are idempotent, so that is safe.
+   */
+  private async migrate(migrations: ChMigration[], now: () => number): Promise<void> {
+    await this.command(CREATE_SCHEMA_MIGRATIONS_SQL);
+    const rows = await this.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations');
+    const applied = new Set(rows.map((row) => Number(row.version)));
+    for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(migration.version)) continue;
+      for (const statement of migration.statements) await this.command(statement);
+      await this.command(
+        `INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (${sqlInteger(migration.version)}, ${sqlString(migration.name)}, ${sqlInteger(now())})`,
+      );
+    }
+  }
+}
+
+/**
+ * A number from a JSONEachRow value: 64-bit integers arrive as strings (pinned setting), the
+ * others as numbers; NULL stays null.
+ */
+export function chNumber(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+/** `host:port` of a URL, without user or password. */
+function serverName(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unparsable URL)';
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The ClickHouse schema, as numbered migrations applied in order at start-up and recorded in
+ * `schema_migrations`. ClickHouse has no transactions and no locks, so nodes that start at
+ * once may run a migration side by side: every statement must be idempotent (`IF NOT EXISTS`),
+ * and the record of a version may appear more than once (it is read with DISTINCT).
+ *
+ * The statements run on ClickHouse 18.16 and on current releases (see the dialect check):
+ * times are epoch milliseconds in Int64 (18.16 has no DateTime64), no TTL (retention drops
+ * month partitions and deletes per tenant), no LowCardinality.
+ *
+ * Append new migrations at the end with the next version; never edit an applied one.
+ */
+export interface ChMigration {
+  version: number;
+  name: string;
+  /** One statement each (the HTTP interface runs one per request). */
+  statements: string[];
+}
+
+/** The month partition of an epoch-millisecond column, as a UInt32 `YYYYMM`. */
+export const monthPartition = (column: string) => `toYYYYMM(toDateTime(intDiv(${column}, 1000)))`;
+
+export const CH_MIGRATIONS: ChMigration[] = [
+  {
+    version: 1,
+    name: 'events and the quarantine',
+    statements: [
+      // ReplacingMergeTree keyed by (tenant, time, id): a retried event (same tenant and id,
+      // hence same time) merges away some time after it was written; until then every read
+      // must collapse duplicates itself (FINAL, or LIMIT 1 BY).
+      `CREATE TABLE IF NOT EXISTS events (
+        tenant_seq UInt32,
+        event_id UUID,
+        event String,
+        user_id Nullable(String),
+        session_id String,
+        broadcast_id String,
+        campaign_id Int64,
+        timestamp_ms Int64,
+        received_at_ms Int64,
+        country Nullable(String),
+        order_id Nullable(String),
+        sponsor_id Nullable(String),
+        total Nullable(Float64),
+        items Nullable(String),
+        data String
+      ) ENGINE = ReplacingMergeTree
+      PARTITION BY ${monthPartition('timestamp_ms')}
+      ORDER BY (tenant_seq, timestamp_ms, event_id)`,
+      // Replacing too: a batch the writer stores again after a crash brings its rejects again.
+      `CREATE TABLE IF NOT EXISTS rejected_events (
+        tenant_seq UInt32,
+        id UUID,
+        received_at_ms Int64,
+        code String,
+        detail String,
+        errors String,
+        event_name Nullable(String),
+        user_id Nullable(String),
+        payload String
+      ) ENGINE = ReplacingMergeTree
+      PARTITION BY ${monthPartition('received_at_ms')}
+      ORDER BY (tenant_seq, received_at_ms, id)`,
+    ],
+  },
+];
+
+/** The table that records applied migrations. */
+export const CREATE_SCHEMA_MIGRATIONS_SQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+  version UInt32,
+  name String,
+  applied_at_ms Int64
+) ENGINE = ReplacingMergeTree ORDER BY version`;

@@ -1,0 +1,145 @@
+import { SvcError } from '@svc/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ChDatabase, chNumber } from '../src/clickhouse/ch-database';
+import { chErrorCode, chFailure } from '../src/clickhouse/ch-failure';
+import { CH_MIGRATIONS, type ChMigration } from '../src/clickhouse/ch-migrations';
+import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
+import { freePort } from '../../../apps/server/test/child-server';
+
+describe('ClickHouse failures', () => {
+  it('reads the code from the text of an 18.16 error and of a current one', () => {
+    expect(chErrorCode(new Error('Code: 60, e.displayText() = DB::Exception: Table x.y doesn\'t exist., e.what() = DB::Exception'))).toBe(60);
+    expect(chErrorCode(new Error('Code: 241. DB::Exception: Memory limit exceeded. (MEMORY_LIMIT_EXCEEDED) (version 26.7.1)'))).toBe(241);
+    expect(chErrorCode(new Error('no code here'))).toBeNull();
+  });
+
+  it('turns an unreachable server or a busy one into storage_unavailable, and leaves statement errors alone', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    for (const error of [refused, new Error('Timeout error.'), new Error('Code: 252, e.displayText() = DB::Exception: Too many parts')]) {
+      const failure = chFailure(error);
+      expect(failure).toBeInstanceOf(SvcError);
+      expect((failure as SvcError).code).toBe('storage_unavailable');
+      expect((failure as SvcError).headers?.['retry-after']).toBeDefined();
+    }
+    const syntax = new Error('Code: 62, e.displayText() = DB::Exception: Syntax error');
+    expect(chFailure(syntax)).toBe(syntax);
+  });
+});
+
+const available = clickhouseAvailable();
+
+describe.runIf(available)('ClickHouse database', () => {
+  let server: ClickHouseServer;
+  let databases = 0;
+  beforeAll(async () => {
+    server = await startClickHouse();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const sql = async (text: string): Promise<string> => {
+    const response = await fetch(server.url, { method: 'POST', body: text });
+    const body = await response.text();
+    if (!response.ok) throw new Error(body);
+    return body;
+  };
+
+  it('creates the database and its tables, and records each migration', async () => {
+    const name = `svc_db_${++databases}`;
+    const db = await ChDatabase.open(server.url, name, { now: () => 1_700_000_000_000 });
+    expect(await sql(`EXISTS TABLE ${name}.events`)).toBe('1\n');
+    expect(await sql(`EXISTS TABLE ${name}.rejected_events`)).toBe('1\n');
+    const recorded = await db.query<{ version: number; applied_at_ms: string }>('SELECT version, applied_at_ms FROM schema_migrations ORDER BY version');
+    expect(recorded).toEqual(CH_MIGRATIONS.map((m) => ({ version: m.version, applied_at_ms: '1700000000000' })));
+    await db.close();
+  });
+
+  it('applies only the migrations not yet recorded, also when four nodes open at once', async () => {
+    const name = `svc_db_${++databases}`;
+    const extra: ChMigration = { version: 1_000, name: 'a table', statements: ['CREATE TABLE IF NOT EXISTS extra (x UInt8) ENGINE = MergeTree ORDER BY x'] };
+    const opened = await Promise.all(Array.from({ length: 4 }, () => ChDatabase.open(server.url, name, { now: () => 1 })));
+    await Promise.all(opened.map((db) => db.close()));
+    const again = await ChDatabase.open(server.url, name, { migrations: [...CH_MIGRATIONS, extra], now: () => 2 });
+    const rows = await again.query<{ version: number; opens: string }>(
+      'SELECT version, toString(groupUniqArray(applied_at_ms)) AS opens FROM schema_migrations GROUP BY version ORDER BY version',
+    );
+    // The first migration was applied by the first opens only; the new one by the last open.
+    expect(rows).toEqual([...CH_MIGRATIONS.map((m) => ({ version: m.version, opens: '[1]' })), { version: 1_000, opens: '[2]' }]);
+    expect(await sql(`EXISTS TABLE ${name}.extra`)).toBe('1\n');
+    await again.close();
+  });
+
+  it('refuses a database name that is not a plain identifier', async () => {
+    await expect(ChDatabase.open(server.url, 'x; DROP DATABASE default')).rejects.toThrow(/database name/);
+  });
+
+  it('answers 64-bit integers as strings on every version, read with chNumber', async () => {
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
+    const [row] = await db.query<{ big: unknown; small: unknown }>('SELECT toInt64(9007199254740991) AS big, toUInt32(7) AS small');
+    expect(row).toEqual({ big: '9007199254740991', small: 7 });
+    expect(chNumber(row!.big)).toBe(Number.MAX_SAFE_INTEGER);
+    await db.close();
+  });
+
+  it('inserts rows and streams them back a chunk at a time; a stream stopped early leaves the database usable', async () => {
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
+    await db.command('CREATE TABLE numbers_copy (n UInt64, s String) ENGINE = MergeTree ORDER BY n');
+    await db.insert('numbers_copy', Array.from({ length: 50_000 }, (_, n) => ({ n, s: `'\\${n}\u0000` })));
+    let seen = 0;
+    let chunks = 0;
+    for await (const rows of db.stream<{ n: string; s: string }>('SELECT n, s FROM numbers_copy ORDER BY n')) {
+      for (const row of rows) expect(row.s).toBe(`'\\${chNumber(row.n)}\u0000`);
+      seen += rows.length;
+      chunks++;
+    }
+    expect(seen).toBe(50_000);
+    expect(chunks).toBeGreaterThan(1);
+    for await (const rows of db.stream('SELECT number FROM system.numbers LIMIT 10000000')) {
+      expect(rows.length).toBeGreaterThan(0);
+      break;
+    }
+    expect(await db.query('SELECT count() AS n FROM numbers_copy')).toEqual([{ n: '50000' }]);
+    await db.close();
+  });
+
+  it('waits for a deletion to be done', async () => {
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
+    await db.command('CREATE TABLE doomed (n UInt64) ENGINE = MergeTree ORDER BY n');
+    for (let part = 0; part < 5; part++) await db.insert('doomed', Array.from({ length: 1_000 }, (_, i) => ({ n: part * 1_000 + i })));
+    await db.command('ALTER TABLE doomed DELETE WHERE n % 2 = 0');
+    await db.waitForMutations('doomed');
+    expect(await db.query('SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND is_done = 0')).toEqual([{ n: '0' }]);
+    expect(await db.query('SELECT count() AS n FROM doomed')).toEqual([{ n: '2500' }]);
+    await db.close();
+  });
+
+  it('keeps a statement error as it is, with its code', async () => {
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
+    const error = await db.query('SELECT * FROM no_such_table').catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(SvcError);
+    expect(chErrorCode(error)).toBe(60);
+    await db.close();
+  });
+
+  it('fails with storage_unavailable while the server is down, and works again once it is back', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const refused = await ChDatabase.open(nobody, 'svc').catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(SvcError);
+    expect((refused as SvcError).code).toBe('storage_unavailable');
+    expect((refused as SvcError).message).toContain(new URL(nobody).host);
+
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`, { requestTimeoutMs: 5_000 });
+    await server.kill();
+    try {
+      const down = await db.ping().catch((e: unknown) => e);
+      expect(down).toBeInstanceOf(SvcError);
+      expect((down as SvcError).code).toBe('storage_unavailable');
+    } finally {
+      await server.restart();
+    }
+    await db.ping();
+    await db.close();
+    await expect(db.ping()).rejects.toMatchObject({ code: 'not_ready' });
+  });
+});
