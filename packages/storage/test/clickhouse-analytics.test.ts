@@ -114,6 +114,56 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await db.close();
   });
 
+  it('breaks ties within one millisecond by the smaller event id, as the vote rule and "first report" do', async () => {
+    const db = await openDatabase();
+    const at = START + HOUR;
+    const base = dataset(1, 1)[0]!;
+    const event = (eventId: string, name: string, sessionId: string, userId: string | null, data: Record<string, unknown>, extra: Partial<EventRow> = {}): EventRow => ({
+      ...base, eventId, event: name, sessionId, userId, broadcastId: 'b1', timestampMs: at, receivedAtMs: at, data: JSON.stringify(data), ...extra,
+    });
+    const vote = (optionIndex: number) => ({ pollId: 'b1-p0', questionText: 'Question of b1', optionSelected: `Option ${optionIndex}`, optionIndex });
+    const order = (total: number) => ({ orderId: 'o1', sponsorId: 'acme', total, items: '[{"productId":"p","quantity":1,"unitPrice":1,"currency":"EUR"}]' } satisfies Partial<EventRow>);
+    // Ids that sort one way as text and the other way as ClickHouse orders UUIDs.
+    const [low, high] = ['0fffffff-ffff-7fff-bfff-ffffffffffff', '10000000-0000-7000-8000-000000000000'];
+    const events = [
+      event(high, 'poll.voted', 'svc_a', 'u1', vote(0)),
+      event(low, 'poll.voted', 'svc_b', 'u1', vote(2)),
+      event('20000000-0000-7000-8000-000000000000', 'poll.voted', 'svc_c', null, vote(1)),
+      event('10000001-0000-7000-8000-000000000000', 'checkout.completed', 'svc_a', 'u1', { currency: 'USD' }, order(10)),
+      event('0ffffffe-ffff-7fff-bfff-ffffffffffff', 'checkout.completed', 'svc_b', 'u1', { currency: 'EUR' }, order(20)),
+    ];
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }));
+    const filter = { tenantSeq: 1 };
+    expect((await store.pollResults(filter))[0]!.options.map((o) => o.votes)).toEqual([0, 1, 1]);
+    expect(await store.revenue(filter)).toEqual([{ currency: 'EUR', orders: 1, gross: 20, items: 1 }]);
+    await expectModel(store, events, filter);
+    await db.close();
+  });
+
+  it("reads a tenant with thousands of polls (a query larger than the server's default limit)", async () => {
+    const db = await openDatabase();
+    const base = dataset(1, 1)[0]!;
+    const polls: PollDefinition[] = [];
+    const events: EventRow[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const options = ['A rather long first option label', 'A rather long second option label', `Option ${i}`];
+      polls.push({ id: `poll-${i}`, broadcastId: 'b1', question: `Question ${i}`, options, createdAtMs: 0 });
+      const eventId = `0190a6a0-0000-7000-8000-${i.toString(16).padStart(12, '0')}`;
+      const data = { pollId: `poll-${i}`, questionText: `Question ${i}`, optionSelected: options[i % 3], optionIndex: i % 3 };
+      events.push({ ...base, eventId, event: 'poll.voted', sessionId: `svc_${i}`, userId: null, broadcastId: 'b1', timestampMs: START + i, receivedAtMs: START + i, data: JSON.stringify(data) });
+    }
+    await storeWithCopies(db, events);
+    const results = await new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls })).pollResults({ tenantSeq: 1 });
+    expect(results).toHaveLength(3_000);
+    // Each poll has its one vote, on option i % 3.
+    for (const poll of results) {
+      const i = Number(poll.pollId.slice('poll-'.length));
+      expect(poll.options.map((o) => o.votes), poll.pollId).toEqual([0, 1, 2].map((option) => (option === i % 3 ? 1 : 0)));
+    }
+    await db.close();
+  });
+
   it('answers empty panels for a tenant without events', async () => {
     const db = await openDatabase();
     await storeWithCopies(db, dataset(1, 1));

@@ -38,8 +38,13 @@ export const EVENT_SPONSOR = `coalesce(sponsor_id, nullIf(${dataString('sponsorI
 /** A viewer: the signed-in user, else the session. */
 export const VIEWER = 'coalesce(user_id, session_id)';
 
-/** "First" among events: earliest time, then smallest event id (as text, as the vote rule compares them). */
-export const FIRST_ORDER = '(timestamp_ms, toString(event_id))';
+/**
+ * "First" among events, as one string that sorts that way: earliest time, then smallest event id
+ * as text (as the vote rule compares them; ClickHouse orders UUIDs otherwise). The time is 16 hex
+ * digits (bit 62 set so that none is dropped; times are from 1970 on). `argMin` over a string is
+ * about three times faster on 18.16 than over a tuple (measured), and copies of an event share it.
+ */
+export const firstKey = (eventId = 'toString(event_id)') => `concat(hex(bitOr(toUInt64(timestamp_ms), 4611686018427387904)), ${eventId})`;
 
 /**
  * The `WHERE` conditions of the events that match the filter: tenant, time range, the event

@@ -1,5 +1,5 @@
 import type { AnalyticsFilter, AnalyticsStore, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../analytics-store';
-import { CURRENCY, ENGAGING_EVENTS, eventConditions, FIRST_ORDER, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
+import { CURRENCY, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { sponsorPerformance } from './ch-sponsor-performance';
@@ -37,7 +37,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
          sumMap([first_bucket, last_bucket + ${bucket}], [toInt64(1), toInt64(-1)]) AS steps
        FROM (
          SELECT intDiv(min(timestamp_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(timestamp_ms), ${bucket}) * ${bucket} AS last_bucket,
-           argMin(${VIEWER}, ${FIRST_ORDER}) AS viewer, max(event = 'broadcast.joined') AS joined
+           argMin(${VIEWER}, ${firstKey()}) AS viewer, max(event = 'broadcast.joined') AS joined
          FROM events WHERE ${eventConditions(filter, 'any', false)}
          GROUP BY session_id, broadcast_id)`,
     );
@@ -82,10 +82,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
     const rows = await this.db.query<{ currency: string; orders: string; gross: number | null; items: string }>(
-      `SELECT o.1 AS currency, count() AS orders, sum(o.2) AS gross, sum(o.3) AS items
+      `SELECT currency, count() AS orders, sum(order_total) AS gross, sum(item_count) AS items
        FROM (
-         SELECT argMin(tuple(${CURRENCY}, ifNull(total, 0), ${ITEM_COUNT}), ${FIRST_ORDER}) AS o
-         FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id)
+         SELECT argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total, argMin(${ITEM_COUNT}, first) AS item_count
+         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
          GROUP BY order_id)
        GROUP BY currency`,
     );

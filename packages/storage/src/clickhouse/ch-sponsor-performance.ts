@@ -1,5 +1,5 @@
 import type { AnalyticsFilter, SponsorRow } from '../analytics-store';
-import { CURRENCY, dataString, eventConditions, FIRST_ORDER, MOMENT_EVENTS } from './ch-analytics-sql';
+import { CURRENCY, dataString, eventConditions, firstKey, MOMENT_EVENTS } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 
 interface MomentRow {
@@ -41,11 +41,11 @@ export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter
     db.query<OrderRow>(
       `SELECT sponsor, broadcast_id, currency, sum(total) AS amount, groupUniqArrayIf(session_id, exposed) AS converted
        FROM (
-         SELECT o.1 AS sponsor, o.2 AS broadcast_id, o.3 AS session_id, o.4 AS total, o.5 AS currency,
-           (sponsor, broadcast_id, session_id) IN (${exposures}) AS exposed
+         SELECT *, (sponsor, broadcast_id, session_id) IN (${exposures}) AS exposed
          FROM (
-           SELECT argMin(tuple(assumeNotNull(sponsor_id), broadcast_id, session_id, ifNull(total, 0), ${CURRENCY}), ${FIRST_ORDER}) AS o
-           FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(sponsor_id)
+           SELECT argMin(assumeNotNull(sponsor_id), first) AS sponsor, argMin(broadcast_id, first) AS broadcast_id,
+             argMin(session_id, first) AS session_id, argMin(ifNull(total, 0), first) AS total, argMin(${CURRENCY}, first) AS currency
+           FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(sponsor_id))
            GROUP BY order_id))
        GROUP BY sponsor, broadcast_id, currency`,
     ),
