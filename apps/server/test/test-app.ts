@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import type { Clock } from '@svc/protocol';
+import type { Storage } from '@svc/storage';
 import type { ResolveHost, WebhookSender } from '@svc/webhooks';
 import { buildApp } from '../src/app';
 import { loadConfig, type ServerConfig } from '../src/config';
@@ -59,6 +60,8 @@ export async function startTestApp(
     reopen?: TestApp;
     /** URL of a PostgreSQL server to run on (cluster storage); `defaultTestPostgres()` when unset. */
     postgres?: string;
+    /** Opens the storage the app runs on instead of the one `config` names (e.g. a backend under test). */
+    storage?: (config: ServerConfig) => Promise<Storage>;
   } = {},
 ): Promise<TestApp> {
   const postgres = options.postgres ?? defaultTestPostgres();
@@ -73,7 +76,8 @@ export async function startTestApp(
     ...options.config,
     rateLimit: { perKeyPerSecond: 0, perIpPerSecond: 0, burstSeconds: 2, ...options.config?.rateLimit },
   };
-  const services = await createServices(config, { clock: options.clock, webhookSender: options.webhookSender, random: options.random, resolveHost: options.resolveHost });
+  const storage = options.storage ? await options.storage(config) : undefined;
+  const services = await createServices(config, { clock: options.clock, webhookSender: options.webhookSender, random: options.random, resolveHost: options.resolveHost, storage });
   const previous = options.reopen;
   const demo = previous ? null : await services.tenants.bootstrap({ apiKey: API_KEY, adminToken: ADMIN_TOKEN });
   const other = previous ? null : await services.tenants.createTenant({ id: 'other', name: 'Other' });

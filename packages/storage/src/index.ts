@@ -42,3 +42,5 @@ export { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 export { RecentKeys } from './recent-keys';
 export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseErasureOptions } from './clickhouse/clickhouse-erasure-store';
 export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
+export { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
+export type { PollLookup } from './clickhouse/ch-poll-results';

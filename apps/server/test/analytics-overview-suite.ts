@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ManualClock } from '@svc/protocol';
+import type { startTestApp, TestApp } from './test-app';
+import { TestViewer } from './ws-client';
+import { D10, D11, loadAnalyticsFixture, loadOtherTenantEvents } from './analytics-fixture';
+
+/**
+ * The overview's expectations on the hand-built fixture (analytics-fixture.ts), worked out by
+ * hand: registered inside a `describe` once per storage backend, each with its own test app.
+ */
+export function analyticsOverviewTests(start: typeof startTestApp): void {
+  let t: TestApp;
+  let p1 = '';
+  let otherP1 = '';
+  beforeAll(async () => {
+    t = await start({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
+    p1 = (await loadAnalyticsFixture(t.app, t.demo.adminToken)).pollId;
+    // Every expectation on tenant demo below also holds with another tenant's events on the same broadcasts and days.
+    otherP1 = (await loadOtherTenantEvents(t.app, t.other.adminToken)).pollId;
+  });
+  afterAll(() => t.close());
+
+  const overview = async (query: string) => {
+    const response = await t.app.inject({ url: `/v1/analytics/overview?${query}`, headers: { authorization: `Bearer ${t.demo.adminToken}` } });
+    expect(response.statusCode, response.body).toBe(200);
+    return response.json();
+  };
+  const BOTH_DAYS = 'from=2026-11-10&to=2026-11-11';
+
+  it('computes every panel over the whole dataset', async () => {
+    const o = await overview(BOTH_DAYS);
+    // Sessions: S1 10:00–10:10, S2 10:00:30–10:08 share the 10:00 bucket (15 min for a 2-day range).
+    expect(o.viewers).toMatchObject({ peak: 2, sessions: 4, uniqueViewers: 3, bucketMs: 15 * 60_000, live: 0 });
+    expect(o.viewers.series.find((p: { at: string }) => p.at === `${D10}10:00:00.000Z`).concurrent).toBe(2);
+    expect(o.viewers.series.find((p: { at: string }) => p.at === `${D10}23:45:00.000Z`).concurrent).toBe(1);
+    // Joined: u1, u2, S3; engaged: u1 (vote, contest) and u2 (vote, tap); S3 only viewed.
+    expect(o.engagement).toEqual({ rate: 0.6667, engagedViewers: 2, joinedViewers: 3 });
+    // u1's second vote does not count.
+    expect(o.polls).toEqual([
+      {
+        pollId: p1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
+        options: [{ optionIndex: 0, option: 'A', votes: 1, share: 0.5 }, { optionIndex: 1, option: 'B', votes: 1, share: 0.5 }],
+      },
+    ]);
+    expect(o.sponsors).toEqual([
+      { sponsorId: 'acme', broadcastId: 'b1', impressions: 1, taps: 1, tapRate: 1, conversion: 1, revenue: [{ currency: 'EUR', amount: 25 }] },
+      { sponsorId: 'bolt', broadcastId: 'b2', impressions: 1, taps: 0, tapRate: 0, conversion: 1, revenue: [{ currency: 'USD', amount: 100 }] },
+    ]);
+    // o1 reported twice counts once: EUR 20 + 5 over 2 orders of 2 and 1 items.
+    expect(o.revenue).toEqual([
+      { currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 },
+      { currency: 'USD', gross: 100, orders: 1, averageOrderValue: 100, itemsPerOrder: 3 },
+    ]);
+    // S2 skips the cart: it stops after the first step. S3 bought without viewing a product.
+    expect(o.funnel).toEqual([
+      { step: 'product.viewed', sessions: 2, conversion: 1 },
+      { step: 'cart.item_added', sessions: 1, conversion: 0.5 },
+      { step: 'checkout.started', sessions: 1, conversion: 1 },
+      { step: 'checkout.completed', sessions: 1, conversion: 1 },
+    ]);
+    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls']);
+  });
+
+  it('narrows by country', async () => {
+    const o = await overview(`${BOTH_DAYS}&country=de`);
+    expect(o.viewers).toMatchObject({ sessions: 3, uniqueViewers: 2 });
+    expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+    expect(o.polls[0].options).toEqual([{ optionIndex: 0, option: 'A', votes: 1, share: 1 }, { optionIndex: 1, option: 'B', votes: 0, share: 0 }]);
+    expect(o.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 20], ['USD', 100]]);
+    expect(o.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([1, 1, 1, 1]);
+    expect(o.sponsors[0]).toMatchObject({ sponsorId: 'acme', impressions: 0, conversion: 0, revenue: [{ currency: 'EUR', amount: 20 }] });
+  });
+
+  it('narrows by broadcast and by campaign alike', async () => {
+    for (const query of ['broadcastId=b2', 'campaignId=2']) {
+      const o = await overview(`${BOTH_DAYS}&${query}`);
+      expect(o.viewers, query).toMatchObject({ sessions: 2, uniqueViewers: 2 });
+      expect(o.engagement, query).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+      expect(o.polls, query).toEqual([]);
+      expect(o.revenue, query).toEqual([{ currency: 'USD', gross: 100, orders: 1, averageOrderValue: 100, itemsPerOrder: 3 }]);
+      expect(o.sponsors.map((s: { sponsorId: string }) => s.sponsorId), query).toEqual(['bolt']);
+      expect(o.funnel.map((s: { sessions: number }) => s.sessions), query).toEqual([0, 0, 0, 0]);
+    }
+  });
+
+  it('cuts at UTC day boundaries', async () => {
+    const nov11 = await overview('from=2026-11-11&to=2026-11-11');
+    // S3 joined before midnight: on Nov 11 only u1 (S4) joined.
+    expect(nov11.viewers).toMatchObject({ sessions: 2, uniqueViewers: 1 });
+    expect(nov11.engagement).toEqual({ rate: 1, engagedViewers: 1, joinedViewers: 1 });
+    expect(nov11.revenue.map((r: { currency: string }) => r.currency)).toEqual(['USD']);
+    const nov10 = await overview('from=2026-11-10&to=2026-11-10');
+    expect(nov10.viewers).toMatchObject({ sessions: 3, uniqueViewers: 3 });
+    expect(nov10.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 25]]);
+    expect(nov10.viewers.bucketMs).toBe(15 * 60_000);
+  });
+
+  it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {
+    const all = await overview(BOTH_DAYS);
+    const acme = await overview(`${BOTH_DAYS}&sponsorId=acme`);
+    expect(acme.sponsors.map((s: { sponsorId: string }) => s.sponsorId)).toEqual(['acme']);
+    expect(acme.revenue).toEqual([{ currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 }]);
+    expect(acme.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([2, 1, 1, 1]);
+    expect(acme.viewers).toEqual(all.viewers);
+    expect(acme.engagement).toEqual(all.engagement);
+    expect(acme.polls).toEqual(all.polls);
+    const bolt = await overview(`${BOTH_DAYS}&sponsorId=bolt`);
+    expect(bolt.revenue.map((r: { currency: string }) => r.currency)).toEqual(['USD']);
+    expect(bolt.funnel.map((s: { sessions: number }) => s.sessions)).toEqual([0, 0, 0, 0]);
+  });
+
+  it("lists a poll overlay's options that nobody chose, with no votes", async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b3', campaignId: 1 } });
+    const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b3/overlays', headers: admin, payload: { type: 'poll', question: 'Best goal?', options: ['First', 'Second', 'Third'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const pollId = created.json().id as string;
+    const vote = (session: string, optionIndex: number) => ({
+      event: 'poll.voted', timestamp: `${D11}12:00:0${optionIndex}Z`, sessionId: session, broadcastId: 'b3', userId: null,
+      data: { pollId, questionText: 'Best goal?', optionSelected: ['First', 'Second', 'Third'][optionIndex], optionIndex },
+    });
+    const sent = await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: [vote('svc_v1', 1), vote('svc_v2', 1)] } });
+    expect(sent.json().accepted, sent.body).toBe(2);
+    const o = await overview(`${BOTH_DAYS}&broadcastId=b3`);
+    expect(o.polls).toEqual([
+      {
+        pollId, broadcastId: 'b3', question: 'Best goal?', totalVotes: 2,
+        options: [
+          { optionIndex: 0, option: 'First', votes: 0, share: 0 },
+          { optionIndex: 1, option: 'Second', votes: 2, share: 1 },
+          { optionIndex: 2, option: 'Third', votes: 0, share: 0 },
+        ],
+      },
+    ]);
+  });
+
+  it('counts live viewers of the matching broadcasts', async () => {
+    const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_live1', contentId: 'b1' });
+    await viewer.next((m) => m.type === 'welcome');
+    // Another tenant's viewer of a broadcast with the same id counts for that tenant only.
+    const others = await Promise.all(['svc_live1', 'svc_live2'].map((sessionId) => TestViewer.connect(t.url, { apiKey: t.other.apiKey, sessionId, contentId: 'b1' })));
+    await Promise.all(others.map((v) => v.next((m) => m.type === 'welcome')));
+    expect((await overview('broadcastId=b1')).viewers.live).toBe(1);
+    expect((await overview('broadcastId=b2')).viewers.live).toBe(0);
+    expect((await overview('')).viewers.live).toBe(1);
+    const otherOverview = await t.app.inject({ url: '/v1/analytics/overview?broadcastId=b1', headers: { authorization: `Bearer ${t.other.adminToken}` } });
+    expect(otherOverview.json().viewers.live).toBe(2);
+    for (const v of [viewer, ...others]) v.ws.terminate();
+  });
+
+  it('names a bad filter and refuses unknown ones', async () => {
+    const headers = { authorization: `Bearer ${t.demo.adminToken}` };
+    const bad = await t.app.inject({ url: '/v1/analytics/overview?from=2026-13-01', headers });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors[0].path).toBe('/query/from');
+    const unknown = await t.app.inject({ url: '/v1/analytics/overview?colour=red', headers });
+    expect(unknown.statusCode).toBe(400);
+  });
+
+  it("shows a tenant only its own events, even where ids are the same as another tenant's", async () => {
+    const response = await t.app.inject({ url: `/v1/analytics/overview?${BOTH_DAYS}`, headers: { authorization: `Bearer ${t.other.adminToken}` } });
+    expect(response.statusCode, response.body).toBe(200);
+    const o = response.json();
+    // svc_s1 (u1) and svc_o2 (anonymous); demo's four sessions are not there.
+    expect(o.viewers).toMatchObject({ sessions: 2, uniqueViewers: 2 });
+    expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
+    expect(o.polls).toEqual([
+      {
+        pollId: otherP1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+        options: [{ optionIndex: 0, option: 'A', votes: 0, share: 0 }, { optionIndex: 1, option: 'B', votes: 1, share: 1 }],
+      },
+    ]);
+    expect(o.revenue).toEqual([{ currency: 'EUR', gross: 999, orders: 1, averageOrderValue: 999, itemsPerOrder: 1 }]);
+    expect(o.sponsors).toEqual([
+      { sponsorId: 'acme', broadcastId: 'b1', impressions: 1, taps: 0, tapRate: 0, conversion: 1, revenue: [{ currency: 'EUR', amount: 999 }] },
+    ]);
+  });
+}

@@ -1,0 +1,116 @@
+import type { AnalyticsFilter, AnalyticsStore, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../analytics-store';
+import { CURRENCY, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
+import { chNumber, type ChDatabase } from './ch-database';
+import { pollResults, type PollLookup } from './ch-poll-results';
+import { sponsorPerformance } from './ch-sponsor-performance';
+import { sqlInteger, sqlList } from './sql-literal';
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
+/**
+ * The dashboard's metrics (DESIGN section 7, docs/analytics.md) in SQL over the ClickHouse
+ * `events` table, with the same definitions and answers as `DuckDbAnalyticsStore`. Each panel
+ * reads the tenant's events of the range (the table's sort key leads with tenant and time) and
+ * only the columns it needs; no rollup table: measured, a panel over the raw events answers
+ * within the dashboard's budget (docs/benchmarks.md, "Dashboard on ClickHouse").
+ *
+ * Copies of a retried event that ClickHouse has not merged yet never change an answer: see
+ * ch-analytics-sql.ts. Poll questions and options come from `polls` (content lives outside
+ * ClickHouse) and are joined in Node.
+ */
+export class ClickHouseAnalyticsStore implements AnalyticsStore {
+  /**
+   * @param db the ClickHouse database holding `events` (migrated by `ChDatabase.open`).
+   * @param polls the polls the service knows, e.g. the content service's `PollCatalogue`.
+   */
+  constructor(
+    private readonly db: ChDatabase,
+    private readonly polls: PollLookup,
+  ) {}
+
+  async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
+    const bucket = sqlInteger(bucketMs);
+    // A session (in one broadcast) lasts from its first to its last event and counts in every
+    // bucket from the one it starts in to the one it ends in: +1 there, −1 after.
+    const [row] = await this.db.query<{ sessions: string; viewers: string; first: string; last: string; steps: [string[], string[]] }>(
+      `SELECT count() AS sessions, uniqExactIf(viewer, joined) AS viewers, min(first_bucket) AS first, max(last_bucket) AS last,
+         sumMap([first_bucket, last_bucket + ${bucket}], [toInt64(1), toInt64(-1)]) AS steps
+       FROM (
+         SELECT intDiv(min(timestamp_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(timestamp_ms), ${bucket}) * ${bucket} AS last_bucket,
+           argMin(${VIEWER}, ${firstKey()}) AS viewer, max(event = 'broadcast.joined') AS joined
+         FROM events WHERE ${eventConditions(filter, 'any', false)}
+         GROUP BY session_id, broadcast_id)`,
+    );
+    const sessions = chNumber(row?.sessions ?? 0);
+    const points: Array<{ at: number; concurrent: number }> = [];
+    if (row && sessions > 0) {
+      const steps = new Map(row.steps[0].map((at, i) => [chNumber(at), chNumber(row.steps[1][i])]));
+      let concurrent = 0;
+      for (let at = chNumber(row.first); at <= chNumber(row.last); at += bucketMs) {
+        concurrent += steps.get(at) ?? 0;
+        points.push({ at, concurrent });
+      }
+    }
+    return {
+      bucketMs,
+      points,
+      peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+      uniqueViewers: chNumber(row?.viewers ?? 0),
+      sessions,
+    };
+  }
+
+  async engagement(filter: AnalyticsFilter): Promise<Engagement> {
+    const [row] = await this.db.query<{ joined_viewers: string; engaged_viewers: string }>(
+      `SELECT countIf(joined) AS joined_viewers, countIf(joined AND engaged) AS engaged_viewers
+       FROM (
+         SELECT max(event = 'broadcast.joined') AS joined, max(event IN ${sqlList(ENGAGING_EVENTS)}) AS engaged
+         FROM events WHERE ${eventConditions(filter, ['broadcast.joined', ...ENGAGING_EVENTS], false)}
+         GROUP BY ${VIEWER})`,
+    );
+    return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
+  }
+
+  pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
+    return pollResults(this.db, this.polls, filter);
+  }
+
+  sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
+    return sponsorPerformance(this.db, filter);
+  }
+
+  async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
+    // An order reported twice counts once: its first report.
+    const rows = await this.db.query<{ currency: string; orders: string; gross: number | null; items: string }>(
+      `SELECT currency, count() AS orders, sum(order_total) AS gross, sum(item_count) AS items
+       FROM (
+         SELECT argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total, argMin(${ITEM_COUNT}, first) AS item_count
+         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
+         GROUP BY order_id)
+       GROUP BY currency`,
+    );
+    return rows
+      .map((row) => ({ currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)), items: chNumber(row.items) }))
+      .sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+  }
+
+  async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
+    // Per session: the first product view, then the first of each later step at or after the step before.
+    const [row] = await this.db.query<{ a: string; b: string; c: string; d: string }>(
+      `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d
+       FROM (
+         SELECT countIf(event = 'product.viewed') > 0 AS s1, minIf(timestamp_ms, event = 'product.viewed') AS t1,
+           arrayFilter(t -> t >= t1, groupArrayIf(timestamp_ms, event = 'cart.item_added')) AS after1,
+           s1 AND notEmpty(after1) AS s2, arrayReduce('min', after1) AS t2,
+           arrayFilter(t -> t >= t2, groupArrayIf(timestamp_ms, event = 'checkout.started')) AS after2,
+           s2 AND notEmpty(after2) AS s3, arrayReduce('min', after2) AS t3,
+           s3 AND notEmpty(arrayFilter(t -> t >= t3, groupArrayIf(timestamp_ms, event = 'checkout.completed'))) AS s4
+         FROM events WHERE ${eventConditions(filter, FUNNEL_EVENTS, true)}
+         GROUP BY session_id)`,
+    );
+    return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
+  }
+
+  /** Nothing to tidy: no rollups are kept, and ClickHouse merges its parts (and copies) by itself. */
+  async compact(): Promise<void> {}
+}

@@ -1,0 +1,174 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PollDefinition } from '@svc/protocol';
+import { openEmbeddedStorage, type AnalyticsFilter, type AnalyticsStore } from '../src';
+import { ChDatabase } from '../src/clickhouse/ch-database';
+import { ClickHouseAnalyticsStore } from '../src/clickhouse/ch-analytics-store';
+import type { PollLookup } from '../src/clickhouse/ch-poll-results';
+import type { EventRow } from '../src/records';
+import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
+import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
+import { insertEvents } from './clickhouse-events';
+
+const BUCKET_MS = 15 * 60_000;
+
+/** The polls of each tenant, as the content service's catalogue would find them. */
+function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLookup {
+  return { find: (tenantSeq, pollId) => byTenant[tenantSeq]?.find((poll) => poll.id === pollId) };
+}
+
+async function expectModel(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter, polls: PollDefinition[] = pollsOf()): Promise<void> {
+  const label = JSON.stringify(filter);
+  expect(await store.viewerSeries(filter, BUCKET_MS), label).toEqual(modelViewerSeries(events, filter, BUCKET_MS));
+  expect(await store.engagement(filter), label).toEqual(modelEngagement(events, filter));
+  expect(await store.pollResults(filter), label).toEqual(modelPollResults(events, filter, polls));
+  expect(await store.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
+  expect(await store.revenue(filter), label).toEqual(modelRevenue(events, filter));
+  expect(await store.funnel(filter), label).toEqual(modelFunnel(events, filter));
+}
+
+/**
+ * Stores the events in several inserts (several parts), then a fifth of them again, as a
+ * retried batch would, with merges stopped so that the copies stay unmerged during the test.
+ */
+async function storeWithCopies(db: ChDatabase, events: EventRow[]): Promise<void> {
+  await db.command('SYSTEM STOP MERGES events');
+  for (let i = 0; i < events.length; i += 50) await insertEvents(db, events.slice(i, i + 50));
+  await insertEvents(db, events.filter((_, i) => i % 5 === 0));
+}
+
+const available = clickhouseAvailable();
+
+describe.skipIf(!available)('dashboard on ClickHouse', () => {
+  let server: ClickHouseServer;
+  beforeAll(async () => {
+    server = await startClickHouse();
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  const openDatabase = async () => ChDatabase.open(server.url, await server.createDatabase());
+
+  it.each([1, 2, 3])('answers every panel as the raw events do, with copies of retried events not merged yet (seed %i)', async (seed) => {
+    const db = await openDatabase();
+    const [tenant, other] = [1, 2];
+    const events = dataset(seed, tenant);
+    // Another tenant's events, at the same times and with the same ids and names, change nothing.
+    await insertEvents(db, dataset(seed, other));
+    await storeWithCopies(db, events);
+    const [stored] = await db.query<{ rows: string; ids: string }>(`SELECT count() AS rows, uniqExact(event_id) AS ids FROM events WHERE tenant_seq = ${tenant}`);
+    expect(Number(stored!.ids)).toBe(events.length);
+    expect(Number(stored!.rows)).toBeGreaterThan(events.length);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ [tenant]: pollsOf(), [other]: pollsOf() }));
+    for (const filter of filters(seed, tenant)) await expectModel(store, events, filter);
+    await db.close();
+  });
+
+  it('gives the numbers of the embedded store for the same events, every panel and filter', async () => {
+    const storage = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-ch-analytics-')));
+    const db = await openDatabase();
+    try {
+      const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+      await createPolls(storage, tenant.seq);
+      const events = dataset(7, tenant.seq);
+      await storage.events.commit({ events, rejects: [] });
+      await storeWithCopies(db, events);
+      const duck = storage.analytics;
+      const ch = new ClickHouseAnalyticsStore(db, pollLookup({ [tenant.seq]: pollsOf() }));
+      for (const filter of filters(7, tenant.seq)) {
+        const label = JSON.stringify(filter);
+        expect(await ch.viewerSeries(filter, HOUR), label).toEqual(await duck.viewerSeries(filter, HOUR));
+        expect(await ch.engagement(filter), label).toEqual(await duck.engagement(filter));
+        expect(await ch.pollResults(filter), label).toEqual(await duck.pollResults(filter));
+        expect(await ch.sponsorPerformance(filter), label).toEqual(await duck.sponsorPerformance(filter));
+        expect(await ch.revenue(filter), label).toEqual(await duck.revenue(filter));
+        expect(await ch.funnel(filter), label).toEqual(await duck.funnel(filter));
+      }
+    } finally {
+      await Promise.all([storage.close(), db.close()]);
+    }
+  });
+
+  it('counts votes only on polls the lookup knows, received before a poll closes', async () => {
+    const db = await openDatabase();
+    const events = dataset(8, 1);
+    await storeWithCopies(db, events);
+    // b1-p0 closes four hours in; b2-p1 was deleted (the lookup no longer knows it).
+    const polls = pollsOf()
+      .filter((poll) => poll.id !== 'b2-p1')
+      .map((poll) => (poll.id === 'b1-p0' ? { ...poll, closesAtMs: START + 4 * HOUR } : poll));
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls }));
+    const all = await store.pollResults({ tenantSeq: 1 });
+    expect(all.map((poll) => poll.pollId)).not.toContain('b2-p1');
+    expect(all.find((poll) => poll.pollId === 'b1-p0')).toBeDefined();
+    for (const filter of filters(8, 1).slice(0, 8)) {
+      expect(await store.pollResults(filter), JSON.stringify(filter)).toEqual(modelPollResults(events, filter, polls));
+    }
+    // The closing time decided something: without it, more votes count.
+    const open = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }));
+    const total = (results: Array<{ totalVotes: number }>) => results.reduce((sum, poll) => sum + poll.totalVotes, 0);
+    const b1 = { tenantSeq: 1, broadcastId: 'b1' };
+    expect(total(await open.pollResults(b1))).toBeGreaterThan(total(await store.pollResults(b1)));
+    await db.close();
+  });
+
+  it('breaks ties within one millisecond by the smaller event id, as the vote rule and "first report" do', async () => {
+    const db = await openDatabase();
+    const at = START + HOUR;
+    const base = dataset(1, 1)[0]!;
+    const event = (eventId: string, name: string, sessionId: string, userId: string | null, data: Record<string, unknown>, extra: Partial<EventRow> = {}): EventRow => ({
+      ...base, eventId, event: name, sessionId, userId, broadcastId: 'b1', timestampMs: at, receivedAtMs: at, data: JSON.stringify(data), ...extra,
+    });
+    const vote = (optionIndex: number) => ({ pollId: 'b1-p0', questionText: 'Question of b1', optionSelected: `Option ${optionIndex}`, optionIndex });
+    const order = (total: number) => ({ orderId: 'o1', sponsorId: 'acme', total, items: '[{"productId":"p","quantity":1,"unitPrice":1,"currency":"EUR"}]' } satisfies Partial<EventRow>);
+    // Ids that sort one way as text and the other way as ClickHouse orders UUIDs.
+    const [low, high] = ['0fffffff-ffff-7fff-bfff-ffffffffffff', '10000000-0000-7000-8000-000000000000'];
+    const events = [
+      event(high, 'poll.voted', 'svc_a', 'u1', vote(0)),
+      event(low, 'poll.voted', 'svc_b', 'u1', vote(2)),
+      event('20000000-0000-7000-8000-000000000000', 'poll.voted', 'svc_c', null, vote(1)),
+      event('10000001-0000-7000-8000-000000000000', 'checkout.completed', 'svc_a', 'u1', { currency: 'USD' }, order(10)),
+      event('0ffffffe-ffff-7fff-bfff-ffffffffffff', 'checkout.completed', 'svc_b', 'u1', { currency: 'EUR' }, order(20)),
+    ];
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }));
+    const filter = { tenantSeq: 1 };
+    expect((await store.pollResults(filter))[0]!.options.map((o) => o.votes)).toEqual([0, 1, 1]);
+    expect(await store.revenue(filter)).toEqual([{ currency: 'EUR', orders: 1, gross: 20, items: 1 }]);
+    await expectModel(store, events, filter);
+    await db.close();
+  });
+
+  it("reads a tenant with thousands of polls (a query larger than the server's default limit)", async () => {
+    const db = await openDatabase();
+    const base = dataset(1, 1)[0]!;
+    const polls: PollDefinition[] = [];
+    const events: EventRow[] = [];
+    for (let i = 0; i < 3_000; i++) {
+      const options = ['A rather long first option label', 'A rather long second option label', `Option ${i}`];
+      polls.push({ id: `poll-${i}`, broadcastId: 'b1', question: `Question ${i}`, options, createdAtMs: 0 });
+      const eventId = `0190a6a0-0000-7000-8000-${i.toString(16).padStart(12, '0')}`;
+      const data = { pollId: `poll-${i}`, questionText: `Question ${i}`, optionSelected: options[i % 3], optionIndex: i % 3 };
+      events.push({ ...base, eventId, event: 'poll.voted', sessionId: `svc_${i}`, userId: null, broadcastId: 'b1', timestampMs: START + i, receivedAtMs: START + i, data: JSON.stringify(data) });
+    }
+    await storeWithCopies(db, events);
+    const results = await new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls })).pollResults({ tenantSeq: 1 });
+    expect(results).toHaveLength(3_000);
+    // Each poll has its one vote, on option i % 3.
+    for (const poll of results) {
+      const i = Number(poll.pollId.slice('poll-'.length));
+      expect(poll.options.map((o) => o.votes), poll.pollId).toEqual([0, 1, 2].map((option) => (option === i % 3 ? 1 : 0)));
+    }
+    await db.close();
+  });
+
+  it('answers empty panels for a tenant without events', async () => {
+    const db = await openDatabase();
+    await storeWithCopies(db, dataset(1, 1));
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf(), 3: pollsOf() }));
+    await expectModel(store, [], { tenantSeq: 3 });
+    await db.close();
+  });
+});
