@@ -35,3 +35,26 @@ export * from './metadata-change-feed';
 export { InProcessChangeFeed } from './in-process-change-feed';
 export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
 export { PollCopyingContentStore } from './poll-copying-content-store';
+export { connectNats, natsServers, NATS_CONNECT_TIMEOUT_MS, NATS_RECONNECT_WAIT_MS, type NatsConnectionOptions } from './nats/nats-connection';
+export {
+  EventLog,
+  EVENTS_STREAM,
+  EVENTS_SUBJECT_PREFIX,
+  EVENTS_DUPLICATE_WINDOW_MS,
+  EVENTS_PUBLISH_TIMEOUT_MS,
+  POSITION_POLL_INTERVAL_MS,
+  type EventLogOptions,
+} from './nats/event-log';
+export { JetStreamEventStore, RECENT_EVENT_KEYS_PER_GENERATION } from './nats/jetstream-event-store';
+export {
+  EventLogWriter,
+  WRITER_CONSUMER,
+  WRITER_BATCH_WAIT_MS,
+  WRITER_BATCH_MESSAGES,
+  WRITER_BATCH_BYTES,
+  WRITER_ACK_WAIT_MS,
+  WRITER_RETRY_DELAY_MS,
+  type EventLogWriterOptions,
+  type ErasingUserCheck,
+} from './nats/event-log-writer';
+export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
