@@ -51,10 +51,9 @@ export {
   WRITER_CONSUMER,
   WRITER_BATCH_WAIT_MS,
   WRITER_BATCH_MESSAGES,
-  WRITER_BATCH_BYTES,
   WRITER_ACK_WAIT_MS,
   WRITER_RETRY_DELAY_MS,
   type EventLogWriterOptions,
-  type ErasingUserCheck,
 } from './nats/event-log-writer';
+export type { ErasingUserCheck } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';

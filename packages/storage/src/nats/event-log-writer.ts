@@ -1,8 +1,9 @@
 import { AckPolicy, DeliverPolicy, jetstream, type Consumer, type ConsumerConfig, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/transport-node';
 import { eventKey, type EventStore, type NewDelivery } from '../event-store';
-import type { EventRow, QuarantineRow } from '../records';
+import type { EventRow } from '../records';
 import { decodeEntry, type EventLogEntry } from './event-log-chunks';
+import { withoutErasingUsers, type ErasingUserCheck } from './erasing-users';
 import { EVENTS_STREAM, type EventLog } from './event-log';
 import { publishStoredNotice } from './stored-notice';
 
@@ -10,10 +11,13 @@ import { publishStoredNotice } from './stored-notice';
 export const WRITER_CONSUMER = 'writer';
 /** Longest a batch gathers messages before it is written. */
 export const WRITER_BATCH_WAIT_MS = 1_000;
-/** Most messages in one batch (each carries up to an accepted request of events). */
-export const WRITER_BATCH_MESSAGES = 1_000;
-/** Most message bytes in one batch: about 10^4–10^5 event rows. */
-export const WRITER_BATCH_BYTES = 32 * 2 ** 20;
+/**
+ * Most messages in one batch. A message carries a commit's events of one tenant, up to the
+ * server's `max_payload` (1 MiB by default): about 10^4–10^5 rows a batch under load, and the
+ * batch's memory stays under this many times `max_payload`. (The client takes a message or a
+ * byte limit for a fetch, not both.)
+ */
+export const WRITER_BATCH_MESSAGES = 256;
 /** How long a delivered message may stay unacknowledged before JetStream gives it to a writer again. */
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
@@ -21,8 +25,6 @@ export const WRITER_RETRY_DELAY_MS = 5_000;
 /** Most messages delivered and not yet acknowledged, over all writers. */
 const MAX_ACK_PENDING = 20_000;
 
-/** Whether the user's data is being erased: their rows are dropped, not written. */
-export type ErasingUserCheck = (tenantSeq: number, userId: string) => boolean | Promise<boolean>;
 
 export interface EventLogWriterOptions {
   /** Where events and rejects are written (ClickHouse's store in production). */
@@ -39,8 +41,6 @@ export interface EventLogWriterOptions {
   batchWaitMs?: number;
   /** Default WRITER_BATCH_MESSAGES. */
   batchMessages?: number;
-  /** Default WRITER_BATCH_BYTES. */
-  batchBytes?: number;
   /** Default WRITER_ACK_WAIT_MS. */
   ackWaitMs?: number;
   /** Default WRITER_RETRY_DELAY_MS. */
@@ -50,7 +50,7 @@ export interface EventLogWriterOptions {
 /**
  * Moves events from the stream EVENTS into the sink. Every node runs one; they share the
  * durable consumer WRITER_CONSUMER, so each message goes to one writer at a time. A batch
- * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_BYTES) is written with one `sink.commit`, its
+ * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_MESSAGES) is written with one `sink.commit`, its
  * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
  * When the sink or the queue fails, nothing is acknowledged: the messages come again after
  * WRITER_RETRY_DELAY_MS (to any writer) and the stream grows meanwhile. A writer that dies
@@ -100,12 +100,12 @@ export class EventLogWriter {
   }
 
   private async run(consumer: Consumer): Promise<void> {
-    while (!this.stopping) {
+    // A closed connection stays closed (the client reconnects by itself until it is closed).
+    while (!this.stopping && !this.log.connection.isClosed()) {
       const messages: JsMsg[] = [];
       try {
         this.fetching = await consumer.fetch({
           max_messages: this.options.batchMessages ?? WRITER_BATCH_MESSAGES,
-          max_bytes: this.options.batchBytes ?? WRITER_BATCH_BYTES,
           expires: this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS,
         });
         for await (const message of this.fetching) messages.push(message);
@@ -130,9 +130,15 @@ export class EventLogWriter {
     const messages = decoded.map((d) => d.message);
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     // A long insert must not let the ack wait pass: JetStream would hand the batch to another writer.
-    const progress = setInterval(() => messages.forEach((m) => m.working()), (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
+    const progress = setInterval(() => {
+      try {
+        for (const message of messages) message.working();
+      } catch {
+        // The connection is gone: the batch's ack fails too, and the messages come again.
+      }
+    }, (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
     try {
-      const { events, rejects, deliveries } = await this.withoutErasedUsers(decoded.map((d) => d.entry));
+      const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.isErasing);
       const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
       if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
       for (const message of messages) message.ack();
@@ -141,7 +147,11 @@ export class EventLogWriter {
       if (stored.length) this.announce(stored);
     } catch (error) {
       this.report(error);
-      for (const message of messages) message.nak(retryDelayMs);
+      try {
+        for (const message of messages) message.nak(retryDelayMs);
+      } catch {
+        // The connection is gone: the messages come again once the ack wait has passed.
+      }
       await this.pause();
     } finally {
       clearInterval(progress);
@@ -159,33 +169,14 @@ export class EventLogWriter {
         decoded.push({ message, entry: decodeEntry(message.data) });
       } catch (error) {
         this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
-        message.term();
+        try {
+          message.term();
+        } catch {
+          // The connection is gone: the message comes again and is dropped then.
+        }
       }
     }
     return decoded;
-  }
-
-  /** The batch's rows, less those of users being erased. */
-  private async withoutErasedUsers(entries: EventLogEntry[]): Promise<EventLogEntry> {
-    const events: EventRow[] = [];
-    const rejects: QuarantineRow[] = [];
-    const deliveries: NewDelivery[] = [];
-    for (const entry of entries) {
-      events.push(...entry.events);
-      rejects.push(...entry.rejects);
-      deliveries.push(...entry.deliveries);
-    }
-    const check = this.options.isErasing;
-    if (!check) return { events, rejects, deliveries };
-    const erasing = new Set<string>();
-    const users = new Map<string, { tenantSeq: number; userId: string }>();
-    for (const row of [...events, ...rejects, ...deliveries]) {
-      if (row.userId !== null) users.set(userKey(row.tenantSeq, row.userId), { tenantSeq: row.tenantSeq, userId: row.userId });
-    }
-    for (const [key, { tenantSeq, userId }] of users) if (await check(tenantSeq, userId)) erasing.add(key);
-    if (!erasing.size) return { events, rejects, deliveries };
-    const kept = <T extends { tenantSeq: number; userId: string | null }>(row: T) => row.userId === null || !erasing.has(userKey(row.tenantSeq, row.userId));
-    return { events: events.filter(kept), rejects: rejects.filter(kept), deliveries: deliveries.filter(kept) };
   }
 
   private announce(stored: EventRow[]): void {
@@ -218,6 +209,3 @@ export class EventLogWriter {
   }
 }
 
-function userKey(tenantSeq: number, userId: string): string {
-  return `${tenantSeq}\n${userId}`;
-}
