@@ -82,6 +82,15 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     (await sink.queryEvents({ tenantSeq }, { limit: 10_000 })).map((e) => e.eventId).sort();
   const rows = (from: number, count: number, fields: Partial<EventRow> = {}) => Array.from({ length: count }, (_, i) => eventRow(from + i, fields));
 
+  it('creates the stream once when several nodes start together, as a work queue on disk, and applies a changed duplicate window', async () => {
+    const logs = await Promise.all([openLog(), openLog(), openLog()]);
+    const config = (await logs[0]!.manager().streams.info(EVENTS_STREAM)).config;
+    expect([config.subjects, config.retention, config.storage, config.num_replicas]).toEqual([['svc.events.>'], 'workqueue', 'file', 1]);
+    expect(config.duplicate_window).toBe(120_000 * 1_000_000);
+    const changed = await openLog({ duplicateWindowMs: 30_000 });
+    expect((await changed.manager().streams.info(EVENTS_STREAM)).config.duplicate_window).toBe(30_000 * 1_000_000);
+  });
+
   it('resolves a commit only once the stream holds the batch, and stores it in the sink through the writer', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
