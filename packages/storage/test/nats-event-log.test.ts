@@ -167,6 +167,24 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await vi.waitFor(async () => expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(5), WAIT);
   });
 
+  it('keeps writing after NATS restarts, and loses none of the events it acknowledged before', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const sink = await duckDbSink();
+    await store.commit({ events: rows(1, 10), rejects: [] });
+    await nats.kill();
+    await nats.restart();
+    await startWriter(await openLog(), { sink });
+    await vi.waitFor(async () => expect((await store.commit({ events: rows(11, 10), rejects: [] })).inserted.size).toBe(10), WAIT);
+    await vi.waitFor(async () => expect(await sink.countEvents({ tenantSeq: 1 })).toBe(20), WAIT);
+    // The writer outlives a second outage while it is running.
+    await nats.kill();
+    await nats.restart();
+    await vi.waitFor(async () => expect((await store.commit({ events: rows(21, 10), rejects: [] })).inserted.size).toBe(10), WAIT);
+    await vi.waitFor(async () => expect(await sink.countEvents({ tenantSeq: 1 })).toBe(30), WAIT);
+    expect(await streamMessages(log)).toBe(0);
+  });
+
   it('delivers a batch again when a writer dies before its ack, and the sink keeps each event once', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
