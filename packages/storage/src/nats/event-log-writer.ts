@@ -12,12 +12,12 @@ export const WRITER_CONSUMER = 'writer';
 /** Longest a batch gathers messages before it is written. */
 export const WRITER_BATCH_WAIT_MS = 1_000;
 /**
- * Most messages in one batch. A message carries a commit's events of one tenant, up to the
- * server's `max_payload` (1 MiB by default): about 10^4–10^5 rows a batch under load, and the
- * batch's memory stays under this many times `max_payload`. (The client takes a message or a
- * byte limit for a fetch, not both.)
+ * Most message bytes in one batch: about 10^4–10^5 event rows, well under the 64 MiB a NATS
+ * server lets a client fall behind before it drops it as a slow consumer (a fetch of 80 MB was
+ * cut off and waited for redelivery). The client then also caps a fetch at 100 messages: it
+ * takes a byte or a message limit, not both.
  */
-export const WRITER_BATCH_MESSAGES = 256;
+export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 /** How long a delivered message may stay unacknowledged before JetStream gives it to a writer again. */
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
@@ -39,8 +39,8 @@ export interface EventLogWriterOptions {
   onError?: (error: unknown) => void;
   /** Default WRITER_BATCH_WAIT_MS (JetStream's minimum is 1,000). */
   batchWaitMs?: number;
-  /** Default WRITER_BATCH_MESSAGES. */
-  batchMessages?: number;
+  /** Default WRITER_BATCH_BYTES. */
+  batchBytes?: number;
   /** Default WRITER_ACK_WAIT_MS. */
   ackWaitMs?: number;
   /** Default WRITER_RETRY_DELAY_MS. */
@@ -50,7 +50,7 @@ export interface EventLogWriterOptions {
 /**
  * Moves events from the stream EVENTS into the sink. Every node runs one; they share the
  * durable consumer WRITER_CONSUMER, so each message goes to one writer at a time. A batch
- * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_MESSAGES) is written with one `sink.commit`, its
+ * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_BYTES) is written with one `sink.commit`, its
  * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
  * When the sink or the queue fails, nothing is acknowledged: the messages come again after
  * WRITER_RETRY_DELAY_MS (to any writer) and the stream grows meanwhile. A writer that dies
@@ -63,6 +63,9 @@ export class EventLogWriter {
   private fetching: ConsumerMessages | null = null;
   private running: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** Messages fetched and neither acknowledged nor given back yet. */
+  private readonly held = new Set<JsMsg>();
+  private progress: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -72,6 +75,15 @@ export class EventLogWriter {
   /** Creates (or updates) the shared consumer and starts writing. */
   async start(): Promise<void> {
     const consumer = await this.consumer();
+    // Held messages must not outlive the ack wait, or JetStream hands them to another writer:
+    // those waiting in a fetch, in the next batch, or in a long insert.
+    this.progress = setInterval(() => {
+      try {
+        for (const message of this.held) message.working();
+      } catch {
+        // The connection is gone: the messages come again after the ack wait anyway.
+      }
+    }, (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
     this.running = this.run(consumer);
   }
 
@@ -100,27 +112,51 @@ export class EventLogWriter {
   }
 
   private async run(consumer: Consumer): Promise<void> {
+    // The next batch is fetched while the sink writes this one, so that the transfer from the
+    // server overlaps the insert.
+    let next = this.fetch(consumer);
     // A closed connection stays closed (the client reconnects by itself until it is closed).
     while (!this.stopping && !this.log.connection.isClosed()) {
-      const messages: JsMsg[] = [];
-      try {
-        this.fetching = await consumer.fetch({
-          max_messages: this.options.batchMessages ?? WRITER_BATCH_MESSAGES,
-          expires: this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS,
-        });
-        for await (const message of this.fetching) messages.push(message);
-      } catch (error) {
-        // NATS unreachable or the consumer gone: what came is written, then try again.
-        if (!messages.length) {
-          this.report(error);
-          await this.pause();
-          continue;
-        }
-      } finally {
-        this.fetching = null;
-      }
+      const messages = await next;
+      next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
       if (messages.length) await this.write(messages);
     }
+    // Fetched while stopping: offered to the other writers at once rather than after the ack wait.
+    const unwritten = await next;
+    this.release(unwritten);
+    for (const message of unwritten) {
+      try {
+        message.nak();
+      } catch {
+        // The connection is gone: the ack wait gives them back.
+      }
+    }
+    if (this.progress) clearInterval(this.progress);
+  }
+
+  /** One batch of messages: what arrives within the batch wait, up to the batch bytes. */
+  private async fetch(consumer: Consumer): Promise<JsMsg[]> {
+    const messages: JsMsg[] = [];
+    try {
+      this.fetching = await consumer.fetch({
+        max_bytes: this.options.batchBytes ?? WRITER_BATCH_BYTES,
+        expires: this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS,
+      });
+      if (this.stopping) this.fetching.stop();
+      for await (const message of this.fetching) {
+        messages.push(message);
+        this.held.add(message);
+      }
+    } catch (error) {
+      // NATS unreachable or the consumer gone: what came is written, then fetch again.
+      if (!messages.length) {
+        this.report(error);
+        await this.pause();
+      }
+    } finally {
+      this.fetching = null;
+    }
+    return messages;
   }
 
   /** Writes one batch; on failure asks for its messages again after the retry delay. */
@@ -129,32 +165,24 @@ export class EventLogWriter {
     if (!decoded.length) return;
     const messages = decoded.map((d) => d.message);
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
-    // A long insert must not let the ack wait pass: JetStream would hand the batch to another writer.
-    const progress = setInterval(() => {
-      try {
-        for (const message of messages) message.working();
-      } catch {
-        // The connection is gone: the batch's ack fails too, and the messages come again.
-      }
-    }, (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
     try {
       const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.isErasing);
       const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
       if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
       for (const message of messages) message.ack();
+      this.release(messages);
       await this.log.connection.flush();
       const stored = events.filter((e) => outcome.inserted.has(eventKey(e.tenantSeq, e.eventId)));
       if (stored.length) this.announce(stored);
     } catch (error) {
       this.report(error);
+      this.release(messages);
       try {
         for (const message of messages) message.nak(retryDelayMs);
       } catch {
         // The connection is gone: the messages come again once the ack wait has passed.
       }
       await this.pause();
-    } finally {
-      clearInterval(progress);
     }
   }
 
@@ -169,6 +197,7 @@ export class EventLogWriter {
         decoded.push({ message, entry: decodeEntry(message.data) });
       } catch (error) {
         this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
+        this.held.delete(message);
         try {
           message.term();
         } catch {
@@ -177,6 +206,10 @@ export class EventLogWriter {
       }
     }
     return decoded;
+  }
+
+  private release(messages: JsMsg[]): void {
+    for (const message of messages) this.held.delete(message);
   }
 
   private announce(stored: EventRow[]): void {
