@@ -44,3 +44,25 @@ export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseEr
 export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
 export { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
 export type { PollLookup } from './clickhouse/ch-poll-results';
+export { connectNats, natsServers, NATS_CONNECT_TIMEOUT_MS, NATS_RECONNECT_WAIT_MS, type NatsConnectionOptions } from './nats/nats-connection';
+export {
+  EventLog,
+  EVENTS_STREAM,
+  EVENTS_SUBJECT_PREFIX,
+  EVENTS_DUPLICATE_WINDOW_MS,
+  EVENTS_PUBLISH_TIMEOUT_MS,
+  POSITION_POLL_INTERVAL_MS,
+  type EventLogOptions,
+} from './nats/event-log';
+export { JetStreamEventStore, RECENT_EVENT_KEYS_PER_GENERATION } from './nats/jetstream-event-store';
+export {
+  EventLogWriter,
+  WRITER_CONSUMER,
+  WRITER_BATCH_WAIT_MS,
+  WRITER_BATCH_BYTES,
+  WRITER_ACK_WAIT_MS,
+  WRITER_RETRY_DELAY_MS,
+  type EventLogWriterOptions,
+} from './nats/event-log-writer';
+export type { ErasingUserCheck } from './nats/erasing-users';
+export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';

@@ -1,0 +1,244 @@
+import { AckPolicy, DeliverPolicy, jetstream, type Consumer, type ConsumerConfig, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { nanos } from '@nats-io/transport-node';
+import { eventKey, type EventStore, type NewDelivery } from '../event-store';
+import type { EventRow } from '../records';
+import { decodeEntry, type EventLogEntry } from './event-log-chunks';
+import { withoutErasingUsers, type ErasingUserCheck } from './erasing-users';
+import { EVENTS_STREAM, type EventLog } from './event-log';
+import { publishStoredNotice } from './stored-notice';
+
+/** The durable pull consumer all nodes' writers share. */
+export const WRITER_CONSUMER = 'writer';
+/** Longest a batch gathers messages before it is written. */
+export const WRITER_BATCH_WAIT_MS = 1_000;
+/**
+ * Most message bytes in one batch: about 10^4–10^5 event rows, well under the 64 MiB a NATS
+ * server lets a client fall behind before it drops it as a slow consumer (a fetch of 80 MB was
+ * cut off and waited for redelivery). The client then also caps a fetch at 100 messages: it
+ * takes a byte or a message limit, not both.
+ */
+export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
+/** How long a delivered message may stay unacknowledged before JetStream gives it to a writer again. */
+export const WRITER_ACK_WAIT_MS = 60_000;
+/** Pause after a failed batch (sink or queue down) before its messages come again. */
+export const WRITER_RETRY_DELAY_MS = 5_000;
+/** Most messages delivered and not yet acknowledged, over all writers. */
+const MAX_ACK_PENDING = 20_000;
+
+
+export interface EventLogWriterOptions {
+  /** Where events and rejects are written (ClickHouse's store in production). */
+  sink: EventStore;
+  /** Enqueues the webhook deliveries of the stored events (the WEBHOOKS stream); after the sink, before the ack. */
+  enqueueDeliveries: (deliveries: NewDelivery[]) => Promise<void>;
+  /** Default: nobody is being erased. */
+  isErasing?: ErasingUserCheck;
+  /** Called with the events each batch stored, after the ack. */
+  onStored?: (rows: EventRow[]) => void;
+  /** A failed batch or fetch (it is retried). Default: written to stderr. */
+  onError?: (error: unknown) => void;
+  /** Default WRITER_BATCH_WAIT_MS (JetStream's minimum is 1,000). */
+  batchWaitMs?: number;
+  /** Default WRITER_BATCH_BYTES. */
+  batchBytes?: number;
+  /** Default WRITER_ACK_WAIT_MS. */
+  ackWaitMs?: number;
+  /** Default WRITER_RETRY_DELAY_MS. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Moves events from the stream EVENTS into the sink. Every node runs one; they share the
+ * durable consumer WRITER_CONSUMER, so each message goes to one writer at a time. A batch
+ * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_BYTES) is written with one `sink.commit`, its
+ * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
+ * When the sink or the queue fails, nothing is acknowledged: the messages come again after
+ * WRITER_RETRY_DELAY_MS (to any writer) and the stream grows meanwhile. A writer that dies
+ * before its ack leaves its messages to be delivered again after the ack wait; the sink drops
+ * the duplicates (ReplacingMergeTree, or DuckDB's unique key) and the queue drops deliveries
+ * it already has by their id.
+ */
+export class EventLogWriter {
+  private stopping = false;
+  private fetching: ConsumerMessages | null = null;
+  private running: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  /** Messages fetched and neither acknowledged nor given back yet. */
+  private readonly held = new Set<JsMsg>();
+  private progress: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly options: EventLogWriterOptions,
+  ) {}
+
+  /** Creates (or updates) the shared consumer and starts writing. */
+  async start(): Promise<void> {
+    const consumer = await this.consumer();
+    // Held messages must not outlive the ack wait, or JetStream hands them to another writer:
+    // those waiting in a fetch, in the next batch, or in a long insert.
+    this.progress = setInterval(() => {
+      try {
+        for (const message of this.held) message.working();
+      } catch {
+        // The connection is gone: the messages come again after the ack wait anyway.
+      }
+    }, (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
+    this.running = this.run(consumer);
+  }
+
+  /** Stops fetching, finishes the batch in hand and resolves. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.fetching?.stop();
+    this.wake?.();
+    await this.running;
+  }
+
+  private async consumer(): Promise<Consumer> {
+    const jsm: JetStreamManager = this.log.manager();
+    const config: Partial<ConsumerConfig> = {
+      durable_name: WRITER_CONSUMER,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: nanos(this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS),
+      max_ack_pending: MAX_ACK_PENDING,
+      max_deliver: -1,
+    };
+    const existing = await jsm.consumers.info(EVENTS_STREAM, WRITER_CONSUMER).catch(() => null);
+    if (!existing) await jsm.consumers.add(EVENTS_STREAM, config).catch((error) => jsm.consumers.info(EVENTS_STREAM, WRITER_CONSUMER).catch(() => Promise.reject(error)));
+    else if (existing.config.ack_wait !== config.ack_wait) await jsm.consumers.update(EVENTS_STREAM, WRITER_CONSUMER, { ack_wait: config.ack_wait });
+    return jetstream(this.log.connection).consumers.get(EVENTS_STREAM, WRITER_CONSUMER);
+  }
+
+  private async run(consumer: Consumer): Promise<void> {
+    // The next batch is fetched while the sink writes this one, so that the transfer from the
+    // server overlaps the insert.
+    let next = this.fetch(consumer);
+    // A closed connection stays closed (the client reconnects by itself until it is closed).
+    while (!this.stopping && !this.log.connection.isClosed()) {
+      const messages = await next;
+      next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
+      if (messages.length) await this.write(messages);
+    }
+    // Fetched while stopping: offered to the other writers at once rather than after the ack wait.
+    const unwritten = await next;
+    this.release(unwritten);
+    for (const message of unwritten) {
+      try {
+        message.nak();
+      } catch {
+        // The connection is gone: the ack wait gives them back.
+      }
+    }
+    if (this.progress) clearInterval(this.progress);
+  }
+
+  /** One batch of messages: what arrives within the batch wait, up to the batch bytes. */
+  private async fetch(consumer: Consumer): Promise<JsMsg[]> {
+    const messages: JsMsg[] = [];
+    try {
+      this.fetching = await consumer.fetch({
+        max_bytes: this.options.batchBytes ?? WRITER_BATCH_BYTES,
+        expires: this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS,
+      });
+      if (this.stopping) this.fetching.stop();
+      for await (const message of this.fetching) {
+        messages.push(message);
+        this.held.add(message);
+      }
+    } catch (error) {
+      // NATS unreachable or the consumer gone: what came is written, then fetch again.
+      if (!messages.length) {
+        this.report(error);
+        await this.pause();
+      }
+    } finally {
+      this.fetching = null;
+    }
+    return messages;
+  }
+
+  /** Writes one batch; on failure asks for its messages again after the retry delay. */
+  private async write(fetched: JsMsg[]): Promise<void> {
+    const decoded = this.decode(fetched);
+    if (!decoded.length) return;
+    const messages = decoded.map((d) => d.message);
+    const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
+    try {
+      const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.isErasing);
+      const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
+      if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
+      for (const message of messages) message.ack();
+      this.release(messages);
+      await this.log.connection.flush();
+      const stored = events.filter((e) => outcome.inserted.has(eventKey(e.tenantSeq, e.eventId)));
+      if (stored.length) this.announce(stored);
+    } catch (error) {
+      this.report(error);
+      this.release(messages);
+      try {
+        for (const message of messages) message.nak(retryDelayMs);
+      } catch {
+        // The connection is gone: the messages come again once the ack wait has passed.
+      }
+      await this.pause();
+    }
+  }
+
+  /**
+   * The messages whose body decodes. Only this service publishes to the stream, so another body
+   * is a message nobody can store: it is reported and terminated rather than retried forever.
+   */
+  private decode(messages: JsMsg[]): { message: JsMsg; entry: EventLogEntry }[] {
+    const decoded: { message: JsMsg; entry: EventLogEntry }[] = [];
+    for (const message of messages) {
+      try {
+        decoded.push({ message, entry: decodeEntry(message.data) });
+      } catch (error) {
+        this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
+        this.held.delete(message);
+        try {
+          message.term();
+        } catch {
+          // The connection is gone: the message comes again and is dropped then.
+        }
+      }
+    }
+    return decoded;
+  }
+
+  private release(messages: JsMsg[]): void {
+    for (const message of messages) this.held.delete(message);
+  }
+
+  private announce(stored: EventRow[]): void {
+    const counts = new Map<number, number>();
+    for (const event of stored) counts.set(event.tenantSeq, (counts.get(event.tenantSeq) ?? 0) + 1);
+    publishStoredNotice(this.log.connection, counts);
+    try {
+      this.options.onStored?.(stored);
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  private report(error: unknown): void {
+    if (this.options.onError) this.options.onError(error);
+    else console.error('event log writer:', error);
+  }
+
+  /** Waits the retry delay, or less when the writer stops. */
+  private async pause(): Promise<void> {
+    if (this.stopping) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = null;
+  }
+}
+

@@ -1,0 +1,93 @@
+import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
+import {
+  eventKey,
+  type CommitBatch,
+  type CommitOutcome,
+  type EventFilter,
+  type EventPageRequest,
+  type EventStore,
+  type QuarantinedEvent,
+} from '../event-store';
+import type { EventRow } from '../records';
+import { chunkEntries } from './event-log-chunks';
+import type { EventLog } from './event-log';
+import { RecentKeys } from '../recent-keys';
+
+/** Event keys a node remembers as stored, per generation (two generations are kept). */
+export const RECENT_EVENT_KEYS_PER_GENERATION = 500_000;
+
+/**
+ * Events in cluster mode: a commit publishes the batch to the stream EVENTS and resolves once
+ * every message of it has its PubAck, which makes it the acknowledgement point of ingest; the
+ * writer (EventLogWriter) moves it into the reads' store later. When JetStream cannot be
+ * reached or does not answer in time, the commit rejects with `storage_unavailable` and the
+ * request is acknowledged to nobody. Reads go to `reads` (ClickHouse's store).
+ *
+ * `inserted` is every event of the batch neither in this node's recent-ids cache nor in a
+ * message the stream already had (a duplicate PubAck): a batch retried on any node within the
+ * stream's duplicate window counts as stored once. Duplicates the cache and the stream miss
+ * (a retried batch grouped differently, or after the window) are dropped by the sink's
+ * ReplacingMergeTree; reads are correct with them unmerged.
+ */
+export class JetStreamEventStore implements EventStore {
+  private readonly recent: RecentKeys;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly reads: EventStore,
+    /** Default RECENT_EVENT_KEYS_PER_GENERATION. */
+    recentKeysPerGeneration = RECENT_EVENT_KEYS_PER_GENERATION,
+  ) {
+    this.recent = new RecentKeys(recentKeysPerGeneration);
+  }
+
+  async commit(batch: CommitBatch): Promise<CommitOutcome> {
+    const events: EventRow[] = [];
+    const keys: string[] = [];
+    const candidates = new Set<string>();
+    for (let i = 0; i < batch.events.length; i++) {
+      const event = batch.events[i]!;
+      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
+      if (candidates.has(key) || this.recent.has(key)) continue;
+      events.push(event);
+      keys.push(key);
+      candidates.add(key);
+    }
+    const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
+    if (!events.length && !batch.rejects.length) return { inserted: new Set() };
+    const chunks = chunkEntries({ events, keys, rejects: batch.rejects, deliveries }, this.log.maxBodyBytes);
+    const acks = await Promise.all(chunks.map((chunk) => this.log.publish(chunk)));
+    const inserted = new Set<string>();
+    chunks.forEach((chunk, i) => {
+      for (const key of chunk.keys) {
+        this.recent.add(key);
+        if (!acks[i]!.duplicate) inserted.add(key);
+      }
+    });
+    return { inserted };
+  }
+
+  queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
+    return this.reads.queryEvents(filter, page);
+  }
+
+  streamEventText(filter: EventFilter, format: ExportTextFormat, options?: ExportTextOptions): AsyncIterable<string> {
+    return this.reads.streamEventText(filter, format, options);
+  }
+
+  countEvents(filter: EventFilter): Promise<number> {
+    return this.reads.countEvents(filter);
+  }
+
+  purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
+    return this.reads.purgeEventsBefore(tenantSeq, cutoffMs);
+  }
+
+  purgeRejectedBefore(cutoffMs: number): Promise<number> {
+    return this.reads.purgeRejectedBefore(cutoffMs);
+  }
+
+  listRejected(tenantSeq: number, options: { limit: number; after?: { receivedAtMs: number; id: string } }): Promise<QuarantinedEvent[]> {
+    return this.reads.listRejected(tenantSeq, options);
+  }
+}

@@ -1,0 +1,48 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { SvcError } from '@svc/protocol';
+import { STORAGE_RETRY_AFTER_SECONDS } from '../duckdb/duckdb-database';
+
+/** How long the first connection may take before `connectNats` fails. */
+export const NATS_CONNECT_TIMEOUT_MS = 5_000;
+/** Pause between two reconnection attempts to one server. */
+export const NATS_RECONNECT_WAIT_MS = 1_000;
+
+export interface NatsConnectionOptions {
+  /** Shown by the server's monitoring pages (e.g. the node id). */
+  name?: string;
+  /** Default NATS_CONNECT_TIMEOUT_MS. */
+  connectTimeoutMs?: number;
+  /** Default NATS_RECONNECT_WAIT_MS. */
+  reconnectWaitMs?: number;
+}
+
+/** `nats://a:4222, nats://b:4222` → the list of servers; surrounding blanks and empty entries dropped. */
+export function natsServers(urls: string): string[] {
+  return urls.split(',').map((url) => url.trim()).filter((url) => url.length > 0);
+}
+
+/**
+ * Connects to the first reachable server of a comma list (`SVC_NATS_URL`). Once connected the
+ * client reconnects forever, to any server of the list or of the cluster the server gossips:
+ * a node must outlive any NATS outage. Publishing while disconnected waits in the client's
+ * buffer until the request times out. When no server answers now, rejects with
+ * `storage_unavailable` (the caller retries, e.g. a node's start-up readiness loop).
+ */
+export async function connectNats(urls: string, options: NatsConnectionOptions = {}): Promise<NatsConnection> {
+  const servers = natsServers(urls);
+  if (!servers.length) throw new Error('No NATS server given: SVC_NATS_URL is empty.');
+  try {
+    return await connect({
+      servers,
+      name: options.name,
+      timeout: options.connectTimeoutMs ?? NATS_CONNECT_TIMEOUT_MS,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: options.reconnectWaitMs ?? NATS_RECONNECT_WAIT_MS,
+    });
+  } catch (error) {
+    throw new SvcError('storage_unavailable', `No NATS server of ${servers.join(', ')} can be reached: ${(error as Error).message}.`, {
+      cause: error,
+      headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+    });
+  }
+}

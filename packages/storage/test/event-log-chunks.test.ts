@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { eventKey } from '../src';
+import { chunkEntries, decodeEntry } from '../src/nats/event-log-chunks';
+import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
+
+const keysOf = (events: ReturnType<typeof eventRow>[]) => events.map((e) => eventKey(e.tenantSeq, e.eventId));
+
+describe('chunking a batch into EVENTS messages', () => {
+  it('puts each tenant in messages of its own and keeps every row, text exactly as sent', () => {
+    const events = [eventRow(1), eventRow(2, { tenantSeq: 2 }), eventRow(3, { userId: 'lone \ud800 "quote" \\ nul\u0000', data: '{"x":"\u2028"}' })];
+    const rejects = [rejectRow(1, { tenantSeq: 2 })];
+    const deliveries = [deliveryOf(events[0]!), deliveryOf(events[1]!)];
+    const chunks = chunkEntries({ events, keys: keysOf(events), rejects, deliveries }, 1_000_000);
+    expect(chunks.map((c) => c.tenantSeq).sort()).toEqual([1, 2]);
+    const one = decodeEntry(chunks.find((c) => c.tenantSeq === 1)!.body);
+    const two = decodeEntry(chunks.find((c) => c.tenantSeq === 2)!.body);
+    expect(one).toEqual({ events: [events[0], events[2]], rejects: [], deliveries: [deliveries[0]] });
+    expect(two).toEqual({ events: [events[1]], rejects, deliveries: [deliveries[1]] });
+    expect(chunks.find((c) => c.tenantSeq === 1)!.keys).toEqual([keysOf(events)[0], keysOf(events)[2]]);
+  });
+
+  it('keeps every message body under the limit, in order, with each event before its deliveries', () => {
+    const events = Array.from({ length: 200 }, (_, i) => eventRow(i + 1));
+    const deliveries = events.flatMap((e) => [deliveryOf(e, 'ep-1'), deliveryOf(e, 'ep-2')]);
+    const chunks = chunkEntries({ events, keys: keysOf(events), rejects: [], deliveries }, 4_000);
+    expect(chunks.length).toBeGreaterThan(10);
+    for (const chunk of chunks) expect(chunk.body.byteLength).toBeLessThanOrEqual(4_000);
+    const decoded = chunks.map((c) => decodeEntry(c.body));
+    expect(decoded.flatMap((d) => d.events)).toEqual(events);
+    expect(decoded.flatMap((d) => d.deliveries)).toEqual(deliveries);
+    const seen = new Set<string>();
+    for (const entry of decoded) {
+      for (const e of entry.events) seen.add(e.eventId);
+      for (const d of entry.deliveries) expect(seen.has(d.eventId)).toBe(true);
+    }
+  });
+
+  it('gives the same rows the same message ids, and other rows other ids', () => {
+    const events = Array.from({ length: 50 }, (_, i) => eventRow(i + 1));
+    const first = chunkEntries({ events, keys: keysOf(events), rejects: [], deliveries: [] }, 3_000);
+    // Deliveries planned again on a retry get new ids: they must not change the message id.
+    const again = chunkEntries({ events: events.map((e) => ({ ...e, receivedAtMs: e.receivedAtMs + 5 })), keys: keysOf(events), rejects: [], deliveries: [] }, 3_000);
+    expect(again.map((c) => c.msgId)).toEqual(first.map((c) => c.msgId));
+    const other = chunkEntries({ events: events.slice(1), keys: keysOf(events.slice(1)), rejects: [], deliveries: [] }, 3_000);
+    expect(other[0]!.msgId).not.toBe(first[0]!.msgId);
+    expect(new Set(first.map((c) => c.msgId)).size).toBe(first.length);
+    const otherTenant = chunkEntries({ events: [eventRow(1, { tenantSeq: 9 })], keys: ['9:x'], rejects: [], deliveries: [] }, 3_000);
+    expect(otherTenant[0]!.msgId).not.toBe(chunkEntries({ events: [eventRow(1)], keys: ['1:x'], rejects: [], deliveries: [] }, 3_000)[0]!.msgId);
+  });
+
+  it('refuses a row larger than a message rather than sending what the server would refuse', () => {
+    const big = eventRow(1, { data: JSON.stringify({ text: 'x'.repeat(5_000) }) });
+    expect(() => chunkEntries({ events: [big], keys: keysOf([big]), rejects: [], deliveries: [] }, 4_000)).toThrow(/does not fit/);
+  });
+
+  it('refuses a message body that is not an entry', () => {
+    expect(() => decodeEntry(Buffer.from('{"events":[]}'))).toThrow(/lacks/);
+    expect(() => decodeEntry(Buffer.from('not json'))).toThrow();
+  });
+});

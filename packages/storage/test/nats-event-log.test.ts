@@ -1,0 +1,349 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { SvcError } from '@svc/protocol';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  connectNats,
+  DuckDbDatabase,
+  DuckDbEventStore,
+  EVENTS_STREAM,
+  EventLog,
+  EventLogWriter,
+  JetStreamEventStore,
+  subscribeStoredNotices,
+  type CommitBatch,
+  type CommitOutcome,
+  type EventLogWriterOptions,
+  type EventRow,
+  type EventStore,
+  type NewDelivery,
+} from '../src';
+import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
+import { natsAvailable, startNats, type NatsServer } from './nats-server';
+
+const available = natsAvailable();
+/** Short waits so that failures and redeliveries show within a test. */
+const FAST = { publishTimeoutMs: 1_000 };
+const FAST_WRITER = { batchWaitMs: 1_000, retryDelayMs: 200, ackWaitMs: 2_000 };
+const WAIT = { timeout: 20_000, interval: 50 };
+
+describe.skipIf(!available)('events through the JetStream stream EVENTS', () => {
+  let nats: NatsServer;
+  const connections: NatsConnection[] = [];
+  const writers: EventLogWriter[] = [];
+  const databases: DuckDbDatabase[] = [];
+
+  beforeAll(async () => {
+    nats = await startNats();
+  });
+  afterAll(async () => {
+    await nats?.stop();
+  });
+  afterEach(async () => {
+    await Promise.all(writers.splice(0).map((w) => w.stop()));
+    const admin = await connectNats(nats.url);
+    await (await jetstreamManager(admin)).streams.delete(EVENTS_STREAM).catch(() => undefined);
+    await admin.close();
+    await Promise.all(connections.splice(0).map((c) => c.close().catch(() => undefined)));
+    await Promise.all(databases.splice(0).map((db) => db.close()));
+  });
+
+  async function connection(): Promise<NatsConnection> {
+    const nc = await connectNats(nats.url, { reconnectWaitMs: 100 });
+    connections.push(nc);
+    return nc;
+  }
+
+  async function openLog(options: Parameters<typeof EventLog.open>[1] = {}): Promise<EventLog> {
+    return EventLog.open(await connection(), { ...FAST, ...options });
+  }
+
+  async function duckDbSink(): Promise<DuckDbEventStore> {
+    const db = await DuckDbDatabase.open(mkdtempSync(join(tmpdir(), 'svc-nats-sink-')));
+    databases.push(db);
+    return new DuckDbEventStore(db);
+  }
+
+  async function startWriter(log: EventLog, options: Partial<EventLogWriterOptions> & { sink: EventStore }): Promise<EventLogWriter> {
+    const writer = new EventLogWriter(log, { enqueueDeliveries: async () => {}, onError: () => {}, ...FAST_WRITER, ...options });
+    await writer.start();
+    writers.push(writer);
+    return writer;
+  }
+
+  async function streamMessages(log: EventLog): Promise<number> {
+    return (await log.manager().streams.info(EVENTS_STREAM)).state.messages;
+  }
+
+  const storedIds = async (sink: EventStore, tenantSeq = 1) =>
+    (await sink.queryEvents({ tenantSeq }, { limit: 10_000 })).map((e) => e.eventId).sort();
+  const rows = (from: number, count: number, fields: Partial<EventRow> = {}) => Array.from({ length: count }, (_, i) => eventRow(from + i, fields));
+
+  it('creates the stream once when several nodes start together, as a work queue on disk, and applies a changed duplicate window', async () => {
+    const logs = await Promise.all([openLog(), openLog(), openLog()]);
+    const config = (await logs[0]!.manager().streams.info(EVENTS_STREAM)).config;
+    expect([config.subjects, config.retention, config.storage, config.num_replicas]).toEqual([['svc.events.>'], 'workqueue', 'file', 1]);
+    expect(config.duplicate_window).toBe(120_000 * 1_000_000);
+    const changed = await openLog({ duplicateWindowMs: 30_000 });
+    expect((await changed.manager().streams.info(EVENTS_STREAM)).config.duplicate_window).toBe(30_000 * 1_000_000);
+  });
+
+  it('resolves a commit only once the stream holds the batch, and stores it in the sink through the writer', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const events = rows(1, 20);
+    const { inserted } = await store.commit({ events, rejects: [rejectRow(1)] });
+    expect(inserted.size).toBe(20);
+    // Stored when the commit resolved: the message is there before any writer ran.
+    expect(await streamMessages(log)).toBe(1);
+    const message = await log.manager().streams.getMessage(EVENTS_STREAM, { seq: await log.position() });
+    expect(message!.subject).toBe('svc.events.1');
+    expect((message!.json() as { events: EventRow[] }).events).toEqual(events);
+
+    const sink = await duckDbSink();
+    await startWriter(log, { sink });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await storedIds(sink)).toEqual(events.map((e) => e.eventId).sort());
+    expect((await sink.listRejected(1, { limit: 10 })).map((r) => r.id)).toEqual([rejectRow(1).id]);
+  });
+
+  it('stores a batch retried on another node once, and answers the retry with nothing inserted', async () => {
+    const nodeA = new JetStreamEventStore(await openLog({ maxBodyBytes: 3_000 }), await duckDbSink());
+    const logB = await openLog({ maxBodyBytes: 3_000 });
+    const nodeB = new JetStreamEventStore(logB, await duckDbSink());
+    const events = rows(1, 40);
+    const batch: CommitBatch = { events, rejects: [], deliveries: events.map((e) => deliveryOf(e)) };
+    expect((await nodeA.commit(batch)).inserted.size).toBe(40);
+    const messages = await streamMessages(logB);
+    expect(messages).toBeGreaterThan(1);
+    // Another node (empty cache): the stream's PubAck says duplicate. The same node: its cache.
+    expect((await nodeB.commit(batch)).inserted.size).toBe(0);
+    expect((await nodeA.commit(batch)).inserted.size).toBe(0);
+    expect(await streamMessages(logB)).toBe(messages);
+
+    const sink = await duckDbSink();
+    const enqueued: NewDelivery[] = [];
+    await startWriter(logB, { sink, enqueueDeliveries: async (d) => void enqueued.push(...d) });
+    await vi.waitFor(async () => expect(await streamMessages(logB)).toBe(0), WAIT);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(40);
+    expect(enqueued.map((d) => d.id).sort()).toEqual(batch.deliveries!.map((d) => d.id).sort());
+  });
+
+  it('splits a batch per tenant under the message size and stores every event', async () => {
+    const log = await openLog({ maxBodyBytes: 2_500 });
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const events = [...rows(1, 30), ...rows(1_001, 30, { tenantSeq: 2 })];
+    expect((await store.commit({ events, rejects: [] })).inserted.size).toBe(60);
+    const subjects = new Set<string>();
+    for (let seq = 1; seq <= (await log.position()); seq++) {
+      const message = await log.manager().streams.getMessage(EVENTS_STREAM, { seq });
+      expect(message!.data.byteLength).toBeLessThanOrEqual(2_500);
+      subjects.add(message!.subject);
+    }
+    expect([...subjects].sort()).toEqual(['svc.events.1', 'svc.events.2']);
+    const sink = await duckDbSink();
+    await startWriter(log, { sink });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(30);
+    expect(await sink.countEvents({ tenantSeq: 2 })).toBe(30);
+  });
+
+  it('answers storage_unavailable with Retry-After while NATS is down, and stores again once it is back', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    await nats.kill();
+    try {
+      const failed = await store.commit({ events: rows(1, 5), rejects: [] }).then(() => null, (error: unknown) => error);
+      expect(failed).toBeInstanceOf(SvcError);
+      expect((failed as SvcError).code).toBe('storage_unavailable');
+      expect((failed as SvcError).headers?.['retry-after']).toMatch(/^\d+$/);
+    } finally {
+      await nats.restart();
+    }
+    // The client reconnects by itself; the retry of the same batch is stored.
+    await vi.waitFor(async () => expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(5), WAIT);
+  });
+
+  it('keeps writing after NATS restarts, and loses none of the events it acknowledged before', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const sink = await duckDbSink();
+    await store.commit({ events: rows(1, 10), rejects: [] });
+    await nats.kill();
+    await nats.restart();
+    await startWriter(await openLog(), { sink });
+    await vi.waitFor(async () => expect((await store.commit({ events: rows(11, 10), rejects: [] })).inserted.size).toBe(10), WAIT);
+    await vi.waitFor(async () => expect(await sink.countEvents({ tenantSeq: 1 })).toBe(20), WAIT);
+    // The writer outlives a second outage while it is running.
+    await nats.kill();
+    await nats.restart();
+    await vi.waitFor(async () => expect((await store.commit({ events: rows(21, 10), rejects: [] })).inserted.size).toBe(10), WAIT);
+    await vi.waitFor(async () => expect(await sink.countEvents({ tenantSeq: 1 })).toBe(30), WAIT);
+    expect(await streamMessages(log)).toBe(0);
+  });
+
+  it('delivers a batch again when a writer dies before its ack, and the sink keeps each event once', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const events = rows(1, 25);
+    await store.commit({ events, rejects: [], deliveries: events.map((e) => deliveryOf(e)) });
+    const sink = await duckDbSink();
+
+    // Writer A stores the batch and dies while enqueueing its deliveries, before the ack.
+    const logA = await openLog();
+    let dying!: () => void;
+    const stuck = new Promise<void>((resolve) => (dying = resolve));
+    let reachedQueue = false;
+    await startWriter(logA, {
+      sink,
+      enqueueDeliveries: async () => {
+        reachedQueue = true;
+        await stuck;
+        throw new Error('killed');
+      },
+    });
+    await vi.waitFor(() => expect(reachedQueue).toBe(true), WAIT);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(25);
+    await logA.connection.close();
+    dying();
+
+    const enqueued: NewDelivery[] = [];
+    await startWriter(await openLog(), { sink, enqueueDeliveries: async (d) => void enqueued.push(...d) });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(enqueued).toHaveLength(25);
+    expect(await storedIds(sink)).toEqual(events.map((e) => e.eventId).sort());
+  });
+
+  it('keeps a batch whose insert outlasts the ack wait from going to a second writer', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const duckDb = await duckDbSink();
+    const committed: string[] = [];
+    const slow: EventStore = new Proxy(duckDb, {
+      get(target, property, receiver) {
+        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+        return async (batch: CommitBatch): Promise<CommitOutcome> => {
+          committed.push(...batch.events.map((e) => e.eventId));
+          await new Promise((resolve) => setTimeout(resolve, 3_500));
+          return target.commit(batch);
+        };
+      },
+    });
+    const ackWaitMs = 1_500;
+    await startWriter(await openLog(), { sink: slow, ackWaitMs });
+    await startWriter(await openLog(), { sink: slow, ackWaitMs });
+    await store.commit({ events: rows(1, 10), rejects: [] });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(committed.sort()).toEqual(rows(1, 10).map((e) => e.eventId).sort());
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(10);
+  });
+
+  it('lets the stream grow while the sink is down and catches up afterwards, losing nothing', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const duckDb = await duckDbSink();
+    let down = true;
+    const failures = { count: 0 };
+    const sink = failingWhile(duckDb, () => down, failures);
+    await startWriter(log, { sink });
+    for (let batch = 0; batch < 10; batch++) await store.commit({ events: rows(batch * 100 + 1, 50), rejects: [] });
+    await vi.waitFor(() => expect(failures.count).toBeGreaterThanOrEqual(2), WAIT);
+    expect(await streamMessages(log)).toBe(10);
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(0);
+    down = false;
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(500);
+  });
+
+  it('drops the rows and deliveries of users being erased and stores the others', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const kept = rows(1, 10);
+    const erased = rows(101, 10, { userId: 'Erased' });
+    // Same id, other case: another user.
+    const sameLetters = rows(201, 3, { userId: 'erased' });
+    const events = [...kept, ...erased, ...sameLetters];
+    await store.commit({ events, rejects: [rejectRow(1, { userId: 'Erased' }), rejectRow(2, { userId: 'u-1' })], deliveries: events.map((e) => deliveryOf(e)) });
+    const sink = await duckDbSink();
+    const enqueued: NewDelivery[] = [];
+    await startWriter(log, {
+      sink,
+      isErasing: async (tenantSeq, userId) => tenantSeq === 1 && userId === 'Erased',
+      enqueueDeliveries: async (d) => void enqueued.push(...d),
+    });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await storedIds(sink)).toEqual([...kept, ...sameLetters].map((e) => e.eventId).sort());
+    expect((await sink.listRejected(1, { limit: 10 })).map((r) => r.id)).toEqual([rejectRow(2).id]);
+    expect(enqueued.map((d) => d.eventId).sort()).toEqual([...kept, ...sameLetters].map((e) => e.eventId).sort());
+  });
+
+  it('tells when the writer has passed a stream position, so an erasure can wait for it', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    expect(await log.position()).toBe(0);
+    expect(await log.passed(0)).toBe(true);
+    await store.commit({ events: rows(1, 10), rejects: [] });
+    await store.commit({ events: rows(11, 10, { tenantSeq: 2 }), rejects: [] });
+    const position = await log.position();
+    expect(position).toBe(2);
+    expect(await log.passed(position)).toBe(false);
+    await expect(log.waitUntilPassed(position, AbortSignal.timeout(300), 20)).rejects.toThrow();
+
+    const sink = await duckDbSink();
+    let passed = false;
+    const waiting = log.waitUntilPassed(position, undefined, 20).then(() => (passed = true));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(passed).toBe(false);
+    await startWriter(log, { sink });
+    await waiting;
+    // Everything up to the position is in the sink by then.
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(10);
+    expect(await sink.countEvents({ tenantSeq: 2 })).toBe(10);
+    // Later messages do not hold back an earlier position.
+    await writers.pop()!.stop();
+    await store.commit({ events: rows(21, 1), rejects: [] });
+    expect(await log.passed(position)).toBe(true);
+    expect(await log.passed(await log.position())).toBe(false);
+  });
+
+  it('enqueues deliveries after the sink stored their events, then tells this node and the others what was stored', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const sink = await duckDbSink();
+    const notices: [number, number][] = [];
+    const other = await connection();
+    subscribeStoredNotices(other, (tenantSeq, count) => notices.push([tenantSeq, count]));
+    await other.flush();
+    const storedBeforeQueue: number[] = [];
+    const onStored: EventRow[][] = [];
+    await startWriter(log, {
+      sink,
+      enqueueDeliveries: async () => void storedBeforeQueue.push(await sink.countEvents({ tenantSeq: 1 })),
+      onStored: (stored) => onStored.push(stored),
+    });
+    const events = [...rows(1, 4), ...rows(11, 2, { tenantSeq: 2 })];
+    await store.commit({ events, rejects: [], deliveries: events.filter((e) => e.tenantSeq === 1).map((e) => deliveryOf(e)) });
+    await vi.waitFor(() => expect(onStored.flat()).toHaveLength(6), WAIT);
+    expect(storedBeforeQueue).toEqual([4]);
+    await vi.waitFor(() => expect(notices.sort()).toEqual([[1, 4], [2, 2]]), WAIT);
+  });
+});
+
+/** An EventStore whose commits fail while `down()` says so, as a sink outage would. */
+function failingWhile(inner: EventStore, down: () => boolean, failures: { count: number }): EventStore {
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+      return async (batch: CommitBatch): Promise<CommitOutcome> => {
+        if (down()) {
+          failures.count++;
+          throw new SvcError('storage_unavailable', 'sink down');
+        }
+        return target.commit(batch);
+      };
+    },
+  });
+}
