@@ -35,3 +35,7 @@ export * from './metadata-change-feed';
 export { InProcessChangeFeed } from './in-process-change-feed';
 export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS, type PgChangeFeedOptions } from './postgres/pg-change-feed';
 export { PollCopyingContentStore } from './poll-copying-content-store';
+export * from './webhook-queue';
+export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
+export { PgErasureTombstones, DEFAULT_TOMBSTONE_REFRESH_MS, TOMBSTONE_HORIZON_MS } from './postgres/pg-erasure-tombstones';
+export { DeliveryQueue, WEBHOOK_STREAM, WEBHOOK_SUBJECT_PREFIX, WEBHOOK_CONSUMER, DEFAULT_ACK_WAIT_MS, type DeliveryQueueOptions } from './nats/delivery-queue';
