@@ -25,8 +25,8 @@ export interface WebhookQueue {
   enqueue(deliveries: NewDelivery[]): Promise<void>;
   /** Queues deliveries again (replay), each with the attempts it has had; `at` tells this replay apart from earlier ones. */
   requeue(deliveries: Array<{ delivery: NewDelivery; attempts: number }>, at: number): Promise<void>;
-  /** Up to `max` deliveries as they come, for at most `expiresMs`. */
-  pull(max: number, expiresMs: number): AsyncIterable<QueuedDelivery>;
+  /** Up to `max` deliveries as they come, for at most `expiresMs` or until `signal` aborts. */
+  pull(max: number, expiresMs: number, signal?: AbortSignal): AsyncIterable<QueuedDelivery>;
 }
 
 /** A delivery's current state in the attempt log. */

@@ -89,7 +89,8 @@ export class DeliveryQueue implements WebhookQueue {
     return this.publish(deliveries.map(({ delivery, attempts }) => ({ message: { delivery: plain(delivery), attempts }, msgID: `${delivery.id}:${at}` })));
   }
 
-  async *pull(max: number, expiresMs: number): AsyncIterable<QueuedDelivery> {
+  async *pull(max: number, expiresMs: number, signal?: AbortSignal): AsyncIterable<QueuedDelivery> {
+    if (signal?.aborted) return;
     let messages;
     try {
       // The server refuses pull requests that expire in under a second.
@@ -97,9 +98,15 @@ export class DeliveryQueue implements WebhookQueue {
     } catch (error) {
       throw unavailable(error);
     }
-    for await (const message of messages) {
-      const queued = toQueued(message);
-      if (queued) yield queued;
+    const stop = () => void messages.close();
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      for await (const message of messages) {
+        const queued = toQueued(message);
+        if (queued) yield queued;
+      }
+    } finally {
+      signal?.removeEventListener('abort', stop);
     }
   }
 
