@@ -231,6 +231,8 @@ export class QueueDispatcher {
       return queued.done();
     }
     const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random);
+    // Its user's erasure began while it was being sent: the log keeps nothing of it.
+    if (this.options.erased?.(delivery)) return queued.done();
     await this.record(delivery, outcome);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (outcome.nextAttemptAt !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {

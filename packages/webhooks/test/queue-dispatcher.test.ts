@@ -231,4 +231,18 @@ describe('QueueDispatcher', () => {
     await expect.poll(() => messages.filter((m) => m.answer === 'done').length).toBe(10);
     await dispatcher.stop();
   });
+
+  it("logs nothing of a delivery whose user's erasure began while it was being sent", async () => {
+    const erasing = new Set<string>();
+    const { queue, log, sender, dispatcher } = setup({ erased: (d) => d.userId !== null && erasing.has(d.userId) });
+    sender.hold = true;
+    const message = queue.put(delivery('e', { userId: 'ann' }));
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(1);
+    erasing.add('ann');
+    sender.release();
+    await expect.poll(() => message.answer).toBe('done');
+    await dispatcher.stop();
+    expect(log.rows).toEqual([]);
+  });
 });
