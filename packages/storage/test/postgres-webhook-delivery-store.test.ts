@@ -102,6 +102,16 @@ describe.runIf(available)('PostgreSQL webhook delivery log (cluster mode)', () =
     expect(await store.getDelivery(1, a.id)).toMatchObject({ status: 'delivered', attempts: 11, deliveredAt: T0 + 3_000 });
   });
 
+  it('leaves the log as it was when the queue cannot take a replay', async () => {
+    db = await PgDatabase.open(await server.createDatabase());
+    const refusing = { requeue: async () => Promise.reject(Object.assign(new Error('queue down'), { code: 'storage_unavailable' })) };
+    const store = new PgWebhookDeliveryStore(db, refusing);
+    const d = delivery(1);
+    await store.appendAttempts([{ delivery: d, outcome: outcome('failed', 10, T0) }]);
+    await expect(store.requeue(1, 'wh_a', { id: d.id }, T0 + 1_000)).rejects.toThrow('queue down');
+    expect(await store.getDelivery(1, d.id)).toMatchObject({ status: 'failed', attempts: 10 });
+  });
+
   it("fails an endpoint's waiting retries when it is disabled, and removes them when it is deleted", async () => {
     const { store } = await open();
     const [waiting, done, other] = [delivery(1), delivery(2), delivery(3, { endpointId: 'wh_b' })];

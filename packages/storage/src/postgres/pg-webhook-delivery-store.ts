@@ -114,23 +114,25 @@ export class PgWebhookDeliveryStore implements WebhookDeliveryStore, DeliveryAtt
 
   async requeue(tenantSeq: number, endpointId: string, filter: { id?: string; failedSince?: number }, at: number): Promise<DeliveryRecord[]> {
     if (filter.id !== undefined && !UUID.test(filter.id)) return [];
-    const ids = await this.db.run((sql) => sql<{ id: string }[]>`
-      INSERT INTO webhook_attempts (delivery_id, status, attempts, next_attempt_at, attempted_at, status_code, error, latency_ms)
-      SELECT d.id, 'pending', l.attempts, ${new Date(at)}, l.attempted_at, l.status_code, l.error, l.latency_ms
-      FROM webhook_deliveries d JOIN ${sql.unsafe(LATEST)}
-      WHERE d.tenant_seq = ${tenantSeq} AND d.endpoint_id = ${endpointId} AND l.status <> 'pending'
-        ${filter.id !== undefined ? sql`AND d.id = ${filter.id}::uuid` : sql``}
-        ${filter.failedSince !== undefined ? sql`AND l.status = 'failed' AND d.created_at >= ${new Date(filter.failedSince)}` : sql``}
-      RETURNING delivery_id::text AS id`);
-    if (!ids.length) return [];
-    const rows = await this.db.run((sql) => sql<RecordRow[]>`
-      SELECT ${sql.unsafe(RECORD_COLUMNS)} FROM webhook_deliveries d JOIN ${sql.unsafe(LATEST)}
-      WHERE d.id = ANY(${ids.map((r) => r.id)}::uuid[]) ORDER BY d.created_at, d.id`);
-    const records = rows.map(toRecord);
-    // Logged first: a replay lost between the two steps shows as pending and can be replayed
-    // again once it is older than the retry schedule (a failed one stays replayable).
-    await this.queue.requeue(records.map((r) => ({ delivery: r, attempts: r.attempts })), at);
-    return records;
+    // Queued inside the transaction that logs the replay: a queue that cannot take it leaves the
+    // log as it was (the request fails and can be made again).
+    return this.db.transaction(async (sql) => {
+      const ids = await sql<{ id: string }[]>`
+        INSERT INTO webhook_attempts (delivery_id, status, attempts, next_attempt_at, attempted_at, status_code, error, latency_ms)
+        SELECT d.id, 'pending', l.attempts, ${new Date(at)}, l.attempted_at, l.status_code, l.error, l.latency_ms
+        FROM webhook_deliveries d JOIN ${sql.unsafe(LATEST)}
+        WHERE d.tenant_seq = ${tenantSeq} AND d.endpoint_id = ${endpointId} AND l.status <> 'pending'
+          ${filter.id !== undefined ? sql`AND d.id = ${filter.id}::uuid` : sql``}
+          ${filter.failedSince !== undefined ? sql`AND l.status = 'failed' AND d.created_at >= ${new Date(filter.failedSince)}` : sql``}
+        RETURNING delivery_id::text AS id`;
+      if (!ids.length) return [];
+      const rows = await sql<RecordRow[]>`
+        SELECT ${sql.unsafe(RECORD_COLUMNS)} FROM webhook_deliveries d JOIN ${sql.unsafe(LATEST)}
+        WHERE d.id = ANY(${ids.map((r) => r.id)}::uuid[]) ORDER BY d.created_at, d.id`;
+      const records = rows.map(toRecord);
+      await this.queue.requeue(records.map((r) => ({ delivery: r, attempts: r.attempts })), at);
+      return records;
+    });
   }
 
   async failPending(tenantSeq: number, endpointId: string, reason: string, at: number): Promise<number> {
