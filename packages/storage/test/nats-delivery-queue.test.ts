@@ -52,12 +52,15 @@ describe.runIf(available)('webhook delivery queue on JetStream', () => {
     await queue.enqueue([delivery(1), delivery(2), delivery(3)]);
     await queue.enqueue([delivery(1), delivery(2), delivery(3), delivery(4)]);
     expect(await messagesInStream()).toBe(4);
+    expect(await queue.depth()).toBe(4);
     const got = await pullAll(queue, 10, 1_000);
+    expect(await queue.depth()).toBe(4);
     expect(got.map((q) => q.delivery)).toEqual([1, 2, 3, 4].map(delivery));
     expect(got.every((q) => q.attemptsBefore === 0 && !q.redelivered)).toBe(true);
     for (const q of got) q.done();
     await nc.flush();
     await expect.poll(messagesInStream).toBe(0);
+    expect(await queue.depth()).toBe(0);
   });
 
   it('hands a delivery out again, marked as redelivered, only after the delay it was given back with', async () => {

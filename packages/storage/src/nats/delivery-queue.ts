@@ -110,6 +110,16 @@ export class DeliveryQueue implements WebhookQueue {
     }
   }
 
+  /** Deliveries in the queue, waiting or handed out and not yet answered (the queue-depth gauge). */
+  async depth(): Promise<number> {
+    try {
+      const info = await this.consumer.info();
+      return info.num_pending + info.num_ack_pending;
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
   /** Publishes with at most `PUBLISH_WINDOW` acknowledgements awaited at once; resolves when all are stored. */
   private async publish(items: Array<{ message: QueuedMessage; msgID: string }>): Promise<void> {
     try {
