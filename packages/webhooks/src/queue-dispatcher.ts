@@ -1,16 +1,23 @@
 import { systemClock, type Clock } from '@svc/protocol';
-import type { AttemptOutcome, DeliveryAttemptLog, NewDelivery, QueuedDelivery, WebhookQueue } from '@svc/storage';
+import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookQueue } from '@svc/storage';
 import { AttemptLog } from './attempt-log';
+import { BatchedLookup } from './batched-lookup';
 import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_ENDPOINT, type DispatchObserver, type EndpointDirectory } from './dispatcher';
 import type { WebhookSender } from './http-sender';
 import { sendAttempt } from './send-attempt';
 
 /** Deliveries taken from the queue and not yet settled (waiting for their endpoint's turn or being sent). */
-export const MAX_HELD = 256;
-/** Deliveries of one endpoint waiting here for its turn; more are handed back to the queue for a while. */
-export const MAX_WAITING_PER_ENDPOINT = 64;
-/** How long a delivery handed back for want of room here stays in the queue. */
-export const DEFER_MS = 1_000;
+export const MAX_HELD = 1_024;
+/**
+ * Deliveries of one endpoint waiting here for its turn; more are handed back to the queue for
+ * about as long as those waiting take to go, so that one slow endpoint cannot fill the dispatcher.
+ */
+export const MAX_WAITING_PER_ENDPOINT = 512;
+/** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
+export const MIN_DEFER_MS = 1_000;
+export const MAX_DEFER_MS = 60_000;
+/** Weight of the newest answer time in an endpoint's average (exponentially weighted). */
+const LATENCY_WEIGHT = 0.2;
 /** How long one pull from the queue waits for deliveries. */
 export const PULL_EXPIRES_MS = 5_000;
 /** Pause after the queue could not be reached, or an attempt could not be logged, before trying again. */
@@ -65,6 +72,10 @@ export class QueueDispatcher {
   /** Deliveries whose outcome is being logged, by id: the log needs the whole delivery. */
   private readonly logging = new Map<string, NewDelivery>();
   private readonly attempts: AttemptLog;
+  /** Redelivered deliveries arriving together are looked up in the log with one query. */
+  private readonly states: BatchedLookup<LoggedState>;
+  /** Average answer time of each endpoint (`tenantSeq:endpointId`), in ms. */
+  private readonly latencyMs = new Map<string, number>();
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly limits: Required<Pick<QueueDispatcherOptions, 'maxInFlight' | 'maxInFlightPerEndpoint' | 'maxHeld' | 'maxWaitingPerEndpoint' | 'pullExpiresMs' | 'workingIntervalMs'>>;
@@ -86,6 +97,7 @@ export class QueueDispatcher {
       pullExpiresMs: options.pullExpiresMs ?? PULL_EXPIRES_MS,
       workingIntervalMs: options.workingIntervalMs ?? WORKING_INTERVAL_MS,
     };
+    this.states = new BatchedLookup((ids) => this.log.latestStates(ids));
     this.attempts = new AttemptLog({
       recordAttempts: (batch) => this.log.appendAttempts(batch.map(({ id, outcome }) => ({ delivery: this.logging.get(id)!, outcome }))),
     });
@@ -174,14 +186,14 @@ export class QueueDispatcher {
     let attempts = queued.attemptsBefore;
     if (queued.redelivered) {
       // Handed out before: the log knows how many attempts it had, and whether it is finished.
-      const state = (await this.log.latestStates([delivery.id])).get(delivery.id);
+      const state = await this.states.get(delivery.id);
       if (state && state.status !== 'pending') return queued.done();
       attempts = state?.attempts ?? attempts;
     }
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
     let lane = this.lanes.get(key);
     if (!lane) this.lanes.set(key, (lane = { sending: 0, waiting: [] }));
-    if (lane.waiting.length >= this.limits.maxWaitingPerEndpoint) return queued.retryIn(DEFER_MS);
+    if (lane.waiting.length >= this.limits.maxWaitingPerEndpoint) return queued.retryIn(this.deferMs(key, lane));
     const started = await new Promise<boolean>((start) => {
       lane.waiting.push({ start, queued });
       this.startWaiting();
@@ -234,6 +246,7 @@ export class QueueDispatcher {
     // Its user's erasure began while it was being sent: the log keeps nothing of it.
     if (this.options.erased?.(delivery)) return queued.done();
     await this.record(delivery, outcome);
+    this.noteLatency(`${delivery.tenantSeq}:${delivery.endpointId}`, outcome.latencyMs ?? 0);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (outcome.nextAttemptAt !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {
       queued.retryIn(outcome.nextAttemptAt - this.clock.now());
@@ -251,6 +264,17 @@ export class QueueDispatcher {
     } finally {
       this.logging.delete(delivery.id);
     }
+  }
+
+  private noteLatency(key: string, latencyMs: number): void {
+    const average = this.latencyMs.get(key);
+    this.latencyMs.set(key, average === undefined ? latencyMs : average + LATENCY_WEIGHT * (latencyMs - average));
+  }
+
+  /** About how long the deliveries waiting in `lane` take to go. */
+  private deferMs(key: string, lane: Lane): number {
+    const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.latencyMs.get(key) ?? 0);
+    return Math.min(MAX_DEFER_MS, Math.max(MIN_DEFER_MS, Math.round(estimate)));
   }
 
   /** Keeps the queue from handing deliveries that wait here for their turn to another node. */

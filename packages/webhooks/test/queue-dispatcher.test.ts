@@ -3,7 +3,7 @@ import { ManualClock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookEndpointRecord, WebhookQueue } from '@svc/storage';
 import type { EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
-import { DEFER_MS, QueueDispatcher } from '../src/queue-dispatcher';
+import { MIN_DEFER_MS, QueueDispatcher } from '../src/queue-dispatcher';
 import { RETRY_DELAYS_MS } from '../src/retry-schedule';
 
 const T0 = 1_767_000_000_000;
@@ -225,7 +225,7 @@ describe('QueueDispatcher', () => {
     const messages = Array.from({ length: 12 }, () => queue.put(delivery('e')));
     dispatcher.start();
     await expect.poll(() => messages.filter((m) => m.answer !== null).length).toBe(2);
-    expect(messages.slice(10).map((m) => m.answer)).toEqual([{ retryIn: DEFER_MS }, { retryIn: DEFER_MS }]);
+    expect(messages.slice(10).map((m) => m.answer)).toEqual([{ retryIn: MIN_DEFER_MS }, { retryIn: MIN_DEFER_MS }]);
     sender.hold = false;
     sender.release();
     await expect.poll(() => messages.filter((m) => m.answer === 'done').length).toBe(10);
@@ -244,5 +244,25 @@ describe('QueueDispatcher', () => {
     await expect.poll(() => message.answer).toBe('done');
     await dispatcher.stop();
     expect(log.rows).toEqual([]);
+  });
+
+  it("hands back a slow endpoint's surplus for about as long as its waiting deliveries take to go", async () => {
+    const queue = new FakeQueue();
+    const directory = new FakeDirectory();
+    directory.endpoints.set('e', endpoint('e'));
+    const sender = new FakeSender();
+    sender.answer = { statusCode: 200, latencyMs: 15_000 };
+    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1, maxWaitingPerEndpoint: 2 });
+    const first = queue.put(delivery('e'));
+    dispatcher.start();
+    await expect.poll(() => first.answer).toBe('done');
+    sender.hold = true;
+    const later = Array.from({ length: 4 }, () => queue.put(delivery('e')));
+    // One being sent, two waiting; the fourth comes back when those two (15 s each, one at a time) are done.
+    await expect.poll(() => later[3]!.answer).toEqual({ retryIn: 30_000 });
+    sender.hold = false;
+    sender.release();
+    await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(3);
+    await dispatcher.stop();
   });
 });
