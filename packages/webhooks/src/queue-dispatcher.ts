@@ -76,6 +76,8 @@ export class QueueDispatcher {
   private readonly states: BatchedLookup<LoggedState>;
   /** Average answer time of each endpoint (`tenantSeq:endpointId`), in ms. */
   private readonly latencyMs = new Map<string, number>();
+  /** Endpoints found deleted (`tenantSeq:endpointId`): their queued deliveries are dropped without asking again. */
+  private readonly deleted = new Set<string>();
   private readonly clock: Clock;
   private readonly random: () => number;
   private readonly limits: Required<Pick<QueueDispatcherOptions, 'maxInFlight' | 'maxInFlightPerEndpoint' | 'maxHeld' | 'maxWaitingPerEndpoint' | 'pullExpiresMs' | 'workingIntervalMs'>>;
@@ -192,6 +194,8 @@ export class QueueDispatcher {
     }
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
     let lane = this.lanes.get(key);
+    // Stopped meanwhile: no turn will come.
+    if (!this.running) return queued.retryIn(0);
     if (!lane) this.lanes.set(key, (lane = { sending: 0, waiting: [] }));
     if (lane.waiting.length >= this.limits.maxWaitingPerEndpoint) return queued.retryIn(this.deferMs(key, lane));
     const started = await new Promise<boolean>((start) => {
@@ -228,12 +232,17 @@ export class QueueDispatcher {
 
   private async send(queued: QueuedDelivery, attemptsBefore: number): Promise<void> {
     const delivery = queued.delivery;
+    const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
     let endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
     if (!endpoint) {
+      if (this.deleted.has(key)) return queued.done();
       await this.directory.endpointUnknown(delivery.tenantSeq, delivery.endpointId);
       endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
-      // Deleted: its deliveries go with it.
-      if (!endpoint) return queued.done();
+      // Deleted: its deliveries go with it (ids are never used again).
+      if (!endpoint) {
+        this.deleted.add(key);
+        return queued.done();
+      }
     }
     if (!endpoint.enabled) {
       await this.record(delivery, {
@@ -246,7 +255,7 @@ export class QueueDispatcher {
     // Its user's erasure began while it was being sent: the log keeps nothing of it.
     if (this.options.erased?.(delivery)) return queued.done();
     await this.record(delivery, outcome);
-    this.noteLatency(`${delivery.tenantSeq}:${delivery.endpointId}`, outcome.latencyMs ?? 0);
+    this.noteLatency(key, outcome.latencyMs ?? 0);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (outcome.nextAttemptAt !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {
       queued.retryIn(outcome.nextAttemptAt - this.clock.now());

@@ -173,6 +173,11 @@ describe('QueueDispatcher', () => {
     expect(sender.sent).toEqual([`e:${kept.delivery.eventId}`]);
     expect(log.rows.map((r) => r.id)).toEqual([kept.delivery.id]);
     expect(directory.unknownAsked).toEqual(['deleted']);
+    // Found deleted once: later deliveries of that endpoint are dropped without asking again.
+    const later = queue.put(delivery('deleted'));
+    await drain(queue, dispatcher, 4);
+    expect(later.answer).toBe('done');
+    expect(directory.unknownAsked).toEqual(['deleted']);
   });
 
   it("logs a disabled endpoint's delivery as failed, unsent, so that it can be replayed", async () => {
@@ -264,5 +269,20 @@ describe('QueueDispatcher', () => {
     sender.release();
     await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(3);
     await dispatcher.stop();
+  });
+
+  it('hands back at once a delivery whose log lookup ends after the dispatcher was stopped', async () => {
+    const { queue, log, sender, dispatcher } = setup();
+    let answerLookup = () => {};
+    log.latestStates = (ids) => new Promise((resolve) => (answerLookup = () => resolve(new Map(ids.map((id) => [id, { status: 'pending', attempts: 1 }])))));
+    const message = queue.put(delivery(), { redelivered: true });
+    dispatcher.start();
+    await expect.poll(() => queue.handedOut.length).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const stopped = dispatcher.stop();
+    answerLookup();
+    await stopped;
+    expect(message.answer).toEqual({ retryIn: 0 });
+    expect(sender.sent).toEqual([]);
   });
 });
