@@ -46,28 +46,35 @@ describe.runIf(available)('webhooks from the JetStream work queue, logged in Pos
   };
 
   /** One node: its connections, service and dispatcher, started; `sent` counts its requests. */
-  const node = async (url: string) => {
+  const node = async (url: string, options: { ackWaitMs?: number; hang?: boolean } = {}) => {
     const nc: NatsConnection = await connect({ servers: nats.url });
     const db = await PgDatabase.open(url, { poolSize: 4 });
-    const queue = await DeliveryQueue.open(nc);
+    const queue = await DeliveryQueue.open(nc, { ackWaitMs: options.ackWaitMs });
     const log = new PgWebhookDeliveryStore(db, queue);
     const tombstones = new PgErasureTombstones(db, 60_000);
     await tombstones.start();
     const http = new HttpWebhookSender(true);
     const counted = { sent: 0 };
-    const sender = { send: (...args: Parameters<HttpWebhookSender['send']>) => (counted.sent++, http.send(...args)), close: () => http.close() };
+    // `hang`: a node that takes deliveries and never gets an answer (it is about to die).
+    const sender = {
+      send: (...args: Parameters<HttpWebhookSender['send']>) => (counted.sent++, options.hang ? new Promise<never>(() => {}) : http.send(...args)),
+      close: () => http.close(),
+    };
     const service = new WebhookService(new PgWebhookEndpointStore(db), log, sender, { allowPrivate: true });
     const dispatcher = new QueueDispatcher(queue, log, service, sender, { random: () => 0, erased: (d) => tombstones.erased(d) });
     await service.start(dispatcher);
     dispatcher.start();
+    const crash = () => nc.close();
     closing.push(async () => {
+      // Its attempts never end: stop pulling without waiting for them.
+      if (options.hang) return Promise.all([void dispatcher.stop(), tombstones.stop(), nc.close(), db.close()]);
       await dispatcher.stop();
       tombstones.stop();
       await sender.close();
       await nc.close();
       await db.close();
     });
-    return { service, queue, log, db, counted, tombstones };
+    return { service, queue, log, db, counted, tombstones, crash };
   };
 
   const streamMessages = async () => {
@@ -121,6 +128,11 @@ describe.runIf(available)('webhooks from the JetStream work queue, logged in Pos
     await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(3);
     expect(receiver.ids()).toEqual([d!.eventId, d!.eventId, d!.eventId]);
     await expect.poll(() => a.log.getDelivery(tenant.seq, d!.id).then((r) => r?.attempts)).toBe(3);
+    // A test message is sent at once, not queued, and logged beside the deliveries, newest first.
+    const test = await a.service.sendTest(tenant, endpoint.id);
+    expect(test).toMatchObject({ statusCode: 200 });
+    const listed = await a.service.deliveries(tenant, endpoint.id, { limit: 5 });
+    expect(listed.data.map((r) => [r.event, r.status])).toEqual([['webhook.test', 'delivered'], ['poll.voted', 'delivered']]);
   }, 30_000);
 
   it("drops unsent the queued deliveries of an erased user, and of a deleted endpoint; fails those of a disabled one, replayable", async () => {
@@ -155,5 +167,19 @@ describe.runIf(available)('webhooks from the JetStream work queue, logged in Pos
     await expect.poll(streamMessages).toBe(0);
     expect(receiver.ids()).not.toContain(late!.eventId);
     expect(await a.log.getDelivery(tenant.seq, late!.id)).toBeNull();
+  }, 30_000);
+
+  it('delivers on another node what a node took and never answered before it died', async () => {
+    const url = await cluster();
+    const dying = await node(url, { ackWaitMs: 2_000, hang: true });
+    const endpoint = await dying.service.create(tenant, { url: receiver.url });
+    const deliveries = await accept(dying, 20);
+    await expect.poll(() => dying.counted.sent).toBeGreaterThan(0);
+    await dying.crash();
+    const survivor = await node(url, { ackWaitMs: 2_000 });
+    await expect.poll(() => new Set(receiver.ids()).size, { timeout: 15_000 }).toBe(20);
+    expect(new Set(receiver.ids())).toEqual(new Set(deliveries.map((d) => d.eventId)));
+    await expect.poll(() => survivor.service.deliveries(tenant, endpoint.id, { limit: 50, status: 'delivered' }).then((r) => r.data.length)).toBe(20);
+    await expect.poll(streamMessages).toBe(0);
   }, 30_000);
 });
