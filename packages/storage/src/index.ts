@@ -66,3 +66,7 @@ export {
 } from './nats/event-log-writer';
 export type { ErasingUserCheck } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
+export * from './webhook-queue';
+export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
+export { PgErasureTombstones, DEFAULT_TOMBSTONE_REFRESH_MS, TOMBSTONE_HORIZON_MS } from './postgres/pg-erasure-tombstones';
+export { DeliveryQueue, WEBHOOK_STREAM, WEBHOOK_SUBJECT_PREFIX, WEBHOOK_CONSUMER, DEFAULT_ACK_WAIT_MS, type DeliveryQueueOptions } from './nats/delivery-queue';

@@ -3,10 +3,7 @@ import { hashUserId, type DeliveryRecord, type WebhookDeliveryStore, type Webhoo
 import { AttemptLog } from './attempt-log';
 import { MinHeap } from './min-heap';
 import type { WebhookSender } from './http-sender';
-import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, parseRetryAfter } from './retry-schedule';
-import { signatureHeader } from './signature';
-
-export const USER_AGENT = 'Svc-Webhooks/1.0';
+import { sendAttempt } from './send-attempt';
 /** Deliveries in flight at once, over all endpoints. */
 export const MAX_IN_FLIGHT = 64;
 /** Deliveries in flight at once to one endpoint. */
@@ -251,45 +248,14 @@ export class WebhookDispatcher {
       if (!endpoint) await this.directory.endpointUnknown(delivery.tenantSeq, delivery.endpointId);
       return;
     }
-    const now = this.clock.now();
-    const timestamp = Math.floor(now / 1000);
-    const secrets = [endpoint.secret];
-    if (endpoint.previousSecret && (endpoint.previousSecretExpiresAt ?? 0) > now) secrets.push(endpoint.previousSecret);
-    const result = await this.sender.send(
-      endpoint.url,
-      {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'webhook-id': delivery.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(secrets, delivery.eventId, timestamp, delivery.payload),
-      },
-      delivery.payload,
-    ).finally(sent);
-    const attempts = delivery.attempts + 1;
-    const after = this.clock.now();
-    const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    let disableReason: string | undefined;
-    if (result.statusCode === 410) disableReason = 'The receiver answered 410 Gone.';
-    else if (!ok && endpoint.failingSince !== null && after - endpoint.failingSince >= DISABLE_AFTER_FAILING_MS) {
-      disableReason = 'Every delivery failed for 5 days.';
-    }
-    const next = ok || disableReason ? null : nextAttemptAt(after, attempts, this.random, parseRetryAfter(result.retryAfter, after));
-    const status = ok ? 'delivered' : next === null ? 'failed' : 'pending';
-    await this.attempts.record(delivery.id, {
-      status,
-      attempts,
-      nextAttemptAt: next,
-      attemptedAt: now,
-      statusCode: result.statusCode,
-      error: result.error ?? (ok ? null : `HTTP ${result.statusCode}`),
-      latencyMs: result.latencyMs,
-    });
+    const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, delivery, this.clock, this.random, sent);
+    const { status, attempts, nextAttemptAt: next, attemptedAt: now } = outcome;
+    await this.attempts.record(delivery.id, outcome);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (next !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {
       this.wait({ ...delivery, attempts, dueAt: next }, this.clock.now());
     }
-    this.observer.attempted(status === 'pending' ? 'retry' : status, result.latencyMs);
+    this.observer.attempted(status === 'pending' ? 'retry' : status, outcome.latencyMs ?? 0);
     await this.directory.reportHealth(endpoint, { ok, at: now, disableReason });
   }
 }

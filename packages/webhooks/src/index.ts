@@ -4,3 +4,5 @@ export * from './url-guard';
 export * from './http-sender';
 export * from './dispatcher';
 export * from './webhook-service';
+export * from './send-attempt';
+export * from './queue-dispatcher';

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { uuidv7 } from 'uuidv7';
 import { EVENT_NAMES, parseTimeIdCursor, randomBase62, SvcError, systemClock, toExportRecord, type Clock, type EventName, type StoredEvent } from '@svc/protocol';
 import type { DeliveryRecord, DeliveryStatus, EventRow, MetadataChangeFeed, NewDelivery, Tenant, WebhookDeliveryStore, WebhookEndpointRecord, WebhookEndpointStore } from '@svc/storage';
-import { USER_AGENT, type EndpointDirectory, type WebhookDispatcher } from './dispatcher';
+import type { EndpointDirectory, WebhookDispatcher } from './dispatcher';
+import { USER_AGENT } from './send-attempt';
 import type { SendResult, WebhookSender } from './http-sender';
 import { signatureHeader, newWebhookSecret } from './signature';
 import { assertPublicTarget, parseWebhookUrl, type ResolveHost } from './url-guard';
@@ -12,6 +13,12 @@ export const SECRET_ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 /** Delivery logs are kept this long. */
 export const DELIVERY_LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 export const MAX_ENDPOINTS_PER_TENANT = 20;
+
+/**
+ * Where the service hands deliveries and tells of endpoints that stop taking them: the embedded
+ * `WebhookDispatcher`, or a `QueueDispatcher` (cluster mode, where the queue already holds them).
+ */
+export type DeliveryDispatch = Pick<WebhookDispatcher, 'enqueue' | 'drop'>;
 
 export interface EndpointInput {
   url?: string;
@@ -28,7 +35,7 @@ export interface EndpointInput {
  */
 export class WebhookService implements EndpointDirectory {
   private endpoints = new Map<number, Map<string, WebhookEndpointRecord>>();
-  private dispatcher: WebhookDispatcher | null = null;
+  private dispatcher: DeliveryDispatch | null = null;
   /** Endpoints being looked up for `endpointUnknown`, so that their deliveries ask once. */
   private readonly lookingUp = new Map<string, Promise<void>>();
   private changes: MetadataChangeFeed | null = null;
@@ -47,7 +54,7 @@ export class WebhookService implements EndpointDirectory {
   ) {}
 
   /** Loads the endpoints; deliveries go through `dispatcher` from then on. */
-  async start(dispatcher: WebhookDispatcher): Promise<void> {
+  async start(dispatcher: DeliveryDispatch): Promise<void> {
     this.dispatcher = dispatcher;
     for (const endpoint of await this.endpointStore.listEnabledEndpoints()) this.remember(endpoint);
   }
@@ -208,14 +215,21 @@ export class WebhookService implements EndpointDirectory {
 
   /**
    * The dispatcher met a delivery of an endpoint this process does not hold (disabled before it
-   * started, or deleted): when the endpoint no longer exists, its pending deliveries go.
+   * started, made on another node, or deleted): when the endpoint exists it is held from now on,
+   * else its pending deliveries go.
    */
   endpointUnknown(tenantSeq: number, endpointId: string): Promise<void> {
     const key = `${tenantSeq}:${endpointId}`;
     let lookup = this.lookingUp.get(key);
     if (!lookup) {
       lookup = (async () => {
-        if (await this.endpointStore.getEndpoint(tenantSeq, endpointId)) return;
+        const record = await this.endpointStore.getEndpoint(tenantSeq, endpointId);
+        // One made or changed on another node whose notice has not arrived yet is known from now
+        // on (unless a notice has brought it meanwhile: that read may be the newer one).
+        if (record) {
+          if (!this.endpoint(tenantSeq, endpointId)) this.remember(record);
+          return;
+        }
         this.dispatcher?.drop(tenantSeq, endpointId);
         await this.deliveryStore.deletePending(tenantSeq, endpointId);
       })().finally(() => this.lookingUp.delete(key));

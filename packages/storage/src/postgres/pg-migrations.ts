@@ -158,4 +158,39 @@ export const PG_MIGRATIONS: PgMigration[] = [
       CREATE INDEX dashboard_sessions_expiry ON dashboard_sessions (expires_at);
     `,
   },
+  {
+    version: 6,
+    name: 'webhook delivery log of cluster mode',
+    // Deliveries wait in the JetStream work queue; a delivery enters the log with its first
+    // outcome (attempt, or dropped because its endpoint was disabled). Attempts are only ever
+    // appended: each row is the delivery's state after it, the newest (highest seq) is current.
+    // Rows that are not attempts (replay, endpoint disabled) carry the last attempt's fields on.
+    sql: `
+      CREATE TABLE webhook_deliveries (
+        id uuid PRIMARY KEY,
+        tenant_seq integer NOT NULL,
+        endpoint_id text NOT NULL,
+        event_id text NOT NULL,
+        event text NOT NULL,
+        user_id text,
+        payload text NOT NULL,
+        created_at timestamptz NOT NULL
+      );
+      CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (tenant_seq, endpoint_id, created_at DESC, id DESC);
+      CREATE INDEX webhook_deliveries_created ON webhook_deliveries (created_at);
+      CREATE INDEX webhook_deliveries_user ON webhook_deliveries (tenant_seq, user_id) WHERE user_id IS NOT NULL;
+      CREATE TABLE webhook_attempts (
+        seq bigint GENERATED ALWAYS AS IDENTITY,
+        delivery_id uuid NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+        status text NOT NULL,
+        attempts integer NOT NULL,
+        next_attempt_at timestamptz,
+        attempted_at timestamptz,
+        status_code integer,
+        error text,
+        latency_ms integer,
+        PRIMARY KEY (delivery_id, seq)
+      );
+    `,
+  },
 ];
