@@ -13,8 +13,6 @@ import {
 import type { EventRow, QuarantineRow } from '../records';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { purgeRollupsBefore } from './analytics-rollups';
-import { RecentKeys } from '../recent-keys';
-
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
