@@ -19,6 +19,24 @@ import type { SessionStore } from './session-store';
 import type { UndecodableEvent } from './duckdb/undecodable-events';
 import type { MetadataChangeFeed } from './metadata-change-feed';
 import { InProcessChangeFeed } from './in-process-change-feed';
+import type { NewDelivery } from './event-store';
+import type { DeliveryAttemptLog, WebhookQueue } from './webhook-queue';
+
+/**
+ * What a node of full cluster mode runs besides answering requests: the writer that moves the
+ * JetStream event log into ClickHouse (and queues the webhook deliveries of what it stored), the
+ * notices of stored events from every node's writer, and the webhook work queue.
+ */
+export interface EventPipeline {
+  /** Starts the writer and the erasure tombstones; failures it survives go to `onError`. */
+  start(onError: (error: unknown, what: string) => void): Promise<void>;
+  /** Stops the writer after the batch in hand. */
+  stop(): Promise<void>;
+  /** Calls `listener` each time a writer (of any node) has stored events of a tenant. */
+  onStored(listener: (tenantSeq: number) => void): void;
+  /** The webhook work queue, the attempt log, and whether a queued delivery's user is (being) erased. */
+  webhooks: { queue: WebhookQueue; log: DeliveryAttemptLog; erased: (delivery: NewDelivery) => boolean };
+}
 
 /** The stores a process works with, whatever backend holds them. */
 export interface Storage {
@@ -42,6 +60,8 @@ export interface Storage {
    * caches follow (in process for the embedded default; LISTEN/NOTIFY on PostgreSQL).
    */
   changes: MetadataChangeFeed;
+  /** Full cluster mode's event pipeline; absent where a commit stores the events itself. */
+  pipeline?: EventPipeline;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */

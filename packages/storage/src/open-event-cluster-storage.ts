@@ -1,0 +1,163 @@
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { ChDatabase } from './clickhouse/ch-database';
+import { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
+import { ClickHouseErasureStore } from './clickhouse/clickhouse-erasure-store';
+import { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
+import { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
+import type { PollLookup } from './clickhouse/ch-poll-results';
+import { connectNats } from './nats/nats-connection';
+import { EventLog } from './nats/event-log';
+import { JetStreamEventStore } from './nats/jetstream-event-store';
+import { EventLogWriter } from './nats/event-log-writer';
+import { DeliveryQueue } from './nats/delivery-queue';
+import { subscribeStoredNotices } from './nats/stored-notice';
+import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
+import { PgMetaStore } from './postgres/pg-meta-store';
+import { PgContentStore } from './postgres/pg-content-store';
+import { PgWebhookEndpointStore } from './postgres/pg-webhook-endpoint-store';
+import { PgDeletionJobStore } from './postgres/pg-deletion-job-store';
+import { PgSessionStore } from './postgres/pg-session-store';
+import { PgChangeFeed } from './postgres/pg-change-feed';
+import { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
+import { PgErasureTombstones } from './postgres/pg-erasure-tombstones';
+import type { UserErasureStore } from './user-erasure-store';
+import type { Storage, EventPipeline } from './open-storage';
+
+/** The ClickHouse database when `SVC_CLICKHOUSE_URL` names none. */
+export const DEFAULT_CLICKHOUSE_DATABASE = 'svc';
+
+export interface EventClusterStorageOptions {
+  /** NATS servers (JetStream): the event log, the webhook work queue, notices between nodes. */
+  natsServers: string[];
+  /** Replicas of the JetStream streams (1 on one NATS server, 3 in production). */
+  natsReplicas: number;
+  /** ClickHouse HTTP(S) URL; its path names the database (`DEFAULT_CLICKHOUSE_DATABASE` when none). */
+  clickhouseUrl: string;
+  /** The polls the dashboard's poll results name (their questions and options live in PostgreSQL). */
+  polls: PollLookup;
+  /** Shown in NATS's connection list. */
+  nodeId?: string;
+  /** The PostgreSQL pool (size, connect timeout); `PgDatabase`'s defaults when unset. */
+  postgres?: PgDatabaseOptions;
+}
+
+/** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
+export function splitClickHouseUrl(url: string): { serverUrl: string; database: string } {
+  const parsed = new URL(url);
+  const database = decodeURIComponent(parsed.pathname.replace(/^\/+|\/+$/g, '')) || DEFAULT_CLICKHOUSE_DATABASE;
+  parsed.pathname = '/';
+  return { serverUrl: parsed.toString().replace(/\/$/, ''), database };
+}
+
+/**
+ * Full cluster mode: metadata in PostgreSQL (as `openClusterStorage`), events through the
+ * JetStream stream EVENTS into ClickHouse, webhook deliveries from the JetStream work queue
+ * WEBHOOKS with their attempt log in PostgreSQL. Nothing is kept on the node's disk.
+ *
+ * A commit is acknowledged once JetStream has stored it; the `pipeline`'s writer (every node
+ * runs one, they share the work) moves the stream into ClickHouse. Reads go to ClickHouse.
+ * A user's erasure first waits for the writer to pass the stream's position at its start, so
+ * nothing the user sent before it is written after it.
+ */
+export async function openEventClusterStorage(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
+  const opened: Array<() => Promise<unknown>> = [];
+  const closeOpened = () => Promise.allSettled(opened.reverse().map((close) => close()));
+  try {
+    const pg = await PgDatabase.open(postgresUrl, options.postgres);
+    opened.push(() => pg.close());
+    const { serverUrl, database } = splitClickHouseUrl(options.clickhouseUrl);
+    const ch = await ChDatabase.open(serverUrl, database);
+    opened.push(() => ch.close());
+    const nats = await connectNats(options.natsServers.join(','), { name: options.nodeId });
+    opened.push(() => nats.close());
+    const log = await EventLog.open(nats, { replicas: options.natsReplicas });
+    const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas });
+    const changes = await PgChangeFeed.start(pg);
+    opened.push(() => changes.close());
+
+    const stored = new ClickHouseEventStore(ch);
+    const deliveries = new PgWebhookDeliveryStore(pg, queue);
+    const tombstones = new PgErasureTombstones(pg);
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones);
+    return {
+      events: new JetStreamEventStore(log, stored),
+      meta: new PgMetaStore(pg),
+      deletions: new PgDeletionJobStore(pg),
+      erasure: afterTheWriter(log, new ClickHouseErasureStore(ch)),
+      content: new PgContentStore(pg),
+      interactions: new ClickHouseInteractionStore(ch),
+      webhookEndpoints: new PgWebhookEndpointStore(pg),
+      webhookDeliveries: deliveries,
+      analytics: new ClickHouseAnalyticsStore(ch, options.polls),
+      sessions: new PgSessionStore(pg),
+      changes,
+      pipeline,
+      ping: async () => {
+        await Promise.all([pg.ping(), ch.ping(), nats.flush().catch(() => Promise.reject(new Error('NATS does not answer.'))), log.position()]);
+      },
+      memoryBytes: async () => 0,
+      refusedWrites: () => 0,
+      undecodableEvents: () => 0,
+      onUndecodableEvents: () => {},
+      close: async () => {
+        await pipeline.stop();
+        const closed = await closeOpened();
+        const failed = closed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+        if (failed) throw failed.reason;
+      },
+    };
+  } catch (error) {
+    await closeOpened();
+    throw error;
+  }
+}
+
+/** The erasure in ClickHouse, once the writer has stored what the stream held when it began. */
+function afterTheWriter(log: EventLog, erasure: UserErasureStore): UserErasureStore {
+  return {
+    erase: async (job, userId) => {
+      await log.waitUntilPassed(await log.position());
+      return erasure.erase(job, userId);
+    },
+    rewriteErased: () => erasure.rewriteErased(),
+  };
+}
+
+function eventPipeline(
+  nats: NatsConnection,
+  log: EventLog,
+  sink: ClickHouseEventStore,
+  queue: DeliveryQueue,
+  attempts: PgWebhookDeliveryStore,
+  tombstones: PgErasureTombstones,
+): EventPipeline {
+  let writer: EventLogWriter | null = null;
+  const listeners: Array<(tenantSeq: number) => void> = [];
+  let notices: Subscription | null = null;
+  return {
+    async start(onError) {
+      await tombstones.start((error) => onError(error, 'reading the erased users failed'));
+      // Every node hears every writer's notices: live views follow events stored through any node.
+      notices = subscribeStoredNotices(nats, (tenantSeq) => {
+        for (const listener of listeners) listener(tenantSeq);
+      });
+      writer = new EventLogWriter(log, {
+        sink,
+        enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
+        onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
+      });
+      await writer.start();
+    },
+    async stop() {
+      tombstones.stop();
+      notices?.unsubscribe();
+      notices = null;
+      await writer?.stop();
+      writer = null;
+    },
+    onStored(listener) {
+      listeners.push(listener);
+    },
+    webhooks: { queue, log: attempts, erased: (delivery) => tombstones.erased(delivery) },
+  };
+}
