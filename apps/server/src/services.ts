@@ -6,9 +6,9 @@ import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle'
 import { systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
 import { followMetadataChanges } from './follow-metadata-changes';
-import { openClusterStorage, openEmbeddedStorage, type Storage } from '@svc/storage';
+import { openClusterStorage, openEmbeddedStorage, openEventClusterStorage, type PollLookup, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
-import { HttpWebhookSender, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
+import { HttpWebhookSender, QueueDispatcher, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
 import { ServerMetrics } from './metrics';
 
@@ -26,7 +26,8 @@ export interface Services {
   bus: Bus;
   content: ContentService;
   webhooks: WebhookService;
-  dispatcher: WebhookDispatcher;
+  /** The embedded outbox's dispatcher, or the work queue's in full cluster mode. */
+  dispatcher: WebhookDispatcher | QueueDispatcher;
   analytics: AnalyticsService;
   deletions: DeletionService;
   retention: RetentionPurger;
@@ -39,6 +40,11 @@ export interface Services {
    */
   startBackgroundWork(onError?: (error: unknown, what: string) => void): void;
   closeWebhooks(): Promise<void>;
+  /**
+   * Calls `listener` whenever events of a tenant become readable: after a commit of this node,
+   * or in full cluster mode after any node's writer stored them in ClickHouse.
+   */
+  onEventsStored(listener: (tenantSeq: number) => void): void;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
 }
@@ -55,7 +61,11 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
-  const storage = overrides.storage ?? (await openStorage(config));
+  // Votes are checked against their poll in memory, never with a query per event; the
+  // dashboard on ClickHouse names the polls from it too.
+  const polls = new PollCatalogue();
+  const storage = overrides.storage ?? (await openStorage(config, polls));
+  await polls.load(storage.content);
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   metrics.watchRefusedWrites(() => storage.refusedWrites());
@@ -64,20 +74,24 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
-  const dispatcher = new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
+  const queue = storage.pipeline?.webhooks;
+  const dispatcher = queue
+    ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, { clock, random: overrides.random, observer: metrics, erased: queue.erased })
+    : new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
   const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
   // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
+  // (The work queue's dispatcher drops an erased user's deliveries when it meets them.)
   deletions.addListener({
-    erasing: (job, userId) => dispatcher.forgetUser(job.tenantSeq, job.userHash, userId),
+    erasing: (job, userId) => {
+      if (dispatcher instanceof WebhookDispatcher) dispatcher.forgetUser(job.tenantSeq, job.userHash, userId);
+    },
     erased: async (job) => {
-      await dispatcher.recheck(job.tenantSeq);
+      if (dispatcher instanceof WebhookDispatcher) await dispatcher.recheck(job.tenantSeq);
       await erasurePurger.schedule();
     },
   });
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
-  // Votes are checked against their poll in memory, never with a query per event.
-  const polls = await new PollCatalogue().load(storage.content);
   const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks, polls);
   const bus = new LocalBus();
   const analytics = new AnalyticsService(storage.analytics, clock);
@@ -105,11 +119,20 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
       const purgeFailed = (error: unknown) => onError(error, 'purge of erased data failed');
       erasurePurger.start({ purged: () => {}, failed: purgeFailed }).catch(purgeFailed);
       analytics.startMaintenance((error) => onError(error, 'dashboard store compaction failed'));
-      void dispatcher.start();
+      if (storage.pipeline) {
+        storage.pipeline.start(onError).then(
+          () => dispatcher.start(),
+          (error: unknown) => onError(error, 'the event pipeline did not start'),
+        );
+      } else void dispatcher.start();
     },
     closeWebhooks: async () => {
       await dispatcher.stop();
       await sender.close();
+    },
+    onEventsStored: (listener) => {
+      if (storage.pipeline) storage.pipeline.onStored(listener);
+      else ingest.onStored((tenant) => listener(tenant.seq));
     },
     ready: () => storage.ping(),
   };
@@ -119,10 +142,24 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
 
 }
 
-/** The storage `config` asks for: the cluster's when it names a PostgreSQL database, else the embedded file. */
-function openStorage(config: ServerConfig): Promise<Storage> {
+/**
+ * The storage `config` asks for: full cluster mode when it names NATS and ClickHouse (beside
+ * PostgreSQL), metadata in PostgreSQL with the events in this node's file when it names only
+ * PostgreSQL, else the embedded file.
+ */
+function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> {
   const duckDb = { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads };
   if (!config.postgresUrl) return openEmbeddedStorage(config.dataDir, duckDb);
+  if (config.natsServers && config.clickhouseUrl) {
+    return openEventClusterStorage(config.postgresUrl, {
+      natsServers: config.natsServers,
+      natsReplicas: config.natsReplicas,
+      clickhouseUrl: config.clickhouseUrl,
+      polls,
+      nodeId: config.nodeId,
+      postgres: { poolSize: config.postgresPoolSize },
+    });
+  }
   return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });
 }
 

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { ManualClock } from '@svc/protocol';
-import { HttpWebhookSender, RETRY_DELAYS_MS } from '@svc/webhooks';
+import { HttpWebhookSender, RETRY_DELAYS_MS, WebhookDispatcher } from '@svc/webhooks';
 import { validEvent } from './events-fixture';
 import { startTestApp, type TestApp } from './test-app';
 import { WebhookReceiver } from './webhook-receiver';
@@ -9,6 +9,13 @@ import { WebhookReceiver } from './webhook-receiver';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+
+/** The outbox's dispatcher (embedded storage, and metadata-only PostgreSQL), driven by the tests' clock. */
+function outbox(t: TestApp): WebhookDispatcher {
+  const { dispatcher } = t.services;
+  if (!(dispatcher instanceof WebhookDispatcher)) throw new Error('These tests drive the outbox dispatcher.');
+  return dispatcher;
+}
 
 describe('webhooks', () => {
   let t: TestApp;
@@ -44,7 +51,7 @@ describe('webhooks', () => {
     const events = [validEvent('poll.voted', new Date()), validEvent('checkout.completed', new Date())];
     await send([...events, events[0]!]); // repeated inside the request: delivered once
     await send(events); // duplicates are not delivered again
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(2);
     const verifier = new Webhook(endpoint.secret);
     for (const request of r.received) {
@@ -85,7 +92,7 @@ describe('webhooks', () => {
     const r = await receiver();
     const endpoint = await addEndpoint(r.url);
     expect((await send([validEvent('poll.voted', new Date(clock.now()))])).json().accepted).toBe(1);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect((await deliveries(endpoint.id)).map((d) => d.status)).toEqual(['delivered']);
     clock.advance(29 * DAY);
     expect((await t.services.retention.runOnce()).deliveries).toBe(0);
@@ -104,12 +111,12 @@ describe('webhooks', () => {
     await addEndpoint(polls.url, { eventTypes: ['poll.voted'] });
     await addEndpoint(other.url, {}, t.other.adminToken);
     await send([validEvent('poll.voted', new Date()), validEvent('product.viewed', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(all.received.map((x) => JSON.parse(x.body).event).sort()).toEqual(['poll.voted', 'product.viewed']);
     expect(polls.received.map((x) => JSON.parse(x.body).event)).toEqual(['poll.voted']);
     expect(other.received).toEqual([]);
     await send([validEvent('poll.viewed', new Date())], t.other.apiKey);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(other.received.map((x) => JSON.parse(x.body).event)).toEqual(['poll.viewed']);
     expect(all.received).toHaveLength(2);
   });
@@ -121,7 +128,7 @@ describe('webhooks', () => {
     const endpoint = await addEndpoint(r.url);
     await r.stop(); // connection refused
     await send([validEvent('poll.voted', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     let [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
     expect(String(log!.lastError)).toMatch(/ECONNREFUSED/);
@@ -131,17 +138,17 @@ describe('webhooks', () => {
     await r.start();
     r.respond = (res) => res.writeHead(500).end('boom');
     clock.advance(RETRY_DELAYS_MS[1]! - 1);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(0); // not due yet
     clock.advance(1);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     [log] = await deliveries((await t.app.inject({ url: '/v1/webhooks', headers: admin() })).json().data[0].id);
     expect(log).toMatchObject({ status: 'pending', attempts: 2, lastStatusCode: 500 });
     expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(RETRY_DELAYS_MS[2]);
 
     r.respond = (res) => res.writeHead(429, { 'retry-after': '3600' }).end();
     clock.advance(RETRY_DELAYS_MS[2]!);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ attempts: 3, lastStatusCode: 429 });
     // Retry-After (1 h) is longer than the schedule's 30 min: it wins.
@@ -149,7 +156,7 @@ describe('webhooks', () => {
 
     r.respond = (res) => res.writeHead(204).end();
     clock.advance(HOUR);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'delivered', attempts: 4, lastStatusCode: 204, nextAttemptAt: null });
     expect(r.received.map((x) => x.headers['webhook-id'])).toEqual(Array(3).fill(r.received[0]!.headers['webhook-id']));
@@ -164,7 +171,7 @@ describe('webhooks', () => {
     await send([validEvent('poll.voted', new Date(clock.now()))]);
     for (const delay of RETRY_DELAYS_MS) {
       clock.advance(delay);
-      await t.services.dispatcher.runDue();
+      await outbox(t).runDue();
     }
     const [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'failed', attempts: RETRY_DELAYS_MS.length, nextAttemptAt: null });
@@ -178,12 +185,12 @@ describe('webhooks', () => {
     r.respond = (res) => res.writeHead(410).end();
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const state = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json();
     expect(state).toMatchObject({ enabled: false, disabledReason: 'The receiver answered 410 Gone.' });
     expect((await deliveries(endpoint.id)).every((d) => d.status === 'failed')).toBe(true);
     await send([validEvent('poll.voted', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received.length).toBeLessThanOrEqual(2);
   });
 
@@ -195,7 +202,7 @@ describe('webhooks', () => {
     const endpoint = await addEndpoint(r.url);
     for (let day = 0; day <= 5; day++) {
       await send([validEvent('poll.voted', new Date(clock.now()))]);
-      await t.services.dispatcher.runDue();
+      await outbox(t).runDue();
       clock.advance(DAY);
     }
     const state = (await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json();
@@ -214,17 +221,17 @@ describe('webhooks', () => {
     // The first failure starts the 5 days.
     const early = validEvent('poll.voted', new Date(clock.now()));
     await send([early]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     // Shortly before the end, a second delivery fails too; both wait until after the end.
     at(5 * DAY - 10 * MINUTE);
     const late = validEvent('poll.voted', new Date(clock.now()));
     await send([late]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     // A delivery that fails once the 5 days are over disables the endpoint.
     at(5 * DAY + MINUTE);
     const last = validEvent('poll.viewed', new Date(clock.now()));
     await send([last]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin() })).json()).toMatchObject({ enabled: false, disabledReason: 'Every delivery failed for 5 days.' });
 
     const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d]));
@@ -235,7 +242,7 @@ describe('webhooks', () => {
     expect(t.services.dispatcher.depth).toBe(0);
     const sent = r.received.length;
     clock.advance(2 * DAY);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(sent);
   });
 
@@ -248,13 +255,13 @@ describe('webhooks', () => {
     r.respond = (res, request) => (request.body.includes(String(slow.eventId)) ? setTimeout(() => res.writeHead(500).end(), 600) : res.writeHead(410).end());
     const endpoint = await addEndpoint(r.url);
     await send([gone, slow]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d]));
     expect(log.get(gone.eventId)).toMatchObject({ status: 'failed', lastStatusCode: 410 });
     expect(log.get(slow.eventId)).toMatchObject({ status: 'failed', nextAttemptAt: null, lastError: 'Endpoint disabled: The receiver answered 410 Gone.' });
     expect(t.services.dispatcher.depth).toBe(0);
     clock.advance(DAY);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(2);
   });
 
@@ -265,7 +272,7 @@ describe('webhooks', () => {
     r.respond = (res) => setTimeout(() => res.writeHead(200).end(), 1_000);
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     let [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null });
     expect(String(log!.lastError)).toMatch(/timeout|Timeout/);
@@ -273,10 +280,10 @@ describe('webhooks', () => {
 
     r.respond = (res) => res.writeHead(200).end();
     clock.advance(RETRY_DELAYS_MS[1]! - 1);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(1);
     clock.advance(1);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(2);
     [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'delivered', attempts: 2, lastStatusCode: 200 });
@@ -289,13 +296,13 @@ describe('webhooks', () => {
     const endpoint = await addEndpoint(r.url);
     r.respond = (res) => res.writeHead(503, { 'retry-after': new Date(clock.now() + 2 * HOUR).toUTCString() }).end();
     await send([validEvent('poll.voted', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     let [log] = await deliveries(endpoint.id);
     expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(2 * HOUR);
 
     r.respond = (res) => res.writeHead(503, { 'retry-after': new Date(clock.now() + 3 * DAY).toUTCString() }).end();
     clock.advance(2 * HOUR);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     [log] = await deliveries(endpoint.id);
     expect(log).toMatchObject({ status: 'pending', attempts: 2 });
     expect(Date.parse(String(log!.nextAttemptAt)) - clock.now()).toBe(DAY);
@@ -307,7 +314,7 @@ describe('webhooks', () => {
     r.respond = (res) => res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' }).end();
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect((await deliveries(endpoint.id))[0]).toMatchObject({ status: 'pending', lastStatusCode: 302 });
   });
 
@@ -319,18 +326,18 @@ describe('webhooks', () => {
     const rotated = (await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/rotate-secret`, headers: admin() })).json();
     expect(rotated.secret).not.toBe(endpoint.secret);
     await send([validEvent('poll.voted', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const [first] = r.received;
     expect(String(first!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     for (const secret of [endpoint.secret, rotated.secret]) new Webhook(secret).verify(first!.body, first!.headers as Record<string, string>);
     // Until the 24 hours are over, both; from then on exactly one, the new secret's.
     clock.advance(DAY - 1_000);
     await send([validEvent('poll.voted', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(String(r.received[1]!.headers['webhook-signature']).split(' ')).toHaveLength(2);
     clock.advance(1_000);
     await send([validEvent('poll.voted', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const last = r.received[2]!;
     const timestamp = new Date(Number(last.headers['webhook-timestamp']) * 1000);
     expect(timestamp.getTime()).toBe(Math.floor(clock.now() / 1000) * 1000);
@@ -347,24 +354,24 @@ describe('webhooks', () => {
     const r = await receiver();
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date(clock.now())), validEvent('poll.viewed', new Date(clock.now()))]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const [one] = await deliveries(endpoint.id);
     const replay = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/deliveries/${one!.id}/replay`, headers: admin() });
     expect(replay.json()).toEqual({ queued: 1 });
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(3);
 
     r.respond = (res) => res.writeHead(500).end();
     await send([validEvent('poll.voted', new Date(clock.now()))]);
     for (const delay of RETRY_DELAYS_MS) {
       clock.advance(delay);
-      await t.services.dispatcher.runDue();
+      await outbox(t).runDue();
     }
     r.respond = (res) => res.writeHead(200).end();
     const since = new Date(clock.now() - 7 * DAY).toISOString();
     const bulk = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/replay`, headers: admin(), payload: { since } });
     expect(bulk.json()).toEqual({ queued: 1 });
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect((await deliveries(endpoint.id)).every((d) => d.status === 'delivered')).toBe(true);
   });
 
@@ -378,14 +385,14 @@ describe('webhooks', () => {
       await send([event]);
       for (const delay of RETRY_DELAYS_MS) {
         clock.advance(delay);
-        await t.services.dispatcher.runDue();
+        await outbox(t).runDue();
       }
     };
     // A success after each failure keeps the endpoint from being disabled.
     const deliver = async (event: Record<string, unknown>) => {
       r.respond = (res) => res.writeHead(200).end();
       await send([event]);
-      await t.services.dispatcher.runDue();
+      await outbox(t).runDue();
     };
     const before = validEvent('poll.voted', new Date(clock.now()));
     await failAll(before);
@@ -408,7 +415,7 @@ describe('webhooks', () => {
     const received = r.received.length;
     const replay = await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/replay`, headers: admin(), payload: { since: new Date(since).toISOString() } });
     expect(replay.json()).toEqual({ queued: 1 });
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received.slice(received).map((x) => x.headers['webhook-id'])).toEqual([after.eventId]);
     const log = new Map((await deliveries(endpoint.id)).map((d) => [d.eventId, d.status]));
     expect(log.get(before.eventId)).toBe('failed');
@@ -433,13 +440,13 @@ describe('webhooks', () => {
     r.respond = (res) => res.writeHead(500).end();
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date(clock.now()), { userId: 'leaving-user' }), validEvent('poll.voted', new Date(clock.now()), { userId: 'staying-user' })]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toHaveLength(2);
     await t.app.inject({ method: 'DELETE', url: '/v1/users/leaving-user/events', headers: admin() });
     await t.services.deletions.idle();
     r.respond = (res) => res.writeHead(200).end();
     clock.advance(RETRY_DELAYS_MS[1]!);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received.slice(2).map((x) => JSON.parse(x.body).userId)).toEqual(['staying-user']);
     const log = await deliveries(endpoint.id);
     expect(log).toHaveLength(1);
@@ -464,7 +471,7 @@ describe('webhooks', () => {
     const endpoint = await addEndpoint(r.url.replace('127.0.0.1', 'localhost'));
     address = '127.0.0.1';
     await send([validEvent('poll.voted', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toEqual([]);
     expect((await deliveries(endpoint.id))[0]).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'blocked: private address' });
     const test = (await t.app.inject({ method: 'POST', url: `/v1/webhooks/${endpoint.id}/test`, headers: admin() })).json();
@@ -480,7 +487,7 @@ describe('webhooks', () => {
     const patched = await t.app.inject({ method: 'PATCH', url: `/v1/webhooks/${endpoint.id}`, headers: admin(), payload: { enabled: false, eventTypes: ['checkout.completed'] } });
     expect(patched.json()).toMatchObject({ enabled: false, eventTypes: ['checkout.completed'], disabledReason: 'Disabled by an administrator.' });
     await send([validEvent('checkout.completed', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     expect(r.received).toEqual([]);
     expect((await t.app.inject({ url: `/v1/webhooks/${endpoint.id}`, headers: admin(t.other.adminToken) })).statusCode).toBe(404);
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: admin(t.other.adminToken) })).statusCode).toBe(404);
@@ -506,7 +513,7 @@ describe('webhooks', () => {
     await addEndpoint(failing.url);
     await addEndpoint(gone.url);
     await send([validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const metrics = (await t.app.inject({ url: '/metrics' })).body;
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="retry"} 2');
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="failed"} 2');
@@ -521,7 +528,7 @@ describe('webhooks', () => {
     const r = await receiver();
     await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
-    await t.services.dispatcher.runDue();
+    await outbox(t).runDue();
     const metrics = (await t.app.inject({ url: '/metrics' })).body;
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="delivered"} 1');
     expect(metrics).toMatch(/svc_webhook_delivery_seconds_count 1/);

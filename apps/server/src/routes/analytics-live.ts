@@ -18,8 +18,8 @@ const KEEP_ALIVE_MS = 15_000;
 export async function analyticsLiveRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
   const watchers = new Map<number, Set<() => void>>();
   const streams = new Set<ServerResponse>();
-  services.ingest.onStored((tenant) => {
-    for (const markDirty of watchers.get(tenant.seq) ?? []) markDirty();
+  services.onEventsStored((tenantSeq) => {
+    for (const markDirty of watchers.get(tenantSeq) ?? []) markDirty();
   });
   // Open streams would hold the server open: end them when it closes.
   app.addHook('preClose', async () => {
