@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SvcError } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -149,6 +149,38 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
     expect(await sink.countEvents({ tenantSeq: 1 })).toBe(30);
     expect(await sink.countEvents({ tenantSeq: 2 })).toBe(30);
+  });
+
+  it('writes many messages with few sink commits', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    for (let batch = 0; batch < 30; batch++) await store.commit({ events: rows(batch * 10 + 1, 10), rejects: [] });
+    const duckDb = await duckDbSink();
+    const commits: number[] = [];
+    const counting: EventStore = new Proxy(duckDb, {
+      get(target, property, receiver) {
+        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
+      },
+    });
+    await startWriter(log, { sink: counting });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(300);
+    expect(commits.length).toBeLessThanOrEqual(2);
+  });
+
+  it('drops a message nobody can decode, reporting it, and stores the others', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    await store.commit({ events: rows(1, 5), rejects: [] });
+    await jetstream(log.connection).publish('svc.events.1', 'not an entry');
+    await store.commit({ events: rows(6, 5), rejects: [] });
+    const sink = await duckDbSink();
+    const errors: unknown[] = [];
+    await startWriter(log, { sink, onError: (error) => errors.push(error) });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(10);
+    expect(errors.map(String)).toEqual([expect.stringMatching(/EVENTS message 2 cannot be decoded/)]);
   });
 
   it('answers storage_unavailable with Retry-After while NATS is down, and stores again once it is back', async () => {
