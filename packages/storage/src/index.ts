@@ -48,13 +48,13 @@ export {
 export { JetStreamEventStore, RECENT_EVENT_KEYS_PER_GENERATION } from './nats/jetstream-event-store';
 export {
   EventLogWriter,
-  WRITER_CONSUMER,
   WRITER_BATCH_WAIT_MS,
   WRITER_BATCH_BYTES,
   WRITER_ACK_WAIT_MS,
   WRITER_RETRY_DELAY_MS,
   type EventLogWriterOptions,
 } from './nats/event-log-writer';
+export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingUserCheck } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
 export { UnfinishedErasures, UNFINISHED_ERASURES_MAX_AGE_MS } from './nats/unfinished-erasures';
