@@ -23,6 +23,7 @@ import {
 } from '../src';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
+import { startStallingProxy } from './stalling-proxy';
 
 const available = natsAvailable();
 /** Short waits so that failures and redeliveries show within a test. */
@@ -197,6 +198,27 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     }
     // The client reconnects by itself; the retry of the same batch is stored.
     await vi.waitFor(async () => expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(5), WAIT);
+  });
+
+  it('answers storage_unavailable when JetStream does not answer in time, and acknowledges nothing', async () => {
+    const proxy = await startStallingProxy(nats.port);
+    try {
+      const nc = await connectNats(proxy.url);
+      connections.push(nc);
+      const log = await EventLog.open(nc, { publishTimeoutMs: 500 });
+      const store = new JetStreamEventStore(log, await duckDbSink());
+      proxy.stall();
+      const started = performance.now();
+      const failed = await store.commit({ events: rows(1, 5), rejects: [] }).then(() => null, (error: unknown) => error);
+      expect((failed as SvcError).code).toBe('storage_unavailable');
+      expect(performance.now() - started).toBeLessThan(5_000);
+      proxy.resume();
+      // The stream got the message after all; the retry is answered as a duplicate, stored once.
+      expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(0);
+      expect(await streamMessages(log)).toBe(1);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('keeps writing after NATS restarts, and loses none of the events it acknowledged before', async () => {
