@@ -58,3 +58,4 @@ export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingUserCheck } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
 export { UnfinishedErasures, UNFINISHED_ERASURES_MAX_AGE_MS } from './nats/unfinished-erasures';
+export { PipelineErasureStore, ERASURE_WRITER_WAIT_MS } from './nats/pipeline-erasure-store';

@@ -8,7 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import {
   connectNats,
   DuckDbDatabase,
+  DuckDbDeletionStore,
   DuckDbEventStore,
+  hashUserId,
+  PipelineErasureStore,
   EVENTS_STREAM,
   EventLog,
   EventLogWriter,
@@ -63,9 +66,13 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
   }
 
   async function duckDbSink(): Promise<DuckDbEventStore> {
+    return new DuckDbEventStore(await duckDb());
+  }
+
+  async function duckDb(): Promise<DuckDbDatabase> {
     const db = await DuckDbDatabase.open(mkdtempSync(join(tmpdir(), 'svc-nats-sink-')));
     databases.push(db);
-    return new DuckDbEventStore(db);
+    return db;
   }
 
   async function startWriter(log: EventLog, options: Partial<EventLogWriterOptions> & { sink: EventStore }): Promise<EventLogWriter> {
@@ -361,6 +368,28 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await store.commit({ events: rows(21, 1), rejects: [] });
     expect(await log.passed(position)).toBe(true);
     expect(await log.passed(await log.position())).toBe(false);
+  });
+
+  it('erases a user only after the writer has stored what the stream held when the erasure began', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const db = await duckDb();
+    const sink = new DuckDbEventStore(db);
+    const user = 'Leaving';
+    await store.commit({ events: [...rows(1, 6, { userId: user }), ...rows(11, 4)], rejects: [] });
+    const job = { tenantSeq: 1, userHash: hashUserId(user) };
+
+    // The writer is not running: the erasure cannot be sure of the stream and is tried again later.
+    const impatient = new PipelineErasureStore(log, new DuckDbDeletionStore(db), 300);
+    const failed = await impatient.erase(job, user).then(() => null, (error: unknown) => error);
+    expect((failed as SvcError).code).toBe('storage_unavailable');
+
+    const erasure = new PipelineErasureStore(log, new DuckDbDeletionStore(db));
+    const erasing = erasure.erase(job, user);
+    await startWriter(log, { sink });
+    expect(await erasing).toEqual({ deletedEvents: 6, deletedRejects: 0 });
+    expect(await sink.countEvents({ tenantSeq: 1, userId: user })).toBe(0);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(4);
   });
 
   it('enqueues deliveries after the sink stored their events, then tells this node and the others what was stored', async () => {
