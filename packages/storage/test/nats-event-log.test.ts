@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SvcError } from '@svc/protocol';
@@ -276,6 +278,38 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
     expect(enqueued).toHaveLength(25);
     expect(await storedIds(sink)).toEqual(events.map((e) => e.eventId).sort());
+  });
+
+  it('stores once what a writer process killed between its insert and its ack had stored', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-nats-killed-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./writer-process.ts', import.meta.url)), nats.url, dataDir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await vi.waitFor(() => expect(output).toContain('started'), WAIT);
+      const events = rows(1, 20);
+      await store.commit({ events, rejects: [], deliveries: events.map((e) => deliveryOf(e)) });
+      await vi.waitFor(() => expect(output).toContain('stored 20'), WAIT);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    expect(await streamMessages(log)).toBe(1);
+
+    const db = await DuckDbDatabase.open(dataDir);
+    databases.push(db);
+    const sink = new DuckDbEventStore(db);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(20);
+    const enqueued: NewDelivery[] = [];
+    await startWriter(log, { sink, enqueueDeliveries: async (d) => void enqueued.push(...d) });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await storedIds(sink)).toEqual(rows(1, 20).map((e) => e.eventId).sort());
+    expect(enqueued).toHaveLength(20);
   });
 
   it('keeps a batch whose insert outlasts the ack wait from going to a second writer', async () => {
