@@ -70,7 +70,8 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   metrics.watchRefusedWrites(() => storage.refusedWrites());
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
-  const committer = new GroupCommitter(storage.events, metrics);
+  // On the JetStream event log each request is its own message, recognised when retried.
+  const committer = new GroupCommitter(storage.events, metrics, { group: !storage.pipeline });
   const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
