@@ -9,10 +9,14 @@ import { sendAttempt } from './send-attempt';
 /** Deliveries taken from the queue and not yet settled (waiting for their endpoint's turn or being sent). */
 export const MAX_HELD = 1_024;
 /**
- * Deliveries of one endpoint waiting here for its turn; more are handed back to the queue for
- * about as long as those waiting take to go, so that one slow endpoint cannot fill the dispatcher.
+ * A slow endpoint (answering in `SLOW_ANSWER_MS` or more on average) keeps waiting here for its
+ * turn what it takes in this long (one that times out, a few dozen), so that it cannot fill the
+ * dispatcher; the rest is handed back to the queue, each for about as long as those before it
+ * take. Handing back costs (the queue hands it out again, the log is asked about it, and the
+ * node may idle meanwhile), so endpoints that answer faster are never handed back.
  */
-export const MAX_WAITING_PER_ENDPOINT = 512;
+export const MAX_BACKLOG_MS = 30_000;
+export const SLOW_ANSWER_MS = 1_000;
 /** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
 export const MIN_DEFER_MS = 1_000;
 export const MAX_DEFER_MS = 60_000;
@@ -34,7 +38,10 @@ export interface QueueDispatcherOptions {
   erased?: (delivery: NewDelivery) => boolean;
   /** Failures of the queue or the log, which the dispatcher survives (it tries again later). */
   onError?: (error: unknown) => void;
-  /** Defaults: `MAX_IN_FLIGHT`, `MAX_IN_FLIGHT_PER_ENDPOINT`, `MAX_HELD`, `MAX_WAITING_PER_ENDPOINT`, `PULL_EXPIRES_MS`, `WORKING_INTERVAL_MS`. */
+  /**
+   * Defaults: `MAX_IN_FLIGHT`, `MAX_IN_FLIGHT_PER_ENDPOINT`, `MAX_HELD`, `PULL_EXPIRES_MS`,
+   * `WORKING_INTERVAL_MS`; `maxWaitingPerEndpoint` (whatever the endpoint's answer time) `maxHeld`.
+   */
   maxInFlight?: number;
   maxInFlightPerEndpoint?: number;
   maxHeld?: number;
@@ -46,7 +53,7 @@ export interface QueueDispatcherOptions {
 /** One endpoint's requests out, and the deliveries waiting for a free one, oldest first. */
 interface Lane {
   sending: number;
-  /** `start(false)`: the dispatcher stopped and handed it back. */
+  /** `start(false)`: handed back to the queue instead (stopped, or no room for it after all). */
   waiting: Array<{ start: (go: boolean) => void; queued: QueuedDelivery }>;
 }
 
@@ -95,7 +102,7 @@ export class QueueDispatcher {
       maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
       maxInFlightPerEndpoint: options.maxInFlightPerEndpoint ?? MAX_IN_FLIGHT_PER_ENDPOINT,
       maxHeld: options.maxHeld ?? MAX_HELD,
-      maxWaitingPerEndpoint: options.maxWaitingPerEndpoint ?? MAX_WAITING_PER_ENDPOINT,
+      maxWaitingPerEndpoint: options.maxWaitingPerEndpoint ?? options.maxHeld ?? MAX_HELD,
       pullExpiresMs: options.pullExpiresMs ?? PULL_EXPIRES_MS,
       workingIntervalMs: options.workingIntervalMs ?? WORKING_INTERVAL_MS,
     };
@@ -146,7 +153,8 @@ export class QueueDispatcher {
   private async pullLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const room = this.limits.maxHeld - this.held;
-      if (room <= 0) {
+      // Pulls of a few messages at a time cost more than they bring: wait for a quarter's room.
+      if (room < this.limits.maxHeld / 4) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
         continue;
@@ -197,20 +205,28 @@ export class QueueDispatcher {
     // Stopped meanwhile: no turn will come.
     if (!this.running) return queued.retryIn(0);
     if (!lane) this.lanes.set(key, (lane = { sending: 0, waiting: [] }));
-    if (lane.waiting.length >= this.limits.maxWaitingPerEndpoint) return queued.retryIn(this.deferMs(key, lane));
+    if (lane.waiting.length >= this.waitingRoom(key)) return queued.retryIn(this.deferMs(key, lane));
     const started = await new Promise<boolean>((start) => {
       lane.waiting.push({ start, queued });
       this.startWaiting();
     });
-    // Handed back to the queue by `stop`.
+    // Handed back to the queue (by `stop`, or for want of room once the endpoint was found slow).
     if (!started) return;
-    try {
-      await this.send(queued, attempts);
-    } finally {
+    // The turn ends once the receiver has answered: the delivery's outcome is logged (in the
+    // next batch) while the endpoint takes the next one.
+    let turnOver = false;
+    const endTurn = () => {
+      if (turnOver) return;
+      turnOver = true;
       lane.sending--;
       this.sending--;
       if (!lane.sending && !lane.waiting.length) this.lanes.delete(key);
       this.startWaiting();
+    };
+    try {
+      await this.send(queued, attempts, endTurn);
+    } finally {
+      endTurn();
     }
   }
 
@@ -230,7 +246,7 @@ export class QueueDispatcher {
     }
   }
 
-  private async send(queued: QueuedDelivery, attemptsBefore: number): Promise<void> {
+  private async send(queued: QueuedDelivery, attemptsBefore: number, answered: () => void): Promise<void> {
     const delivery = queued.delivery;
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
     let endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
@@ -251,11 +267,14 @@ export class QueueDispatcher {
       });
       return queued.done();
     }
-    const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random);
+    const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random, (result) => {
+      // Known before the endpoint's next turn: how much of it may wait here depends on it.
+      if (result) this.noteLatency(key, result.latencyMs);
+      answered();
+    });
     // Its user's erasure began while it was being sent: the log keeps nothing of it.
     if (this.options.erased?.(delivery)) return queued.done();
     await this.record(delivery, outcome);
-    this.noteLatency(key, outcome.latencyMs ?? 0);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (outcome.nextAttemptAt !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {
       queued.retryIn(outcome.nextAttemptAt - this.clock.now());
@@ -275,12 +294,29 @@ export class QueueDispatcher {
     }
   }
 
+  /** Updates the endpoint's average answer time, and hands back what it now has too much of waiting. */
   private noteLatency(key: string, latencyMs: number): void {
     const average = this.latencyMs.get(key);
     this.latencyMs.set(key, average === undefined ? latencyMs : average + LATENCY_WEIGHT * (latencyMs - average));
+    const lane = this.lanes.get(key);
+    if (!lane) return;
+    const room = this.waitingRoom(key);
+    while (lane.waiting.length > room) {
+      const newest = lane.waiting.pop()!;
+      newest.queued.retryIn(this.deferMs(key, lane));
+      newest.start(false);
+    }
   }
 
-  /** About how long the deliveries waiting in `lane` take to go. */
+  /** How many of an endpoint's deliveries may wait here for its turn. */
+  private waitingRoom(key: string): number {
+    const latencyMs = this.latencyMs.get(key);
+    if (latencyMs === undefined || latencyMs < SLOW_ANSWER_MS) return this.limits.maxWaitingPerEndpoint;
+    const takes = Math.floor((MAX_BACKLOG_MS / Math.max(latencyMs, 1)) * this.limits.maxInFlightPerEndpoint);
+    return Math.min(this.limits.maxWaitingPerEndpoint, Math.max(1, takes));
+  }
+
+  /** About how long the deliveries waiting in `lane` take to go: a delivery handed back returns after them. */
   private deferMs(key: string, lane: Lane): number {
     const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.latencyMs.get(key) ?? 0);
     return Math.min(MAX_DEFER_MS, Math.max(MIN_DEFER_MS, Math.round(estimate)));

@@ -251,23 +251,27 @@ describe('QueueDispatcher', () => {
     expect(log.rows).toEqual([]);
   });
 
-  it("hands back a slow endpoint's surplus for about as long as its waiting deliveries take to go", async () => {
+  it("keeps few of a slow endpoint's deliveries waiting, handing back the rest for about as long as those take", async () => {
     const queue = new FakeQueue();
     const directory = new FakeDirectory();
     directory.endpoints.set('e', endpoint('e'));
     const sender = new FakeSender();
-    sender.answer = { statusCode: 200, latencyMs: 15_000 };
-    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1, maxWaitingPerEndpoint: 2 });
-    const first = queue.put(delivery('e'));
-    dispatcher.start();
-    await expect.poll(() => first.answer).toBe('done');
     sender.hold = true;
-    const later = Array.from({ length: 4 }, () => queue.put(delivery('e')));
-    // One being sent, two waiting; the fourth comes back when those two (15 s each, one at a time) are done.
-    await expect.poll(() => later[3]!.answer).toEqual({ retryIn: 30_000 });
+    sender.answer = { statusCode: 200, latencyMs: 15_000 };
+    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1 });
+    // Its answer time unknown, all wait for their turn.
+    const messages = Array.from({ length: 5 }, () => queue.put(delivery('e')));
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(1);
+    expect(messages.filter((m) => m.answer !== null)).toEqual([]);
+    // 15 s an answer, one at a time: 30 s of work is two deliveries waiting; the newest two go back
+    // each for as long as those before it take.
     sender.hold = false;
     sender.release();
-    await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(3);
+    await expect.poll(() => messages.slice(3).map((m) => m.answer)).toEqual([{ retryIn: 30_000 }, { retryIn: 45_000 }]);
+    await expect.poll(() => messages.slice(0, 3).map((m) => m.answer)).toEqual(['done', 'done', 'done']);
+    const more = queue.put(delivery('e'));
+    await expect.poll(() => more.answer).toBe('done');
     await dispatcher.stop();
   });
 
