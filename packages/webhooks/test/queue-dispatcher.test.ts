@@ -289,4 +289,23 @@ describe('QueueDispatcher', () => {
     expect(message.answer).toEqual({ retryIn: 0 });
     expect(sender.sent).toEqual([]);
   });
+
+  it("starts an endpoint's next delivery once the receiver has answered, while the last one's outcome is being logged", async () => {
+    const { queue, log, directory, sender } = setup();
+    let logged = () => {};
+    const writing = new Promise<void>((resolve) => (logged = resolve));
+    const appended = log.appendAttempts.bind(log);
+    log.appendAttempts = async (entries) => {
+      await writing;
+      await appended(entries);
+    };
+    const dispatcher = new QueueDispatcher(queue, log, directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1 });
+    const [first, second] = [queue.put(delivery()), queue.put(delivery())];
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(2);
+    expect([first.answer, second.answer]).toEqual([null, null]);
+    logged();
+    await expect.poll(() => [first.answer, second.answer]).toEqual(['done', 'done']);
+    await dispatcher.stop();
+  });
 });
