@@ -2,26 +2,13 @@ import { systemClock, type Clock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookQueue } from '@svc/storage';
 import { AttemptLog } from './attempt-log';
 import { BatchedLookup } from './batched-lookup';
+import { EndpointTurns } from './endpoint-turns';
 import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_ENDPOINT, type DispatchObserver, type EndpointDirectory } from './dispatcher';
 import type { WebhookSender } from './http-sender';
 import { sendAttempt } from './send-attempt';
 
 /** Deliveries taken from the queue and not yet settled (waiting for their endpoint's turn or being sent). */
 export const MAX_HELD = 1_024;
-/**
- * A slow endpoint (answering in `SLOW_ANSWER_MS` or more on average) keeps waiting here for its
- * turn what it takes in this long (one that times out, a few dozen), so that it cannot fill the
- * dispatcher; the rest is handed back to the queue, each for about as long as those before it
- * take. Handing back costs (the queue hands it out again, the log is asked about it, and the
- * node may idle meanwhile), so endpoints that answer faster are never handed back.
- */
-export const MAX_BACKLOG_MS = 30_000;
-export const SLOW_ANSWER_MS = 1_000;
-/** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
-export const MIN_DEFER_MS = 1_000;
-export const MAX_DEFER_MS = 60_000;
-/** Weight of the newest answer time in an endpoint's average (exponentially weighted). */
-const LATENCY_WEIGHT = 0.2;
 /** How long one pull from the queue waits for deliveries. */
 export const PULL_EXPIRES_MS = 5_000;
 /** Pause after the queue could not be reached, or an attempt could not be logged, before trying again. */
@@ -50,13 +37,6 @@ export interface QueueDispatcherOptions {
   workingIntervalMs?: number;
 }
 
-/** One endpoint's requests out, and the deliveries waiting for a free one, oldest first. */
-interface Lane {
-  sending: number;
-  /** `start(false)`: handed back to the queue instead (stopped, or no room for it after all). */
-  waiting: Array<{ start: (go: boolean) => void; queued: QueuedDelivery }>;
-}
-
 /**
  * Sends the deliveries of the shared work queue (cluster mode; every node runs one). At least
  * once: a delivery leaves the queue only once its outcome is logged; a failed attempt goes back
@@ -68,8 +48,7 @@ interface Lane {
  * the embedded `WebhookDispatcher`; attempts are logged in batches (`AttemptLog`).
  */
 export class QueueDispatcher {
-  private readonly lanes = new Map<string, Lane>();
-  private sending = 0;
+  private readonly turns: EndpointTurns;
   private held = 0;
   private running: AbortController | null = null;
   private loop: Promise<void> | null = null;
@@ -81,8 +60,6 @@ export class QueueDispatcher {
   private readonly attempts: AttemptLog;
   /** Redelivered deliveries arriving together are looked up in the log with one query. */
   private readonly states: BatchedLookup<LoggedState>;
-  /** Average answer time of each endpoint (`tenantSeq:endpointId`), in ms. */
-  private readonly latencyMs = new Map<string, number>();
   /** Endpoints found deleted (`tenantSeq:endpointId`): their queued deliveries are dropped without asking again. */
   private readonly deleted = new Set<string>();
   private readonly clock: Clock;
@@ -106,6 +83,7 @@ export class QueueDispatcher {
       pullExpiresMs: options.pullExpiresMs ?? PULL_EXPIRES_MS,
       workingIntervalMs: options.workingIntervalMs ?? WORKING_INTERVAL_MS,
     };
+    this.turns = new EndpointTurns(this.limits);
     this.states = new BatchedLookup((ids) => this.log.latestStates(ids));
     this.attempts = new AttemptLog({
       recordAttempts: (batch) => this.log.appendAttempts(batch.map(({ id, outcome }) => ({ delivery: this.logging.get(id)!, outcome }))),
@@ -116,8 +94,9 @@ export class QueueDispatcher {
   start(): void {
     if (this.running) return;
     this.running = new AbortController();
+    this.turns.reopen();
     this.loop = this.pullLoop(this.running.signal);
-    this.workingTimer = setInterval(() => this.stillWorking(), this.limits.workingIntervalMs);
+    this.workingTimer = setInterval(() => this.turns.stillWorking(), this.limits.workingIntervalMs);
     this.workingTimer.unref();
   }
 
@@ -129,12 +108,7 @@ export class QueueDispatcher {
     running.abort();
     this.wake?.();
     if (this.workingTimer) clearInterval(this.workingTimer);
-    for (const lane of this.lanes.values()) {
-      for (const { start, queued } of lane.waiting.splice(0)) {
-        queued.retryIn(0);
-        start(false);
-      }
-    }
+    this.turns.close();
     await this.loop;
     await Promise.allSettled([...this.settling]);
   }
@@ -201,48 +175,20 @@ export class QueueDispatcher {
       attempts = state?.attempts ?? attempts;
     }
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
-    let lane = this.lanes.get(key);
-    // Stopped meanwhile: no turn will come.
-    if (!this.running) return queued.retryIn(0);
-    if (!lane) this.lanes.set(key, (lane = { sending: 0, waiting: [] }));
-    if (lane.waiting.length >= this.waitingRoom(key)) return queued.retryIn(this.deferMs(key, lane));
-    const started = await new Promise<boolean>((start) => {
-      lane.waiting.push({ start, queued });
-      this.startWaiting();
-    });
-    // Handed back to the queue (by `stop`, or for want of room once the endpoint was found slow).
-    if (!started) return;
+    // Handed back to the queue (stopped, or no room here for a slow endpoint's).
+    if (!(await this.turns.turn(key, queued))) return;
     // The turn ends once the receiver has answered: the delivery's outcome is logged (in the
     // next batch) while the endpoint takes the next one.
     let turnOver = false;
     const endTurn = () => {
       if (turnOver) return;
       turnOver = true;
-      lane.sending--;
-      this.sending--;
-      if (!lane.sending && !lane.waiting.length) this.lanes.delete(key);
-      this.startWaiting();
+      this.turns.endTurn(key);
     };
     try {
       await this.send(queued, attempts, endTurn);
     } finally {
       endTurn();
-    }
-  }
-
-  /** Starts waiting deliveries while the limits allow, one per endpoint per round. */
-  private startWaiting(): void {
-    let progress = true;
-    while (progress && this.sending < this.limits.maxInFlight && this.running) {
-      progress = false;
-      for (const lane of this.lanes.values()) {
-        if (this.sending >= this.limits.maxInFlight) break;
-        if (lane.sending >= this.limits.maxInFlightPerEndpoint || !lane.waiting.length) continue;
-        lane.sending++;
-        this.sending++;
-        lane.waiting.shift()!.start(true);
-        progress = true;
-      }
     }
   }
 
@@ -269,7 +215,7 @@ export class QueueDispatcher {
     }
     const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random, (result) => {
       // Known before the endpoint's next turn: how much of it may wait here depends on it.
-      if (result) this.noteLatency(key, result.latencyMs);
+      if (result) this.turns.answered(key, result.latencyMs);
       answered();
     });
     // Its user's erasure began while it was being sent: the log keeps nothing of it.
@@ -292,38 +238,5 @@ export class QueueDispatcher {
     } finally {
       this.logging.delete(delivery.id);
     }
-  }
-
-  /** Updates the endpoint's average answer time, and hands back what it now has too much of waiting. */
-  private noteLatency(key: string, latencyMs: number): void {
-    const average = this.latencyMs.get(key);
-    this.latencyMs.set(key, average === undefined ? latencyMs : average + LATENCY_WEIGHT * (latencyMs - average));
-    const lane = this.lanes.get(key);
-    if (!lane) return;
-    const room = this.waitingRoom(key);
-    while (lane.waiting.length > room) {
-      const newest = lane.waiting.pop()!;
-      newest.queued.retryIn(this.deferMs(key, lane));
-      newest.start(false);
-    }
-  }
-
-  /** How many of an endpoint's deliveries may wait here for its turn. */
-  private waitingRoom(key: string): number {
-    const latencyMs = this.latencyMs.get(key);
-    if (latencyMs === undefined || latencyMs < SLOW_ANSWER_MS) return this.limits.maxWaitingPerEndpoint;
-    const takes = Math.floor((MAX_BACKLOG_MS / Math.max(latencyMs, 1)) * this.limits.maxInFlightPerEndpoint);
-    return Math.min(this.limits.maxWaitingPerEndpoint, Math.max(1, takes));
-  }
-
-  /** About how long the deliveries waiting in `lane` take to go: a delivery handed back returns after them. */
-  private deferMs(key: string, lane: Lane): number {
-    const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.latencyMs.get(key) ?? 0);
-    return Math.min(MAX_DEFER_MS, Math.max(MIN_DEFER_MS, Math.round(estimate)));
-  }
-
-  /** Keeps the queue from handing deliveries that wait here for their turn to another node. */
-  private stillWorking(): void {
-    for (const lane of this.lanes.values()) for (const { queued } of lane.waiting) queued.working();
   }
 }

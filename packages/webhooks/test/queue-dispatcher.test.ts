@@ -3,7 +3,8 @@ import { ManualClock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookEndpointRecord, WebhookQueue } from '@svc/storage';
 import type { EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
-import { MIN_DEFER_MS, QueueDispatcher } from '../src/queue-dispatcher';
+import { MIN_DEFER_MS } from '../src/endpoint-turns';
+import { QueueDispatcher } from '../src/queue-dispatcher';
 import { RETRY_DELAYS_MS } from '../src/retry-schedule';
 
 const T0 = 1_767_000_000_000;
