@@ -153,6 +153,14 @@ function eventPipeline(
     onStored(listener) {
       listeners.push(listener);
     },
-    webhooks: { queue, log: attempts, erased: (delivery) => tombstones.erased(delivery) },
+    webhooks: {
+      queue,
+      log: attempts,
+      erased: (delivery) => tombstones.erased(delivery),
+      refreshErased: () => tombstones.refresh(),
+      eraseUser: async (tenantSeq, userHash, userId) => {
+        await attempts.eraseUser(tenantSeq, userHash, userId);
+      },
+    },
   };
 }
