@@ -120,6 +120,16 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '3' }]);
   });
 
+  it('recognises stored ids scattered over years, in more time windows than one statement takes', async () => {
+    const db = await openDb();
+    // 300 times a week apart (300 windows per tenant, joined to 200), for two tenants.
+    const scattered = Array.from({ length: 600 }, (_, i) => row(1 + (i % 2), { timestampMs: Date.UTC(2020, 0, 1) + Math.floor(i / 2) * 3_600_000 * 24 * 7 }));
+    await new ClickHouseEventStore(db).commit({ events: scattered.filter((_, i) => i % 3 === 0), rejects: [] });
+    const outcome = await new ClickHouseEventStore(db).commit({ events: scattered, rejects: [] });
+    expect(outcome.inserted.size).toBe(400);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '600' }]);
+  });
+
   it('stores the rejects of a batch stored again once', async () => {
     const db = await openDb();
     const reject: QuarantineRow = {
