@@ -201,7 +201,8 @@ export class ChDatabase {
 
 /**
  * A number from a JSONEachRow value: 64-bit integers arrive as strings (pinned setting), the
- * others as numbers; NULL stays null.
+ * others as numbers. Beyond ±2^53 precision is lost: the schema's 64-bit values (epoch ms,
+ * campaign ids) stay below it.
  */
 export function chNumber(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
