@@ -170,6 +170,31 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await events.purgeEventsBefore(1, at(2, 15))).toBe(0);
   });
 
+  it('fails a commit with storage_unavailable while the server is down, and stores the batch once when it is retried', async () => {
+    const db = await openDb();
+    const events = new ClickHouseEventStore(db);
+    const batch = { events: [row(1), row(1)], rejects: [] };
+    await server.kill();
+    try {
+      await expect(events.commit(batch)).rejects.toMatchObject({ code: 'storage_unavailable' });
+    } finally {
+      await server.restart();
+    }
+    expect((await events.commit(batch)).inserted.size).toBe(2);
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(2);
+  });
+
+  it('keeps working after an export whose reader stopped early', async () => {
+    const db = await openDb();
+    const events = new ClickHouseEventStore(db);
+    await events.commit({ events: Array.from({ length: 3_000 }, (_, i) => row(1, { timestampMs: Date.UTC(2026, 0, 1) + i })), rejects: [] });
+    for await (const chunk of events.streamEventText({ tenantSeq: 1 }, 'csv')) {
+      expect(chunk.length).toBeGreaterThan(0);
+      break;
+    }
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(3_000);
+  });
+
   describe('export text byte for byte as the embedded backend writes it', () => {
     /** Identifiers as validation lets them in: printable (strings inside `data` may hold anything). */
     const printable = (t: string) => t.replace(/[\u0000-\u001f\u007f]/g, '·');
