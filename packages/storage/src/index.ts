@@ -40,3 +40,7 @@ export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
 export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
 export { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
 export type { PollLookup } from './clickhouse/ch-poll-results';
+export { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
+export { RecentKeys } from './recent-keys';
+export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseErasureOptions } from './clickhouse/clickhouse-erasure-store';
+export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';

@@ -5,8 +5,11 @@ import { CONTRACT_SETTINGS } from './test-settings';
 
 const settings = CONTRACT_SETTINGS;
 
+/** What the event store contract needs of a backend: `Storage` has it, and so has meta + a separate event store. */
+export type EventBackend = Pick<Storage, 'meta' | 'events' | 'close'>;
+
 /** Behaviour every storage backend must show; run once per backend, with `metaStoreContract`. */
-export function storeContract(name: string, open: () => Promise<Storage>): void {
+export function storeContract(name: string, open: () => Promise<EventBackend>): void {
   const row = (tenantSeq: number, overrides: Partial<EventRow> = {}): EventRow => ({
     tenantSeq,
     eventId: randomUUID(),

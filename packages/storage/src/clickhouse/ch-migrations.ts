@@ -47,6 +47,7 @@ export const CH_MIGRATIONS: ChMigration[] = [
       ) ENGINE = ReplacingMergeTree
       PARTITION BY ${monthPartition('timestamp_ms')}
       ORDER BY (tenant_seq, timestamp_ms, event_id)`,
+      // Replacing too: a batch the writer stores again after a crash brings its rejects again.
       `CREATE TABLE IF NOT EXISTS rejected_events (
         tenant_seq UInt32,
         id UUID,
@@ -57,7 +58,7 @@ export const CH_MIGRATIONS: ChMigration[] = [
         event_name Nullable(String),
         user_id Nullable(String),
         payload String
-      ) ENGINE = MergeTree
+      ) ENGINE = ReplacingMergeTree
       PARTITION BY ${monthPartition('received_at_ms')}
       ORDER BY (tenant_seq, received_at_ms, id)`,
     ],

@@ -17,6 +17,7 @@ import { purgeRollupsBefore } from './analytics-rollups';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
+import { RecentKeys } from '../recent-keys';
 import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 import { CREATE_STAGE_SQL, STAGE_TABLE, eventSlices, fromStage, insertEventsFromJsonSql, stageEvents, stageJson, type EventSlice } from './event-stage';
 
@@ -364,30 +365,6 @@ export class DuckDbEventStore implements EventStore {
 
 function isConstraintViolation(error: unknown): boolean {
   return error instanceof Error && /constraint|duplicate key/i.test(error.message);
-}
-
-/**
- * Keys known to be stored, in two generations: when the current one is full it becomes the
- * old one and the old one is dropped, so memory stays bounded while retries, which come soon
- * after the original, are still recognised.
- */
-class RecentKeys {
-  private current = new Set<string>();
-  private previous = new Set<string>();
-
-  constructor(private readonly perGeneration: number) {}
-
-  has(key: string): boolean {
-    return this.current.has(key) || this.previous.has(key);
-  }
-
-  add(key: string): void {
-    if (this.current.size >= this.perGeneration) {
-      this.previous = this.current;
-      this.current = new Set();
-    }
-    this.current.add(key);
-  }
 }
 
 type Appender = Awaited<ReturnType<DuckDBConnection['createAppender']>>;

@@ -1,0 +1,91 @@
+import { SvcError } from '@svc/protocol';
+import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
+import type { UserErasureStore } from '../user-erasure-store';
+import { chNumber, type ChDatabase } from './ch-database';
+import { sqlInteger, sqlList, sqlString } from './sql-literal';
+
+/** The tables that hold users' rows. */
+const USER_TABLES = ['events', 'rejected_events'] as const;
+/**
+ * How long `rewriteErased` waits for the parts a deletion replaced to leave the disk: the
+ * server removes an inactive part `old_parts_lifetime` (480 s by default) after it was
+ * replaced, at its next cleanup (every 30–40 s), or later while a query still reads it.
+ */
+export const DEFAULT_PART_REMOVAL_WAIT_MS = 15 * 60_000;
+/** Between two looks at `system.parts`. */
+const PART_POLL_INTERVAL_MS = 1_000;
+
+export interface ClickHouseErasureOptions {
+  /** Bound of `rewriteErased`'s wait for replaced parts to be removed, ms; default `DEFAULT_PART_REMOVAL_WAIT_MS`. */
+  partRemovalWaitMs?: number;
+}
+
+/**
+ * Erasure of a user's events and quarantined rejects in ClickHouse. `ALTER TABLE … DELETE`
+ * is a mutation: the server rewrites every part holding matching rows into a new part without
+ * them, in the background; `erase` waits until it is done (`system.mutations`), so the job's
+ * `completedAt` is when no read can return the rows any more. The replaced parts stay on disk,
+ * inactive, until the server removes them (`rewriteErased` waits for that).
+ */
+export class ClickHouseErasureStore implements UserErasureStore {
+  private readonly partRemovalWaitMs: number;
+
+  constructor(
+    private readonly db: ChDatabase,
+    options: ClickHouseErasureOptions = {},
+  ) {
+    this.partRemovalWaitMs = options.partRemovalWaitMs ?? DEFAULT_PART_REMOVAL_WAIT_MS;
+  }
+
+  async erase(job: Pick<DeletionJob, 'tenantSeq' | 'userHash'>, userId?: string): Promise<ErasedCounts> {
+    // Without the id in clear, SHA256() over the user column finds the rows by their hash.
+    const clear = userId !== undefined && hashUserId(userId) === job.userHash;
+    // The condition must never be NULL: 18.16's ALTER … DELETE deletes the rows whose condition
+    // is NULL (`user_id = 'x'` on a row without user would go), so user_id is read as not null.
+    const user = clear ? sqlString(userId) : sqlString(job.userHash.toLowerCase());
+    const column = clear ? 'assumeNotNull(user_id)' : 'lower(hex(SHA256(assumeNotNull(user_id))))';
+    const match = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND user_id IS NOT NULL AND ${column} = ${user}`;
+    // Counted before deleting (a mutation reports no count); copies of an event count once.
+    const deletedEvents = await this.count('events', match);
+    const deletedRejects = await this.count('rejected_events', match);
+    // A mutation rewrites parts: none is started when there is nothing to delete.
+    if (deletedEvents > 0) await this.delete('events', match);
+    if (deletedRejects > 0) await this.delete('rejected_events', match);
+    return { deletedEvents, deletedRejects };
+  }
+
+  /**
+   * Waits until the deletions started before the call are done and the parts they replaced
+   * (and every other part inactive at the call) have left the disk. Fails with
+   * `storage_unavailable` if that takes longer than `partRemovalWaitMs`.
+   */
+  async rewriteErased(): Promise<void> {
+    for (const table of USER_TABLES) await this.db.waitForMutations(table);
+    const parts = await this.db.query<{ name: string }>(
+      `SELECT name FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList([...USER_TABLES])} AND active = 0`,
+    );
+    if (!parts.length) return;
+    const names = sqlList(parts.map((p) => p.name));
+    const deadline = Date.now() + this.partRemovalWaitMs;
+    for (;;) {
+      const [left] = await this.db.query<{ n: string }>(
+        `SELECT count() AS n FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList([...USER_TABLES])} AND name IN ${names} AND active = 0`,
+      );
+      if (chNumber(left?.n ?? 0) === 0) return;
+      if (Date.now() > deadline) {
+        throw new SvcError('storage_unavailable', `Parts replaced by deletions are still on disk after ${this.partRemovalWaitMs} ms. Retry later.`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, PART_POLL_INTERVAL_MS));
+    }
+  }
+
+  private async count(table: (typeof USER_TABLES)[number], match: string): Promise<number> {
+    const [row] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM ${table} FINAL WHERE ${match}`);
+    return chNumber(row?.n ?? 0);
+  }
+
+  private async delete(table: (typeof USER_TABLES)[number], match: string): Promise<void> {
+    await this.db.command(`ALTER TABLE ${table} DELETE WHERE ${match}`);
+    await this.db.waitForMutations(table);
+  }
+}

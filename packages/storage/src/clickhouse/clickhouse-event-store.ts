@@ -1,0 +1,192 @@
+import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
+import {
+  eventKey,
+  type CommitBatch,
+  type CommitOutcome,
+  type EventFilter,
+  type EventPageRequest,
+  type EventStore,
+  type QuarantinedEvent,
+} from '../event-store';
+import type { EventRow } from '../records';
+import { chNumber, type ChDatabase } from './ch-database';
+import { EVENT_ID_TEXT, EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
+import { exportLine } from './export-lines';
+import { RecentKeys } from '../recent-keys';
+import { purgeEventsBefore } from './event-retention';
+import { sqlInteger, sqlString } from './sql-literal';
+import { newRejects, toRejectRow } from './reject-rows';
+
+/** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
+const FIRST_WINDOW_MS = 3_600_000;
+/** Rows an export window aims at: each window is sorted on the server, so it bounds that sort's memory. */
+const WINDOW_ROWS = 200_000;
+/** Event keys remembered as stored, per generation (two generations are kept). */
+const RECENT_KEYS_PER_GENERATION = 500_000;
+/**
+ * `max_query_size` of the statements that list a batch's ids (18.16's default, 256 KiB, holds
+ * about 6,000 ids; a writer batch holds up to 10^5).
+ */
+const ID_QUERY_MAX_BYTES = 256 * 2 ** 20;
+
+/**
+ * Events and the quarantine in ClickHouse (tables of ch-migrations). `commit` is the writer's
+ * sink: one insert per table, so callers pass large batches. Event ids already stored are
+ * skipped (looked up before the insert); two commits of one id at the same moment may both
+ * store it, and ReplacingMergeTree merges the copies later: every read here is correct with
+ * copies still unmerged (rows ordered by time and id, copies side by side, the repeats skipped).
+ *
+ * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
+ * after this commit (`CommitBatch.deliveries` is ignored).
+ */
+export class ClickHouseEventStore implements EventStore {
+  private readonly recent = new RecentKeys(RECENT_KEYS_PER_GENERATION);
+
+  constructor(
+    private readonly db: ChDatabase,
+    /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
+    private readonly exportWindowRows = WINDOW_ROWS,
+  ) {}
+
+  async commit(batch: CommitBatch): Promise<CommitOutcome> {
+    const candidates = this.candidates(batch);
+    const stored = candidates.length ? await this.storedKeys(candidates) : new Set<string>();
+    const fresh = stored.size ? candidates.filter((c) => !stored.has(c.key)) : candidates;
+    const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
+    await this.db.insert('events', fresh.map((c) => toInsertRow(c.event)));
+    await this.db.insert('rejected_events', rejects.map(toRejectRow));
+    const inserted = new Set(fresh.map((c) => c.key));
+    for (const key of inserted) this.recent.add(key);
+    for (const key of stored) this.recent.add(key);
+    return { inserted };
+  }
+
+  /** Each id once (its first occurrence), none stored recently, with its key. */
+  private candidates(batch: CommitBatch): { event: EventRow; key: string }[] {
+    const seen = new Set<string>();
+    const candidates: { event: EventRow; key: string }[] = [];
+    for (let i = 0; i < batch.events.length; i++) {
+      const event = batch.events[i]!;
+      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
+      if (seen.has(key) || this.recent.has(key)) continue;
+      seen.add(key);
+      candidates.push({ event, key });
+    }
+    return candidates;
+  }
+
+  /** Keys of the candidates already in `events`: one query, each tenant's ids within its time range (the primary key). */
+  private async storedKeys(candidates: { event: EventRow }[]): Promise<Set<string>> {
+    const byTenant = new Map<number, { ids: string[]; fromMs: number; toMs: number }>();
+    for (const { event } of candidates) {
+      const group = byTenant.get(event.tenantSeq) ?? { ids: [], fromMs: event.timestampMs, toMs: event.timestampMs };
+      group.ids.push(sqlString(event.eventId.toLowerCase()));
+      group.fromMs = Math.min(group.fromMs, event.timestampMs);
+      group.toMs = Math.max(group.toMs, event.timestampMs);
+      byTenant.set(event.tenantSeq, group);
+    }
+    const tenants = [...byTenant].map(
+      ([tenantSeq, g]) =>
+        `(tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(g.fromMs)} AND timestamp_ms <= ${sqlInteger(g.toMs)} AND event_id IN (${g.ids.join(', ')}))`,
+    );
+    const rows = await this.db.query<{ tenant_seq: number; id: string }>(
+      `SELECT DISTINCT tenant_seq, ${EVENT_ID_TEXT} AS id FROM events WHERE ${tenants.join(' OR ')}`,
+      { max_query_size: String(ID_QUERY_MAX_BYTES) },
+    );
+    return new Set(rows.map((row) => eventKey(Number(row.tenant_seq), row.id)));
+  }
+
+  async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
+    // LIMIT 1 BY drops unmerged copies of an event before the page is cut.
+    const rows = await this.db.query<StoredEventRow>(
+      `SELECT ${EVENT_SELECT} FROM events WHERE ${eventWhere(filter, page.after)}
+       ORDER BY ${EVENT_ORDER} LIMIT 1 BY timestamp_ms, event_id LIMIT ${sqlInteger(page.limit)}`,
+    );
+    return rows.map(toStoredEvent);
+  }
+
+  async *streamEventText(filter: EventFilter, format: ExportTextFormat, options: ExportTextOptions = {}): AsyncIterable<string> {
+    const where = eventWhere(filter);
+    const [bounds] = await this.db.query<{ rows: string; first_ms: string; last_ms: string }>(
+      `SELECT count() AS rows, min(timestamp_ms) AS first_ms, max(timestamp_ms) AS last_ms FROM events WHERE ${where}`,
+    );
+    if (!bounds || chNumber(bounds.rows) === 0) return;
+    const lastMs = chNumber(bounds.last_ms);
+    const line = exportLine(format, options);
+    // Time windows, each sorted on the server on its own: a sort of the whole result would
+    // hold all of it. Copies of an event are side by side in the order: the repeat is skipped.
+    let previous = '';
+    let spanMs = FIRST_WINDOW_MS;
+    for (let fromMs = chNumber(bounds.first_ms); fromMs <= lastMs; ) {
+      const toMs = Math.min(fromMs + spanMs, lastMs + 1);
+      const sql = `SELECT ${EVENT_SELECT} FROM events
+        WHERE ${where} AND timestamp_ms >= ${sqlInteger(fromMs)} AND timestamp_ms < ${sqlInteger(toMs)} ORDER BY ${EVENT_ORDER}`;
+      let rows = 0;
+      for await (const chunk of this.db.stream<StoredEventRow>(sql)) {
+        let text = '';
+        for (const row of chunk) {
+          const key = `${row.timestamp_ms}:${row.event_id}`;
+          if (key === previous) continue;
+          previous = key;
+          text += line(row);
+        }
+        rows += chunk.length;
+        if (text) yield text;
+      }
+      if (rows < this.exportWindowRows / 2) spanMs *= 2;
+      else if (rows > this.exportWindowRows * 2) spanMs = Math.max(1, Math.floor(spanMs / 2));
+      fromMs = toMs;
+    }
+  }
+
+  async countEvents(filter: EventFilter): Promise<number> {
+    const [row] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM events FINAL WHERE ${eventWhere(filter)}`);
+    return chNumber(row?.n ?? 0);
+  }
+
+  purgeEventsBefore(tenantSeq: number, cutoffMs: number): Promise<number> {
+    return purgeEventsBefore(this.db, tenantSeq, cutoffMs);
+  }
+
+  async purgeRejectedBefore(cutoffMs: number): Promise<number> {
+    const where = `received_at_ms < ${sqlInteger(cutoffMs)}`;
+    const [row] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM rejected_events FINAL WHERE ${where}`);
+    const count = chNumber(row?.n ?? 0);
+    if (count === 0) return 0;
+    await this.db.command(`ALTER TABLE rejected_events DELETE WHERE ${where}`);
+    await this.db.waitForMutations('rejected_events');
+    return count;
+  }
+
+  async listRejected(tenantSeq: number, options: { limit: number; after?: { receivedAtMs: number; id: string } }): Promise<QuarantinedEvent[]> {
+    let after = '';
+    if (options.after) {
+      const at = sqlInteger(options.after.receivedAtMs);
+      after = `AND (received_at_ms < ${at} OR (received_at_ms = ${at} AND toString(id) < ${sqlString(options.after.id.toLowerCase())}))`;
+    }
+    const rows = await this.db.query<QuarantineListRow>(
+      `SELECT toString(id) AS id, received_at_ms, code, detail, errors, event_name, payload FROM rejected_events
+       WHERE tenant_seq = ${sqlInteger(tenantSeq)} ${after}
+       ORDER BY received_at_ms DESC, toString(id) DESC LIMIT 1 BY received_at_ms, id LIMIT ${sqlInteger(options.limit)}`,
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      receivedAt: new Date(chNumber(row.received_at_ms)).toISOString(),
+      code: row.code,
+      detail: row.detail,
+      errors: JSON.parse(row.errors) as unknown[],
+      event: row.event_name,
+      payload: JSON.parse(row.payload) as unknown,
+    }));
+  }
+}
+
+interface QuarantineListRow {
+  id: string;
+  received_at_ms: string;
+  code: string;
+  detail: string;
+  errors: string;
+  event_name: string | null;
+  payload: string;
+}

@@ -1,0 +1,44 @@
+import type { ChDatabase } from './ch-database';
+import { monthPartition } from './ch-migrations';
+import { sqlInteger } from './sql-literal';
+
+/** `YYYYMM` of an epoch-ms time (UTC), as the month partitions name themselves. */
+function monthOf(ms: number): number {
+  const date = new Date(ms);
+  return date.getUTCFullYear() * 100 + date.getUTCMonth() + 1;
+}
+
+/**
+ * Removes a tenant's events whose time is before `cutoffMs` and returns how many (copies of an
+ * event counted once). Whole months before the cutoff's month that hold no other tenant's
+ * events are dropped as partitions (their files go at once, without rewriting anything); the
+ * rest goes by `ALTER TABLE … DELETE`, which rewrites the parts holding such rows, awaited here.
+ *
+ * A month is checked for other tenants' events just before it is dropped. An event of another
+ * tenant written into that month in between (only an import of old events can be) would go
+ * with it; the months dropped are past this tenant's retention, so they are months no live
+ * ingest writes into.
+ */
+export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutoffMs: number): Promise<number> {
+  const tenant = `tenant_seq = ${sqlInteger(tenantSeq)}`;
+  const old = `${tenant} AND timestamp_ms < ${sqlInteger(cutoffMs)}`;
+  const [counted] = await db.query<{ n: string }>(`SELECT count() AS n FROM events FINAL WHERE ${old}`);
+  const count = Number(counted?.n ?? 0);
+  if (count === 0) return 0;
+  const cutoffMonth = monthOf(cutoffMs);
+  const months = await db.query<{ month: number; others: string }>(
+    `SELECT ${monthPartition('timestamp_ms')} AS month, countIf(NOT (${tenant})) AS others FROM events
+     WHERE timestamp_ms < ${sqlInteger(cutoffMs)} GROUP BY month HAVING countIf(${tenant}) > 0 ORDER BY month`,
+  );
+  for (const { month, others } of months) {
+    if (month >= cutoffMonth || Number(others) > 0) continue;
+    await db.command(`ALTER TABLE events DROP PARTITION ${sqlInteger(Number(month))}`);
+  }
+  // Months shared with other tenants, and the cutoff's own month: only this tenant's old rows.
+  const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM events WHERE ${old}`);
+  if (Number(left?.n ?? 0) > 0) {
+    await db.command(`ALTER TABLE events DELETE WHERE ${old}`);
+    await db.waitForMutations('events');
+  }
+  return count;
+}

@@ -1,0 +1,107 @@
+import type { EventName, StoredEvent } from '@svc/protocol';
+import type { EventFilter, EventPosition } from '../event-store';
+import type { EventRow } from '../records';
+import { chNumber, type ChRow } from './ch-database';
+import { sqlInteger, sqlList, sqlString } from './sql-literal';
+
+/**
+ * The event id as text. Events are ordered by it as text, as on every other backend:
+ * ClickHouse orders the UUID type by its two 64-bit halves, not as the text reads
+ * ('00000000-0000-0001-…' sorts before 'f0000000-…' on 18.16).
+ */
+export const EVENT_ID_TEXT = 'toString(event_id)';
+
+/** The export and paging order: event time, then event id as text. Duplicates sit side by side. */
+export const EVENT_ORDER = `timestamp_ms, ${EVENT_ID_TEXT}`;
+
+/** Columns of a stored event, in the shape `toStoredEvent` reads. */
+export const EVENT_SELECT = `${EVENT_ID_TEXT} AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
+  timestamp_ms, received_at_ms, country, order_id, sponsor_id, total, items, data`;
+
+/** The row of an event as stored (JSONEachRow): 64-bit integers are strings. */
+export interface StoredEventRow {
+  event_id: string;
+  event: string;
+  user_id: string | null;
+  session_id: string;
+  broadcast_id: string;
+  campaign_id: string | number;
+  timestamp_ms: string | number;
+  received_at_ms: string | number;
+  country: string | null;
+  order_id: string | null;
+  sponsor_id: string | null;
+  total: number | null;
+  items: string | null;
+  data: string;
+}
+
+/** WHERE clause of an event filter; every value through sql-literal, column names from this file only. */
+export function eventWhere(filter: EventFilter, after?: EventPosition): string {
+  const clauses = [`tenant_seq = ${sqlInteger(filter.tenantSeq)}`];
+  if (filter.campaignId !== undefined) clauses.push(`campaign_id = ${sqlInteger(filter.campaignId)}`);
+  if (filter.fromMs !== undefined) clauses.push(`timestamp_ms >= ${sqlInteger(filter.fromMs)}`);
+  if (filter.toMs !== undefined) clauses.push(`timestamp_ms < ${sqlInteger(filter.toMs)}`);
+  if (filter.broadcastId !== undefined) clauses.push(`broadcast_id = ${sqlString(filter.broadcastId)}`);
+  if (filter.userId !== undefined) clauses.push(`user_id = ${sqlString(filter.userId)}`);
+  if (filter.country !== undefined) clauses.push(`country = ${sqlString(filter.country)}`);
+  if (filter.sponsorId !== undefined) {
+    const sponsor = sqlString(filter.sponsorId);
+    // `data` is JSON.stringify output of a flat object; 18.16 has no JSONExtract, and
+    // visitParamExtractString reads the first `"sponsorId":` key of the text.
+    clauses.push(`(sponsor_id = ${sponsor} OR (sponsor_id IS NULL AND visitParamExtractString(data, 'sponsorId') = ${sponsor}))`);
+  }
+  if (filter.events?.length) clauses.push(`event IN ${sqlList(filter.events)}`);
+  if (filter.receivedUpToMs !== undefined) clauses.push(`received_at_ms <= ${sqlInteger(filter.receivedUpToMs)}`);
+  if (after) {
+    const ts = sqlInteger(after.timestampMs);
+    clauses.push(`(timestamp_ms > ${ts} OR (timestamp_ms = ${ts} AND ${EVENT_ID_TEXT} > ${sqlString(after.eventId.toLowerCase())}))`);
+  }
+  return clauses.join(' AND ');
+}
+
+/** A lone surrogate has no UTF-8 form: stored as U+FFFD, as the embedded backend stores it. */
+function wellFormed<T extends string | null>(text: T): T {
+  return (text === null || text.isWellFormed() ? text : text.toWellFormed()) as T;
+}
+
+/** The JSONEachRow row `events` stores for an event. */
+export function toInsertRow(e: EventRow): Record<string, unknown> {
+  return {
+    tenant_seq: e.tenantSeq,
+    event_id: e.eventId.toLowerCase(),
+    event: wellFormed(e.event),
+    user_id: wellFormed(e.userId),
+    session_id: wellFormed(e.sessionId),
+    broadcast_id: wellFormed(e.broadcastId),
+    campaign_id: e.campaignId,
+    timestamp_ms: e.timestampMs,
+    received_at_ms: e.receivedAtMs,
+    country: wellFormed(e.country),
+    order_id: wellFormed(e.orderId),
+    sponsor_id: wellFormed(e.sponsorId),
+    total: e.total,
+    items: wellFormed(e.items),
+    data: wellFormed(e.data),
+  };
+}
+
+export function toStoredEvent(row: StoredEventRow | ChRow): StoredEvent {
+  const r = row as StoredEventRow;
+  return {
+    eventId: r.event_id,
+    event: r.event as EventName,
+    userId: r.user_id,
+    sessionId: r.session_id,
+    broadcastId: r.broadcast_id,
+    campaignId: chNumber(r.campaign_id),
+    timestamp: new Date(chNumber(r.timestamp_ms)).toISOString(),
+    receivedAt: new Date(chNumber(r.received_at_ms)).toISOString(),
+    country: r.country,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    orderId: r.order_id,
+    sponsorId: r.sponsor_id,
+    items: r.items === null ? null : (JSON.parse(r.items) as StoredEvent['items']),
+    total: r.total,
+  };
+}
