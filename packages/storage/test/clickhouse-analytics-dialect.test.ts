@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ChDatabase } from '../src/clickhouse/ch-database';
-import { ClickHouseAnalyticsStore } from '../src/clickhouse/ch-analytics-store';
+import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { dataset, filters, pollsOf } from './analytics-dataset';
 import { chdbAvailable, chdbConnection } from './chdb-engine';
 import { expectModel, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PollDefinition } from '@svc/protocol';
 import { openEmbeddedStorage } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
-import { ClickHouseAnalyticsStore } from '../src/clickhouse/ch-analytics-store';
+import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import { modelPollResults } from './analytics-model';
