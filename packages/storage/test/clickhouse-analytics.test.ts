@@ -137,6 +137,34 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await db.close();
   });
 
+  it('reads the top-level fields of data, not the same keys nested in custom context before them', async () => {
+    const db = await openDatabase();
+    const base = dataset(1, 1)[0]!;
+    let n = 0;
+    const event = (name: string, sessionId: string, data: string, extra: Partial<EventRow> = {}): EventRow => ({
+      ...base, eventId: `0190a6a0-0000-7000-8000-${(++n).toString(16).padStart(12, '0')}`, event: name, sessionId, userId: null, broadcastId: 'b1',
+      country: 'DE', timestampMs: START + n * 1000, receivedAtMs: START + n * 1000, data, ...extra,
+    });
+    const line = '[{"productId":"p","quantity":2,"unitPrice":1,"currency":"EUR"}]';
+    const events = [
+      // Nested keys first, a key that ends in the name (`a"sponsorId`), strings holding brackets and keys.
+      event('sponsor_moment.viewed', 'svc_a', '{"ctx":{"sponsorId":"evil","l":["{"]},"a\\"sponsorId":"x","momentId":"m","sponsorId":"acme"}'),
+      event('sponsor_moment.tapped', 'svc_a', '{"s":"{\\"sponsorId\\":\\"evil\\"","momentId":"m","sponsorId":"acme"}'),
+      event('poll.voted', 'svc_a', '{"ctx":{"pollId":"b1-p1","optionIndex":2,"optionSelected":"Option 2"},"pollId":"b1-p0","questionText":"q","optionSelected":"Option 1","optionIndex":1}'),
+      // Only nested: the event names no sponsor in its data.
+      event('product.viewed', 'svc_b', '{"ctx":{"sponsorId":"acme"},"productId":"p"}', { items: '[]', total: 0 }),
+      event('checkout.completed', 'svc_a', '{"cart":{"currency":"USD"},"currency":"EUR"}', { orderId: 'o1', sponsorId: 'acme', items: line, total: 2 }),
+    ];
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }));
+    for (const filter of [{ tenantSeq: 1 }, { tenantSeq: 1, sponsorId: 'acme' }, { tenantSeq: 1, sponsorId: 'evil' }]) await expectModel(store, events, filter);
+    expect((await store.sponsorPerformance({ tenantSeq: 1 })).map((row) => [row.sponsorId, row.impressions, row.taps])).toEqual([['acme', 1, 1]]);
+    expect((await store.pollResults({ tenantSeq: 1 })).map((poll) => [poll.pollId, poll.options.map((o) => o.votes)])).toEqual([['b1-p0', [0, 1, 0]]]);
+    expect((await store.revenue({ tenantSeq: 1 })).map((row) => row.currency)).toEqual(['EUR']);
+    expect((await store.funnel({ tenantSeq: 1, sponsorId: 'acme' })).productViewed).toBe(0);
+    await db.close();
+  });
+
   it('answers empty panels for a tenant without events', async () => {
     const db = await openDatabase();
     await storeWithCopies(db, dataset(1, 1));
