@@ -38,12 +38,12 @@ export { PollCopyingContentStore } from './poll-copying-content-store';
 export { ChDatabase, chNumber, DEFAULT_MAX_EXECUTION_TIME_SECONDS, DEFAULT_REQUEST_TIMEOUT_MS, type ChDatabaseOptions, type ChRow } from './clickhouse/ch-database';
 export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
 export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
+export { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
+export type { PollLookup } from './clickhouse/ch-poll-results';
 export { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 export { RecentKeys } from './recent-keys';
 export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseErasureOptions } from './clickhouse/clickhouse-erasure-store';
 export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
-export { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
-export type { PollLookup } from './clickhouse/ch-poll-results';
 export { connectNats, natsServers, NATS_CONNECT_TIMEOUT_MS, NATS_RECONNECT_WAIT_MS, type NatsConnectionOptions } from './nats/nats-connection';
 export {
   EventLog,

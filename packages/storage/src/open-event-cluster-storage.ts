@@ -3,7 +3,7 @@ import { ChDatabase } from './clickhouse/ch-database';
 import { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 import { ClickHouseErasureStore } from './clickhouse/clickhouse-erasure-store';
 import { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
-import { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
+import { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
 import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
 import { EventLog } from './nats/event-log';
