@@ -58,7 +58,7 @@ export interface Storage {
   /** Votes and entries, read from the events (event-side, beside `events`). */
   interactions: InteractionStore;
   webhookEndpoints: WebhookEndpointStore;
-  /** The outbox and attempt log: always beside the events. */
+  /** The outbox and attempt log beside the events; in full cluster mode the attempt log in PostgreSQL (the deliveries wait in the work queue). */
   webhookDeliveries: WebhookDeliveryStore;
   analytics: AnalyticsStore;
   /** Dashboard sessions. */

@@ -44,7 +44,7 @@ export class WebhookService implements EndpointDirectory {
 
   constructor(
     private readonly endpointStore: WebhookEndpointStore,
-    /** The outbox and attempt log (beside the events; the endpoints may be in another database). */
+    /** The outbox and attempt log (beside the events), or in full cluster mode the attempt log in PostgreSQL. */
     private readonly deliveryStore: WebhookDeliveryStore,
     private readonly sender: WebhookSender,
     /** `resolveHost`: how endpoint hosts are checked when saved (the system resolver by default). */
