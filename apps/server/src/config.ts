@@ -49,7 +49,7 @@ export interface ServerConfig {
    * dashboard's data; the database is the URL's path (`/svc` by default: `DEFAULT_CLICKHOUSE_DATABASE`).
    */
   clickhouseUrl?: string;
-  /** This node's name in the cluster (leases, metrics); host name and pid when unset. */
+  /** This node's name in the cluster (NATS's connection list); host name and pid when unset. */
   nodeId: string;
 }
 

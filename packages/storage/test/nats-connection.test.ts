@@ -19,6 +19,14 @@ describe('connecting to NATS', () => {
     expect(failed).toBeInstanceOf(SvcError);
     expect((failed as SvcError).code).toBe('storage_unavailable');
     expect((failed as SvcError).headers?.['retry-after']).toMatch(/^\d+$/);
-    expect((failed as SvcError).message).toContain(urls.split(',')[1]);
+    expect((failed as SvcError).message).toContain(urls.split(',')[1]!.replace('nats://', ''));
+  });
+
+  it('never repeats a password of the server list in its message', async () => {
+    const port = await freePort();
+    const failed = await connectNats(`nats://svc:hunter2@127.0.0.1:${port}`, { connectTimeoutMs: 1_000 }).then(() => null, (error: unknown) => error);
+    expect((failed as SvcError).code).toBe('storage_unavailable');
+    expect((failed as SvcError).message).toContain(`127.0.0.1:${port}`);
+    expect((failed as SvcError).message).not.toContain('hunter2');
   });
 });

@@ -4,6 +4,7 @@ import { SvcError } from '@svc/protocol';
 import { STORAGE_RETRY_AFTER_SECONDS } from '../duckdb/duckdb-database';
 import type { NewDelivery } from '../event-store';
 import type { QueuedDelivery, WebhookQueue } from '../webhook-queue';
+import { ensureStream } from './event-log';
 
 export const WEBHOOK_STREAM = 'WEBHOOKS';
 /** Deliveries are published on `svc.webhooks.<tenantSeq>`. */
@@ -17,8 +18,12 @@ export const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60 * 1000;
  * attempt (15 s timeout) and its logging; a dispatcher holding a message longer says `working`.
  */
 export const DEFAULT_ACK_WAIT_MS = 60_000;
-/** Messages handed out and not yet answered, over all dispatchers. */
-export const DEFAULT_MAX_ACK_PENDING = 20_000;
+/**
+ * Messages handed out and not yet answered, over all dispatchers: no limit. A delivery waiting
+ * in its retry delay (NAK with delay) counts as handed out, so any limit would let one dead
+ * endpoint's backlog stop the deliveries of every tenant; each node bounds what it holds itself.
+ */
+export const DEFAULT_MAX_ACK_PENDING = -1;
 /** Publications waiting for their acknowledgement at once. */
 const PUBLISH_WINDOW = 1_000;
 const NANOS_PER_MS = 1_000_000;
@@ -56,7 +61,7 @@ export class DeliveryQueue implements WebhookQueue {
   static async open(nc: NatsConnection, options: DeliveryQueueOptions = {}): Promise<DeliveryQueue> {
     try {
       const jsm = await jetstreamManager(nc);
-      await jsm.streams.add({
+      await ensureStream(jsm, {
         name: WEBHOOK_STREAM,
         subjects: [`${WEBHOOK_SUBJECT_PREFIX}.>`],
         retention: RetentionPolicy.Workqueue,

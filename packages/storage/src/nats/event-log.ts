@@ -123,7 +123,7 @@ export class EventLog {
   }
 }
 
-async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
   let current: StreamConfig;
   try {
     current = (await jsm.streams.info(config.name)).config;
@@ -137,8 +137,11 @@ async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig>
       current = (await jsm.streams.info(config.name).catch(() => Promise.reject(addError))).config;
     }
   }
-  if (current.num_replicas !== config.num_replicas || current.duplicate_window !== config.duplicate_window) {
-    await jsm.streams.update(config.name, { ...current, num_replicas: config.num_replicas, duplicate_window: config.duplicate_window });
+  // Replicas are raised, never lowered: a node started without SVC_NATS_REPLICAS must not turn a
+  // production R3 stream into R1 (an operator lowers them on purpose with the NATS tools).
+  const replicas = Math.max(current.num_replicas ?? 1, config.num_replicas ?? 1);
+  if (current.num_replicas !== replicas || current.duplicate_window !== config.duplicate_window) {
+    await jsm.streams.update(config.name, { ...current, num_replicas: replicas, duplicate_window: config.duplicate_window });
   }
 }
 

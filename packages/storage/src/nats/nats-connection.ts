@@ -40,9 +40,19 @@ export async function connectNats(urls: string, options: NatsConnectionOptions =
       reconnectTimeWait: options.reconnectWaitMs ?? NATS_RECONNECT_WAIT_MS,
     });
   } catch (error) {
-    throw new SvcError('storage_unavailable', `No NATS server of ${servers.join(', ')} can be reached: ${(error as Error).message}.`, {
+    // The message names hosts only: a URL may carry a user and password.
+    throw new SvcError('storage_unavailable', `No NATS server of ${servers.map(hostOf).join(', ')} can be reached: ${(error as Error).message}.`, {
       cause: error,
       headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
     });
+  }
+}
+
+/** `nats://user:secret@host:4222` → `host:4222`. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(a server URL that does not parse)';
   }
 }
