@@ -3,7 +3,7 @@ import { ContentService, PollCatalogue } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle';
-import { systemClock, type Clock } from '@svc/protocol';
+import { SvcError, systemClock, type Clock } from '@svc/protocol';
 import { LocalBus, type Bus } from '@svc/realtime';
 import { followMetadataChanges } from './follow-metadata-changes';
 import { openClusterStorage, openEmbeddedStorage, openEventClusterStorage, type PollLookup, type Storage } from '@svc/storage';
@@ -11,6 +11,9 @@ import { TenantService } from '@svc/tenancy';
 import { HttpWebhookSender, QueueDispatcher, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
 import { ServerMetrics } from './metrics';
+
+/** Pause between attempts to start full cluster mode's writer and webhook dispatcher. */
+export const PIPELINE_RETRY_MS = 5_000;
 
 /** Everything the HTTP layer calls into; built once per process. */
 export interface Services {
@@ -75,6 +78,26 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
+  /**
+   * Full cluster mode's writer and webhook dispatcher start with the background work; a start
+   * that fails (an engine blinked) is tried again until it succeeds or the node stops.
+   */
+  const pipeline = { starting: false, stopping: false };
+  const startPipeline = async (events: NonNullable<Storage['pipeline']>, onError: (error: unknown, what: string) => void) => {
+    pipeline.starting = true;
+    while (!pipeline.stopping) {
+      try {
+        await events.start(onError);
+        if (pipeline.stopping) break;
+        void dispatcher.start();
+        break;
+      } catch (error) {
+        onError(error, `the event pipeline did not start; trying again in ${PIPELINE_RETRY_MS / 1000} s`);
+        await new Promise((resolve) => setTimeout(resolve, PIPELINE_RETRY_MS));
+      }
+    }
+    pipeline.starting = false;
+  };
   // Failures background work survives go where startBackgroundWork says (the app's log).
   let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
   const queue = storage.pipeline?.webhooks;
@@ -85,8 +108,8 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
   // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
   // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
-  // meets them (the erasures are read again at once here, every second elsewhere), and the
-  // attempt log forgets them.
+  // meets them (the erasures are read again at once here, every second elsewhere); the
+  // erasure itself removes them from the attempt log.
   deletions.addListener({
     erasing: async (job, userId) => {
       if (dispatcher instanceof WebhookDispatcher) dispatcher.forgetUser(job.tenantSeq, job.userHash, userId);
@@ -94,7 +117,6 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     },
     erased: async (job) => {
       if (dispatcher instanceof WebhookDispatcher) await dispatcher.recheck(job.tenantSeq);
-      else await queue?.eraseUser(job.tenantSeq, job.userHash);
       await erasurePurger.schedule();
     },
   });
@@ -127,14 +149,11 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
       const purgeFailed = (error: unknown) => onError(error, 'purge of erased data failed');
       erasurePurger.start({ purged: () => {}, failed: purgeFailed }).catch(purgeFailed);
       analytics.startMaintenance((error) => onError(error, 'dashboard store compaction failed'));
-      if (storage.pipeline) {
-        storage.pipeline.start(onError).then(
-          () => dispatcher.start(),
-          (error: unknown) => onError(error, 'the event pipeline did not start'),
-        );
-      } else void dispatcher.start();
+      if (storage.pipeline) void startPipeline(storage.pipeline, onError);
+      else void dispatcher.start();
     },
     closeWebhooks: async () => {
+      pipeline.stopping = true;
       await dispatcher.stop();
       await sender.close();
     },
@@ -142,7 +161,11 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
       if (storage.pipeline) storage.pipeline.onStored(listener);
       else ingest.onStored((tenant) => listener(tenant.seq));
     },
-    ready: () => storage.ping(),
+    ready: async () => {
+      await storage.ping();
+      // A node whose writer and webhook dispatcher did not start yet takes no traffic.
+      if (pipeline.starting) throw new SvcError('not_ready', 'The event pipeline is starting.');
+    },
   };
   // Caches of metadata follow the changes other nodes make (cluster mode) or this one (embedded).
   followMetadataChanges(storage.changes, services);

@@ -22,6 +22,7 @@ import { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 import { PgErasureTombstones } from './postgres/pg-erasure-tombstones';
 import { PipelineErasureStore } from './nats/pipeline-erasure-store';
 import { UnfinishedErasures } from './nats/unfinished-erasures';
+import type { UserErasureStore } from './user-erasure-store';
 import type { Storage, EventPipeline } from './open-storage';
 
 /** The ClickHouse database when `SVC_CLICKHOUSE_URL` names none. */
@@ -86,7 +87,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
       deletions,
-      erasure: new PipelineErasureStore(log, new ClickHouseErasureStore(ch)),
+      erasure: withAttemptLog(new PipelineErasureStore(log, new ClickHouseErasureStore(ch)), deliveries),
       content: new PgContentStore(pg),
       interactions: new ClickHouseInteractionStore(ch),
       webhookEndpoints: new PgWebhookEndpointStore(pg),
@@ -119,6 +120,22 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
   }
 }
 
+/**
+ * The erasure of a user's events (after the writer) and then of their webhook deliveries in the
+ * attempt log, whose payloads hold the events: the job completes only once both are gone, and a
+ * failure of either sends it back to be tried again.
+ */
+function withAttemptLog(events: UserErasureStore, attempts: PgWebhookDeliveryStore): UserErasureStore {
+  return {
+    erase: async (job, userId) => {
+      const counts = await events.erase(job, userId);
+      await attempts.eraseUser(job.tenantSeq, job.userHash, userId);
+      return counts;
+    },
+    rewriteErased: () => events.rewriteErased(),
+  };
+}
+
 function eventPipeline(
   nats: NatsConnection,
   log: EventLog,
@@ -129,26 +146,35 @@ function eventPipeline(
   erasing: UnfinishedErasures,
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
+  let tombstonesStarted = false;
   const listeners: Array<(tenantSeq: number) => void> = [];
   let notices: Subscription | null = null;
   return {
+    // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
-      await tombstones.start((error) => onError(error, 'reading the erased users failed'));
+      if (!tombstonesStarted) {
+        await tombstones.start((error) => onError(error, 'reading the erased users failed'));
+        tombstonesStarted = true;
+      }
       // Every node hears every writer's notices: live views follow events stored through any node.
-      notices = subscribeStoredNotices(nats, (tenantSeq) => {
+      notices ??= subscribeStoredNotices(nats, (tenantSeq) => {
         for (const listener of listeners) listener(tenantSeq);
       });
-      writer = new EventLogWriter(log, {
-        sink,
-        enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
-        // Rows of a user whose erasure is under way are not written (the erasure waits for the writer).
-        isErasing: erasing.check,
-        onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
-      });
-      await writer.start();
+      if (!writer) {
+        const starting = new EventLogWriter(log, {
+          sink,
+          enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
+          // Rows of a user whose erasure is under way are not written (the erasure waits for the writer).
+          isErasing: erasing.check,
+          onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
+        });
+        await starting.start();
+        writer = starting;
+      }
     },
     async stop() {
       tombstones.stop();
+      tombstonesStarted = false;
       notices?.unsubscribe();
       notices = null;
       await writer?.stop();
@@ -162,9 +188,6 @@ function eventPipeline(
       log: attempts,
       erased: (delivery) => tombstones.erased(delivery),
       refreshErased: () => tombstones.refresh(),
-      eraseUser: async (tenantSeq, userHash, userId) => {
-        await attempts.eraseUser(tenantSeq, userHash, userId);
-      },
     },
   };
 }

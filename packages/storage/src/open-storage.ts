@@ -41,8 +41,6 @@ export interface EventPipeline {
     erased: (delivery: NewDelivery) => boolean;
     /** Reads the erasures again now (a job just started on this node), not at the next refresh. */
     refreshErased(): Promise<void>;
-    /** Removes a user's deliveries from the log (their payloads hold the user's events). */
-    eraseUser(tenantSeq: number, userHash: string, userId?: string): Promise<void>;
   };
 }
 
