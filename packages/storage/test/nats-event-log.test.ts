@@ -179,6 +179,25 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(commits.length).toBeLessThanOrEqual(2);
   });
 
+  it('gathers more messages than one fetch brings (one request each) into one sink commit', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    // 450 requests of 2 events: one message each, over four fetches of at most 100.
+    await Promise.all(Array.from({ length: 450 }, (_, i) => store.commit({ events: rows(i * 2 + 1, 2), rejects: [] })));
+    const duckDb = await duckDbSink();
+    const commits: number[] = [];
+    const counting: EventStore = new Proxy(duckDb, {
+      get(target, property, receiver) {
+        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
+      },
+    });
+    await startWriter(log, { sink: counting });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(900);
+    expect(commits.length).toBeLessThanOrEqual(2);
+  });
+
   it('drops a message nobody can decode, reporting it, and stores the others', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());

@@ -8,6 +8,14 @@ import { natsFailure } from './nats-failure';
 import { publishStoredNotice } from './stored-notice';
 import { WRITER_CONSUMER, writerConsumer } from './writer-consumer';
 
+/** Most messages one fetch asks for. */
+const FETCH_MAX_MESSAGES = 1_000;
+/**
+ * Bytes a fetch counts per message at least: with the server's `max_payload` of 1 MiB, a fetch
+ * sized for the batch's room holds at most room / 512 KiB messages, so even messages of the
+ * largest size stay within twice the room (and well within the client's 64 MiB buffer).
+ */
+const FETCH_MESSAGE_BUDGET_BYTES = 512 * 1024;
 /** Longest a batch gathers messages before it is written. */
 export const WRITER_BATCH_WAIT_MS = 1_000;
 /**
@@ -54,6 +62,8 @@ export interface EventLogWriterOptions {
  * it already has by their id.
  */
 export class EventLogWriter {
+  /** Running average of a message's size, which sizes the fetches. */
+  private averageBytes = FETCH_MESSAGE_BUDGET_BYTES;
   private stopping = false;
   private fetching: ConsumerMessages | null = null;
   private running: Promise<void> | null = null;
@@ -116,19 +126,37 @@ export class EventLogWriter {
     if (this.progress) clearInterval(this.progress);
   }
 
-  /** One batch of messages: what arrives within the batch wait, up to the batch bytes. */
+  /**
+   * One batch of messages: what arrives within the batch wait, up to the batch bytes. A fetch
+   * with a byte limit ends after 100 messages (the client's cap), and a message is one request:
+   * fetches follow one another until the wait or the bytes are used up, so that one insert
+   * carries the whole batch (ClickHouse wants few large inserts, not many small ones).
+   */
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {
     const messages: JsMsg[] = [];
+    const maxBytes = this.options.batchBytes ?? WRITER_BATCH_BYTES;
+    const waitMs = this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS;
+    const deadline = Date.now() + waitMs;
+    let bytes = 0;
+    let largest = 0;
     try {
-      this.fetching = await consumer.fetch({
-        max_bytes: this.options.batchBytes ?? WRITER_BATCH_BYTES,
-        expires: this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS,
-      });
-      if (this.stopping) this.fetching.stop();
-      for await (const message of this.fetching) {
-        messages.push(message);
-        this.held.add(message);
-      }
+      do {
+        // A count, not a byte limit: a fetch by bytes also waits for its expiry after its 100
+        // messages. The count keeps the fetch's bytes within the room left (and the client's
+        // buffer) even should every message be as large as a message may be.
+        const room = maxBytes - bytes;
+        const count = Math.max(1, Math.min(FETCH_MAX_MESSAGES, Math.floor(room / Math.max(2 * this.averageBytes, FETCH_MESSAGE_BUDGET_BYTES))));
+        this.fetching = await consumer.fetch({ max_messages: count, expires: waitMs });
+        if (this.stopping) this.fetching.stop();
+        for await (const message of this.fetching) {
+          messages.push(message);
+          this.held.add(message);
+          bytes += message.data.length;
+          largest = Math.max(largest, message.data.length);
+          this.averageBytes += (message.data.length - this.averageBytes) / 16;
+        }
+        // Room left for at least one more message of the largest size seen.
+      } while (!this.stopping && messages.length > 0 && Date.now() < deadline && maxBytes - bytes > 2 * largest);
     } catch (error) {
       // NATS unreachable or the consumer gone: what came is written, then fetch again.
       if (!messages.length) {
