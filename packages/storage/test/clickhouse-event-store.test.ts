@@ -120,6 +120,17 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '3' }]);
   });
 
+  it('recognises a copy sent again whose clock-corrected time moved by a few seconds (another sentAt)', async () => {
+    const db = await openDb();
+    const first = row(1);
+    await new ClickHouseEventStore(db).commit({ events: [first], rejects: [] });
+    // The retry's transit time differed: its corrected timestamp is 3.5 s later.
+    const again = { ...first, timestampMs: first.timestampMs + 3_500, receivedAtMs: first.receivedAtMs + 60_000 };
+    const outcome = await new ClickHouseEventStore(db).commit({ events: [again], rejects: [] });
+    expect([...outcome.inserted]).toEqual([]);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '1' }]);
+  });
+
   it('recognises stored ids scattered over years, in more time windows than one statement takes', async () => {
     const db = await openDb();
     // 300 times a week apart (300 windows per tenant, joined to 200), for two tenants.

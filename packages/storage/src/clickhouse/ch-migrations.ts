@@ -25,8 +25,8 @@ export const CH_MIGRATIONS: ChMigration[] = [
     version: 1,
     name: 'events and the quarantine',
     statements: [
-      // ReplacingMergeTree keyed by (tenant, time, id): a retried event (same tenant and id,
-      // hence same time) merges away some time after it was written; until then every read
+      // ReplacingMergeTree keyed by (tenant, time, id): a retried event with the same time
+      // merges away some time after it was written; until then every read
       // must collapse duplicates itself (FINAL, or LIMIT 1 BY).
       `CREATE TABLE IF NOT EXISTS events (
         tenant_seq UInt32,

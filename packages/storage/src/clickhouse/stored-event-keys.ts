@@ -6,6 +6,13 @@ import { sqlInteger } from './sql-literal';
 
 /** A gap in event time that starts a new window of the lookup. */
 const WINDOW_GAP_MS = 60_000;
+/**
+ * How far around a batch's event times stored copies are looked for. A copy sent again carries
+ * another `sentAt`, so its clock-corrected time differs by the change in the request's transit
+ * time (milliseconds, seconds on a bad network); the sort key holds the time, so a copy outside
+ * the margin would be a second row that ReplacingMergeTree never merges.
+ */
+export const COPY_TIME_MARGIN_MS = 5_000;
 /** Windows per tenant at most (more are joined): each is a condition of the statement. */
 const MAX_WINDOWS_PER_TENANT = 200;
 
@@ -41,7 +48,8 @@ export async function storedEventKeys(db: ChDatabase, events: EventRow[], keys: 
   const conditions: string[] = [];
   for (const [tenantSeq, list] of times) {
     for (const [fromMs, toMs] of windows(list)) {
-      conditions.push(`(tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(fromMs)} AND timestamp_ms <= ${sqlInteger(toMs)})`);
+      const [from, to] = [fromMs - COPY_TIME_MARGIN_MS, toMs + COPY_TIME_MARGIN_MS];
+      conditions.push(`(tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms <= ${sqlInteger(to)})`);
     }
   }
   const stored = new Set<string>();
