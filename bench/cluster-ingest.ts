@@ -156,7 +156,7 @@ export async function clusterIngestBenchmark(options: ClusterIngestOptions): Pro
     }
     writer = await writerDrain(clickhouse.url, options.writerEvents, log);
     log(`  writer: ${fmt.int(writer.rows / writer.seconds)} rows/s`);
-    if (options.readEvents > 0) reads = await clusterReads(clickhouse.url, options.readEvents, 5, log);
+    if (options.readEvents > 0) reads = await clusterReads(clickhouse.url, options.readEvents, 3, log);
   } finally {
     await Promise.allSettled([postgres.stop(), clickhouse.stop()]);
   }
@@ -302,7 +302,7 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
   const extra = reads
     ? [
         {
-          title: `Reads with unmerged copies: ${fmt.int(reads.rows)} events + ${fmt.int(reads.copies)} copies of one tenant, merges stopped (median of 5, ms)`,
+          title: `Reads with unmerged copies: ${fmt.int(reads.rows)} events + ${fmt.int(reads.copies)} copies of one tenant, merges stopped (median of 3, ms)`,
           header: ['read', 'way', 'ms', 'events it gave'],
           rows: reads.timings.map((t) => [t.kind, t.name, fmt.ms(t.medianMs), fmt.int(t.events)]),
         },

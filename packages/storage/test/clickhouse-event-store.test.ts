@@ -120,6 +120,17 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '3' }]);
   });
 
+  it('recognises the stored ids of a writer-sized batch of two tenants', async () => {
+    const db = await openDb();
+    const batch = Array.from({ length: 20_000 }, (_, i) => row(1 + (i % 2), { timestampMs: Date.UTC(2026, 10, 1) + i }));
+    const stored = batch.filter((_, i) => i % 137 === 0);
+    await new ClickHouseEventStore(db).commit({ events: stored, rejects: [] });
+    const outcome = await new ClickHouseEventStore(db).commit({ events: batch, rejects: [] });
+    expect(outcome.inserted.size).toBe(batch.length - stored.length);
+    for (const e of stored) expect(outcome.inserted.has(`${e.tenantSeq}:${e.eventId}`)).toBe(false);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: String(batch.length) }]);
+  });
+
   it('stores the rejects of a batch stored again once', async () => {
     const db = await openDb();
     const reject: QuarantineRow = {
