@@ -8,7 +8,8 @@ export const LOOK_INTERVAL_MS = 100;
 
 /**
  * Ingest acknowledgement → queryable: while the load runs, one event every PROBE_INTERVAL_MS
- * is POSTed alone with an id of its own; from its 200 answer, ClickHouse is asked every
+ * is POSTed alone with an id of its own (outside the load's connections, without waiting for
+ * the previous probe's answer); from its 200 answer, ClickHouse is asked every
  * LOOK_INTERVAL_MS which probe events it holds. The lag of each is the time from its answer
  * to the first look that found it (so it is over-estimated by up to LOOK_INTERVAL_MS).
  */
@@ -44,25 +45,34 @@ export class QueryableLag {
     return { missing: this.acked.size };
   }
 
+  /** Sends a probe every PROBE_INTERVAL_MS without waiting for the one before (answers take longer under load). */
   private async send(): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
     while (!this.stopping) {
       const next = performance.now() + PROBE_INTERVAL_MS;
-      const id = uuidv7();
-      const ts = new Date().toISOString();
-      const body = `{"sentAt":"${ts}","events":[{"event":"broadcast.joined","eventId":"${id}","userId":"probe","sessionId":"svc_01JBENCHprobe0","broadcastId":"b-1","timestamp":"${ts}","data":{}}]}`;
-      try {
-        const answer = await request(`${this.origin}/v1/events`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-svc-api-key': this.apiKey },
-          body,
-        });
-        const text = await answer.body.text();
-        if (answer.statusCode === 200 && (JSON.parse(text) as { accepted?: number }).accepted === 1) this.acked.set(id, performance.now());
-        else this.failures++;
-      } catch {
-        this.failures++;
-      }
+      const probe = this.probe();
+      inFlight.add(probe);
+      void probe.finally(() => inFlight.delete(probe));
       await sleep(Math.max(0, next - performance.now()));
+    }
+    await Promise.all(inFlight);
+  }
+
+  private async probe(): Promise<void> {
+    const id = uuidv7();
+    const ts = new Date().toISOString();
+    const body = `{"sentAt":"${ts}","events":[{"event":"broadcast.joined","eventId":"${id}","userId":"probe","sessionId":"svc_01JBENCHprobe0","broadcastId":"b-1","timestamp":"${ts}","data":{}}]}`;
+    try {
+      const answer = await request(`${this.origin}/v1/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-api-key': this.apiKey },
+        body,
+      });
+      const text = await answer.body.text();
+      if (answer.statusCode === 200 && (JSON.parse(text) as { accepted?: number }).accepted === 1) this.acked.set(id, performance.now());
+      else this.failures++;
+    } catch {
+      this.failures++;
     }
   }
 
