@@ -80,7 +80,8 @@ export class QueryableLag {
     while (!this.drained) {
       const next = performance.now() + LOOK_INTERVAL_MS;
       if (this.acked.size) {
-        const ids = [...this.acked.keys()];
+        // Ids this probe made (uuidv7: hex digits and dashes only), checked before they go into SQL.
+        const ids = [...this.acked.keys()].filter((id) => /^[0-9a-f-]{36}$/.test(id));
         try {
           const rows = await this.db.query<{ id: string }>(
             `SELECT DISTINCT toString(event_id) AS id FROM events WHERE timestamp_ms >= ${this.sinceMs} AND user_id = 'probe' AND event_id IN (${ids.map((id) => `'${id}'`).join(', ')})`,
