@@ -18,7 +18,7 @@ import { PollCatalogue } from '@svc/content';
 import { ChDatabase, ClickHouseAnalyticsStore, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore, type AnalyticsStore, type Tenant } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import type { ClickHouseSettings } from '@clickhouse/client';
-import { startClickHouse } from '../packages/storage/test/clickhouse-server';
+import { startClickHouse, type ClickHouseServer } from '../packages/storage/test/clickhouse-server';
 import { generateDashboardData } from './dashboard-data';
 import { base62 } from './ingest';
 import { tempFolder } from './processes';
@@ -57,7 +57,7 @@ function differences(a: string, b: string): string {
 }
 
 const folder = tempFolder('svc-bench-ch-dashboard-');
-const server = await startClickHouse();
+let server: ClickHouseServer | null = null;
 try {
   const duck = await DuckDbDatabase.open(folder.path);
   const { tenant } = await new TenantService(new DuckDbMetaStore(duck)).createTenant({ id: 'bench', name: 'bench', apiKey: `svc_pk_${base62(32)}`, adminToken: `svc_sk_${base62(32)}` });
@@ -67,6 +67,7 @@ try {
             epoch_ms(received_at) AS received_at_ms, country, order_id, sponsor_id, total, items, data FROM events ORDER BY ts`,
   );
   const plain = rows.map((row) => ({ ...row, campaign_id: Number(row.campaign_id), timestamp_ms: Number(row.timestamp_ms), received_at_ms: Number(row.received_at_ms) }));
+  server = await startClickHouse();
   const ch = await ChDatabase.open(server.url, await server.createDatabase());
   await ch.command('SYSTEM STOP MERGES events');
   let t0 = performance.now();
@@ -139,6 +140,6 @@ try {
   await ch.close();
   await duck.close();
 } finally {
-  await server.stop();
+  await server?.stop();
   folder.remove();
 }

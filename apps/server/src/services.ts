@@ -70,24 +70,31 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
   metrics.watchRefusedWrites(() => storage.refusedWrites());
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
-  const committer = new GroupCommitter(storage.events, metrics);
+  // On the JetStream event log each request is its own message, recognised when retried.
+  const committer = new GroupCommitter(storage.events, metrics, { group: !storage.pipeline });
   const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
+  // Failures background work survives go where startBackgroundWork says (the app's log).
+  let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
   const queue = storage.pipeline?.webhooks;
   const dispatcher = queue
-    ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, { clock, random: overrides.random, observer: metrics, erased: queue.erased })
+    ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, { clock, random: overrides.random, observer: metrics, erased: queue.erased, onError: (error) => reportBackground(error, 'webhook work queue failed') })
     : new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
   const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
   // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
-  // (The work queue's dispatcher drops an erased user's deliveries when it meets them.)
+  // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
+  // meets them (the erasures are read again at once here, every second elsewhere), and the
+  // attempt log forgets them.
   deletions.addListener({
-    erasing: (job, userId) => {
+    erasing: async (job, userId) => {
       if (dispatcher instanceof WebhookDispatcher) dispatcher.forgetUser(job.tenantSeq, job.userHash, userId);
+      else await queue?.refreshErased();
     },
     erased: async (job) => {
       if (dispatcher instanceof WebhookDispatcher) await dispatcher.recheck(job.tenantSeq);
+      else await queue?.eraseUser(job.tenantSeq, job.userHash);
       await erasurePurger.schedule();
     },
   });
@@ -114,6 +121,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     retention,
     erasurePurger,
     startBackgroundWork: (onError = () => {}) => {
+      reportBackground = onError;
       deletions.start((error, job) => onError(error, job ? `deletion job ${job.id} failed` : 'deletion worker failed'));
       retention.start();
       const purgeFailed = (error: unknown) => onError(error, 'purge of erased data failed');

@@ -9,6 +9,16 @@ export interface CommitObserver {
   committed(durationSeconds: number, events: number): void;
 }
 
+export interface GroupCommitterOptions {
+  /**
+   * Whether submissions arriving together share one commit (default true). A store whose commit
+   * is cheap to run concurrently and names each submission's content (the JetStream event log:
+   * one message per request, its id derived from its events, so that a request retried on any
+   * node is recognised) takes each submission as its own commit instead.
+   */
+  group?: boolean;
+}
+
 interface Pending {
   batch: CommitBatch;
   resolve: (inserted: Set<string>) => void;
@@ -27,13 +37,17 @@ export class GroupCommitter {
   private closed = false;
   private lastSubmitted: Promise<unknown> = Promise.resolve();
 
+  private readonly alone = new Set<Promise<unknown>>();
+
   constructor(
     private readonly store: EventStore,
     private readonly observer: CommitObserver = { committed: () => {} },
+    private readonly options: GroupCommitterOptions = {},
   ) {}
 
   submit(batch: CommitBatch): Promise<Set<string>> {
     if (this.closed) return Promise.reject(new SvcError('not_ready', 'The service is shutting down.'));
+    if (this.options.group === false) return this.commitAlone(batch);
     const submitted = new Promise<Set<string>>((resolve, reject) => {
       this.queue.push({ batch, resolve, reject });
       // Let the current turn of the event loop add its submissions before writing.
@@ -47,12 +61,28 @@ export class GroupCommitter {
   async settled(): Promise<void> {
     // Groups commit in the order of submission: the last one settles after all the others.
     await this.lastSubmitted.catch(() => undefined);
+    await Promise.allSettled([...this.alone]);
   }
 
   /** Stops taking submissions and waits for every queued one to be committed. */
   async close(): Promise<void> {
     this.closed = true;
     await this.running;
+    await Promise.allSettled([...this.alone]);
+  }
+
+  private commitAlone(batch: CommitBatch): Promise<Set<string>> {
+    const started = performance.now();
+    const committed = this.store.commit(batch).then(({ inserted }) => {
+      this.observer.committed((performance.now() - started) / 1000, batch.events.length);
+      return inserted;
+    });
+    this.alone.add(committed);
+    void committed.then(
+      () => this.alone.delete(committed),
+      () => this.alone.delete(committed),
+    );
+    return committed;
   }
 
   private async drain(): Promise<void> {

@@ -44,6 +44,20 @@ describe('group commit', () => {
     expect([...b]).toEqual(['1:b1']);
   });
 
+  it('commits each submission on its own, at once, when grouping is off, and waits for them all on close', async () => {
+    const store = new RecordingStore();
+    const committer = new GroupCommitter(store as unknown as EventStore, undefined, { group: false });
+    const a = committer.submit({ events: [row('a1'), row('a2')], rejects: [] });
+    // Handed to the store at once: one commit per submission, each with exactly its own events.
+    expect(store.commits.map((c) => c.events.map((e) => e.eventId))).toEqual([['a1', 'a2']]);
+    const b = committer.submit({ events: [row('b1')], rejects: [] });
+    await committer.close();
+    expect(store.commits.map((c) => c.events.map((e) => e.eventId))).toEqual([['a1', 'a2'], ['b1']]);
+    expect([...(await a)].sort()).toEqual(['1:a1', '1:a2']);
+    expect([...(await b)]).toEqual(['1:b1']);
+    await expect(committer.submit({ events: [row('late')], rejects: [] })).rejects.toThrow(/shutting down/);
+  });
+
   it('splits very large queues into several commits', async () => {
     const store = new RecordingStore();
     const committer = new GroupCommitter(store as unknown as EventStore);

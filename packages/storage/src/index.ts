@@ -38,12 +38,12 @@ export { PollCopyingContentStore } from './poll-copying-content-store';
 export { ChDatabase, chNumber, DEFAULT_MAX_EXECUTION_TIME_SECONDS, DEFAULT_REQUEST_TIMEOUT_MS, type ChDatabaseOptions, type ChRow } from './clickhouse/ch-database';
 export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
 export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
+export { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
+export type { PollLookup } from './clickhouse/ch-poll-results';
 export { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 export { RecentKeys } from './recent-keys';
 export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseErasureOptions } from './clickhouse/clickhouse-erasure-store';
 export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
-export { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
-export type { PollLookup } from './clickhouse/ch-poll-results';
 export { connectNats, natsServers, NATS_CONNECT_TIMEOUT_MS, NATS_RECONNECT_WAIT_MS, type NatsConnectionOptions } from './nats/nats-connection';
 export {
   EventLog,
@@ -57,13 +57,13 @@ export {
 export { JetStreamEventStore, RECENT_EVENT_KEYS_PER_GENERATION } from './nats/jetstream-event-store';
 export {
   EventLogWriter,
-  WRITER_CONSUMER,
   WRITER_BATCH_WAIT_MS,
   WRITER_BATCH_BYTES,
   WRITER_ACK_WAIT_MS,
   WRITER_RETRY_DELAY_MS,
   type EventLogWriterOptions,
 } from './nats/event-log-writer';
+export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingUserCheck } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
 export * from './webhook-queue';
@@ -71,3 +71,5 @@ export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 export { PgErasureTombstones, DEFAULT_TOMBSTONE_REFRESH_MS, TOMBSTONE_HORIZON_MS } from './postgres/pg-erasure-tombstones';
 export { DeliveryQueue, WEBHOOK_STREAM, WEBHOOK_SUBJECT_PREFIX, WEBHOOK_CONSUMER, DEFAULT_ACK_WAIT_MS, type DeliveryQueueOptions } from './nats/delivery-queue';
 export { openEventClusterStorage, splitClickHouseUrl, DEFAULT_CLICKHOUSE_DATABASE, type EventClusterStorageOptions } from './open-event-cluster-storage';
+export { UnfinishedErasures, UNFINISHED_ERASURES_MAX_AGE_MS } from './nats/unfinished-erasures';
+export { PipelineErasureStore, ERASURE_WRITER_WAIT_MS } from './nats/pipeline-erasure-store';

@@ -3,7 +3,7 @@ import { ChDatabase } from './clickhouse/ch-database';
 import { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 import { ClickHouseErasureStore } from './clickhouse/clickhouse-erasure-store';
 import { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
-import { ClickHouseAnalyticsStore } from './clickhouse/ch-analytics-store';
+import { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
 import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
 import { EventLog } from './nats/event-log';
@@ -20,7 +20,8 @@ import { PgSessionStore } from './postgres/pg-session-store';
 import { PgChangeFeed } from './postgres/pg-change-feed';
 import { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 import { PgErasureTombstones } from './postgres/pg-erasure-tombstones';
-import type { UserErasureStore } from './user-erasure-store';
+import { PipelineErasureStore } from './nats/pipeline-erasure-store';
+import { UnfinishedErasures } from './nats/unfinished-erasures';
 import type { Storage, EventPipeline } from './open-storage';
 
 /** The ClickHouse database when `SVC_CLICKHOUSE_URL` names none. */
@@ -56,8 +57,9 @@ export function splitClickHouseUrl(url: string): { serverUrl: string; database: 
  *
  * A commit is acknowledged once JetStream has stored it; the `pipeline`'s writer (every node
  * runs one, they share the work) moves the stream into ClickHouse. Reads go to ClickHouse.
- * A user's erasure first waits for the writer to pass the stream's position at its start, so
- * nothing the user sent before it is written after it.
+ * A user's erasure first waits for the writer to pass the stream's position at its start, and
+ * the writer drops the rows of users with an unfinished erasure, so nothing the user sent
+ * before it is written after it.
  */
 export async function openEventClusterStorage(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
   const opened: Array<() => Promise<unknown>> = [];
@@ -78,12 +80,13 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const stored = new ClickHouseEventStore(ch);
     const deliveries = new PgWebhookDeliveryStore(pg, queue);
     const tombstones = new PgErasureTombstones(pg);
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones);
+    const deletions = new PgDeletionJobStore(pg);
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions));
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
-      deletions: new PgDeletionJobStore(pg),
-      erasure: afterTheWriter(log, new ClickHouseErasureStore(ch)),
+      deletions,
+      erasure: new PipelineErasureStore(log, new ClickHouseErasureStore(ch)),
       content: new PgContentStore(pg),
       interactions: new ClickHouseInteractionStore(ch),
       webhookEndpoints: new PgWebhookEndpointStore(pg),
@@ -112,17 +115,6 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
   }
 }
 
-/** The erasure in ClickHouse, once the writer has stored what the stream held when it began. */
-function afterTheWriter(log: EventLog, erasure: UserErasureStore): UserErasureStore {
-  return {
-    erase: async (job, userId) => {
-      await log.waitUntilPassed(await log.position());
-      return erasure.erase(job, userId);
-    },
-    rewriteErased: () => erasure.rewriteErased(),
-  };
-}
-
 function eventPipeline(
   nats: NatsConnection,
   log: EventLog,
@@ -130,6 +122,7 @@ function eventPipeline(
   queue: DeliveryQueue,
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
+  erasing: UnfinishedErasures,
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
   const listeners: Array<(tenantSeq: number) => void> = [];
@@ -144,6 +137,8 @@ function eventPipeline(
       writer = new EventLogWriter(log, {
         sink,
         enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
+        // Rows of a user whose erasure is under way are not written (the erasure waits for the writer).
+        isErasing: erasing.check,
         onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
       });
       await writer.start();
@@ -158,6 +153,14 @@ function eventPipeline(
     onStored(listener) {
       listeners.push(listener);
     },
-    webhooks: { queue, log: attempts, erased: (delivery) => tombstones.erased(delivery) },
+    webhooks: {
+      queue,
+      log: attempts,
+      erased: (delivery) => tombstones.erased(delivery),
+      refreshErased: () => tombstones.refresh(),
+      eraseUser: async (tenantSeq, userHash, userId) => {
+        await attempts.eraseUser(tenantSeq, userHash, userId);
+      },
+    },
   };
 }

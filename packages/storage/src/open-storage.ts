@@ -35,7 +35,15 @@ export interface EventPipeline {
   /** Calls `listener` each time a writer (of any node) has stored events of a tenant. */
   onStored(listener: (tenantSeq: number) => void): void;
   /** The webhook work queue, the attempt log, and whether a queued delivery's user is (being) erased. */
-  webhooks: { queue: WebhookQueue; log: DeliveryAttemptLog; erased: (delivery: NewDelivery) => boolean };
+  webhooks: {
+    queue: WebhookQueue;
+    log: DeliveryAttemptLog;
+    erased: (delivery: NewDelivery) => boolean;
+    /** Reads the erasures again now (a job just started on this node), not at the next refresh. */
+    refreshErased(): Promise<void>;
+    /** Removes a user's deliveries from the log (their payloads hold the user's events). */
+    eraseUser(tenantSeq: number, userHash: string, userId?: string): Promise<void>;
+  };
 }
 
 /** The stores a process works with, whatever backend holds them. */

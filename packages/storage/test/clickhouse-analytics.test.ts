@@ -3,42 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PollDefinition } from '@svc/protocol';
-import { openEmbeddedStorage, type AnalyticsFilter, type AnalyticsStore } from '../src';
+import { openEmbeddedStorage } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
-import { ClickHouseAnalyticsStore } from '../src/clickhouse/ch-analytics-store';
-import type { PollLookup } from '../src/clickhouse/ch-poll-results';
+import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
-import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelPollResults } from './analytics-model';
+import { expectModel, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { insertEvents } from './clickhouse-events';
-
-const BUCKET_MS = 15 * 60_000;
-
-/** The polls of each tenant, as the content service's catalogue would find them. */
-function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLookup {
-  return { find: (tenantSeq, pollId) => byTenant[tenantSeq]?.find((poll) => poll.id === pollId) };
-}
-
-async function expectModel(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter, polls: PollDefinition[] = pollsOf()): Promise<void> {
-  const label = JSON.stringify(filter);
-  expect(await store.viewerSeries(filter, BUCKET_MS), label).toEqual(modelViewerSeries(events, filter, BUCKET_MS));
-  expect(await store.engagement(filter), label).toEqual(modelEngagement(events, filter));
-  expect(await store.pollResults(filter), label).toEqual(modelPollResults(events, filter, polls));
-  expect(await store.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
-  expect(await store.revenue(filter), label).toEqual(modelRevenue(events, filter));
-  expect(await store.funnel(filter), label).toEqual(modelFunnel(events, filter));
-}
-
-/**
- * Stores the events in several inserts (several parts), then a fifth of them again, as a
- * retried batch would, with merges stopped so that the copies stay unmerged during the test.
- */
-async function storeWithCopies(db: ChDatabase, events: EventRow[]): Promise<void> {
-  await db.command('SYSTEM STOP MERGES events');
-  for (let i = 0; i < events.length; i += 50) await insertEvents(db, events.slice(i, i + 50));
-  await insertEvents(db, events.filter((_, i) => i % 5 === 0));
-}
 
 const available = clickhouseAvailable();
 
@@ -161,6 +134,34 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
       const i = Number(poll.pollId.slice('poll-'.length));
       expect(poll.options.map((o) => o.votes), poll.pollId).toEqual([0, 1, 2].map((option) => (option === i % 3 ? 1 : 0)));
     }
+    await db.close();
+  });
+
+  it('reads the top-level fields of data, not the same keys nested in custom context before them', async () => {
+    const db = await openDatabase();
+    const base = dataset(1, 1)[0]!;
+    let n = 0;
+    const event = (name: string, sessionId: string, data: string, extra: Partial<EventRow> = {}): EventRow => ({
+      ...base, eventId: `0190a6a0-0000-7000-8000-${(++n).toString(16).padStart(12, '0')}`, event: name, sessionId, userId: null, broadcastId: 'b1',
+      country: 'DE', timestampMs: START + n * 1000, receivedAtMs: START + n * 1000, data, ...extra,
+    });
+    const line = '[{"productId":"p","quantity":2,"unitPrice":1,"currency":"EUR"}]';
+    const events = [
+      // Nested keys first, a key that ends in the name (`a"sponsorId`), strings holding brackets and keys.
+      event('sponsor_moment.viewed', 'svc_a', '{"ctx":{"sponsorId":"evil","l":["{"]},"a\\"sponsorId":"x","momentId":"m","sponsorId":"acme"}'),
+      event('sponsor_moment.tapped', 'svc_a', '{"s":"{\\"sponsorId\\":\\"evil\\"","momentId":"m","sponsorId":"acme"}'),
+      event('poll.voted', 'svc_a', '{"ctx":{"pollId":"b1-p1","optionIndex":2,"optionSelected":"Option 2"},"pollId":"b1-p0","questionText":"q","optionSelected":"Option 1","optionIndex":1}'),
+      // Only nested: the event names no sponsor in its data.
+      event('product.viewed', 'svc_b', '{"ctx":{"sponsorId":"acme"},"productId":"p"}', { items: '[]', total: 0 }),
+      event('checkout.completed', 'svc_a', '{"cart":{"currency":"USD"},"currency":"EUR"}', { orderId: 'o1', sponsorId: 'acme', items: line, total: 2 }),
+    ];
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }));
+    for (const filter of [{ tenantSeq: 1 }, { tenantSeq: 1, sponsorId: 'acme' }, { tenantSeq: 1, sponsorId: 'evil' }]) await expectModel(store, events, filter);
+    expect((await store.sponsorPerformance({ tenantSeq: 1 })).map((row) => [row.sponsorId, row.impressions, row.taps])).toEqual([['acme', 1, 1]]);
+    expect((await store.pollResults({ tenantSeq: 1 })).map((poll) => [poll.pollId, poll.options.map((o) => o.votes)])).toEqual([['b1-p0', [0, 1, 0]]]);
+    expect((await store.revenue({ tenantSeq: 1 })).map((row) => row.currency)).toEqual(['EUR']);
+    expect((await store.funnel({ tenantSeq: 1, sponsorId: 'acme' })).productViewed).toBe(0);
     await db.close();
   });
 

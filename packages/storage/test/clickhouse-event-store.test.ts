@@ -120,15 +120,14 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '3' }]);
   });
 
-  it('recognises the stored ids of a writer-sized batch of two tenants', async () => {
+  it('recognises stored ids scattered over years, in more time windows than one statement takes', async () => {
     const db = await openDb();
-    const batch = Array.from({ length: 20_000 }, (_, i) => row(1 + (i % 2), { timestampMs: Date.UTC(2026, 10, 1) + i }));
-    const stored = batch.filter((_, i) => i % 137 === 0);
-    await new ClickHouseEventStore(db).commit({ events: stored, rejects: [] });
-    const outcome = await new ClickHouseEventStore(db).commit({ events: batch, rejects: [] });
-    expect(outcome.inserted.size).toBe(batch.length - stored.length);
-    for (const e of stored) expect(outcome.inserted.has(`${e.tenantSeq}:${e.eventId}`)).toBe(false);
-    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: String(batch.length) }]);
+    // 300 times a week apart (300 windows per tenant, joined to 200), for two tenants.
+    const scattered = Array.from({ length: 600 }, (_, i) => row(1 + (i % 2), { timestampMs: Date.UTC(2020, 0, 1) + Math.floor(i / 2) * 3_600_000 * 24 * 7 }));
+    await new ClickHouseEventStore(db).commit({ events: scattered.filter((_, i) => i % 3 === 0), rejects: [] });
+    const outcome = await new ClickHouseEventStore(db).commit({ events: scattered, rejects: [] });
+    expect(outcome.inserted.size).toBe(400);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '600' }]);
   });
 
   it('stores the rejects of a batch stored again once', async () => {
@@ -169,6 +168,31 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await events.countEvents({ tenantSeq: 1 })).toBe(1);
     expect(await events.countEvents({ tenantSeq: 2 })).toBe(1);
     expect(await events.purgeEventsBefore(1, at(2, 15))).toBe(0);
+  });
+
+  it('fails a commit with storage_unavailable while the server is down, and stores the batch once when it is retried', async () => {
+    const db = await openDb();
+    const events = new ClickHouseEventStore(db);
+    const batch = { events: [row(1), row(1)], rejects: [] };
+    await server.kill();
+    try {
+      await expect(events.commit(batch)).rejects.toMatchObject({ code: 'storage_unavailable' });
+    } finally {
+      await server.restart();
+    }
+    expect((await events.commit(batch)).inserted.size).toBe(2);
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(2);
+  });
+
+  it('keeps working after an export whose reader stopped early', async () => {
+    const db = await openDb();
+    const events = new ClickHouseEventStore(db);
+    await events.commit({ events: Array.from({ length: 3_000 }, (_, i) => row(1, { timestampMs: Date.UTC(2026, 0, 1) + i })), rejects: [] });
+    for await (const chunk of events.streamEventText({ tenantSeq: 1 }, 'csv')) {
+      expect(chunk.length).toBeGreaterThan(0);
+      break;
+    }
+    expect(await events.countEvents({ tenantSeq: 1 })).toBe(3_000);
   });
 
   describe('export text byte for byte as the embedded backend writes it', () => {

@@ -1,14 +1,19 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { fileURLToPath } from 'node:url';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SvcError } from '@svc/protocol';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   connectNats,
   DuckDbDatabase,
+  DuckDbDeletionStore,
   DuckDbEventStore,
+  hashUserId,
+  PipelineErasureStore,
   EVENTS_STREAM,
   EventLog,
   EventLogWriter,
@@ -23,6 +28,7 @@ import {
 } from '../src';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
+import { startStallingProxy } from './stalling-proxy';
 
 const available = natsAvailable();
 /** Short waits so that failures and redeliveries show within a test. */
@@ -62,9 +68,13 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
   }
 
   async function duckDbSink(): Promise<DuckDbEventStore> {
+    return new DuckDbEventStore(await duckDb());
+  }
+
+  async function duckDb(): Promise<DuckDbDatabase> {
     const db = await DuckDbDatabase.open(mkdtempSync(join(tmpdir(), 'svc-nats-sink-')));
     databases.push(db);
-    return new DuckDbEventStore(db);
+    return db;
   }
 
   async function startWriter(log: EventLog, options: Partial<EventLogWriterOptions> & { sink: EventStore }): Promise<EventLogWriter> {
@@ -151,6 +161,38 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await sink.countEvents({ tenantSeq: 2 })).toBe(30);
   });
 
+  it('writes many messages with few sink commits', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    for (let batch = 0; batch < 30; batch++) await store.commit({ events: rows(batch * 10 + 1, 10), rejects: [] });
+    const duckDb = await duckDbSink();
+    const commits: number[] = [];
+    const counting: EventStore = new Proxy(duckDb, {
+      get(target, property, receiver) {
+        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
+      },
+    });
+    await startWriter(log, { sink: counting });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(300);
+    expect(commits.length).toBeLessThanOrEqual(2);
+  });
+
+  it('drops a message nobody can decode, reporting it, and stores the others', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    await store.commit({ events: rows(1, 5), rejects: [] });
+    await jetstream(log.connection).publish('svc.events.1', 'not an entry');
+    await store.commit({ events: rows(6, 5), rejects: [] });
+    const sink = await duckDbSink();
+    const errors: unknown[] = [];
+    await startWriter(log, { sink, onError: (error) => errors.push(error) });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(10);
+    expect(errors.map(String)).toEqual([expect.stringMatching(/EVENTS message 2 cannot be decoded/)]);
+  });
+
   it('answers storage_unavailable with Retry-After while NATS is down, and stores again once it is back', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
@@ -165,6 +207,27 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     }
     // The client reconnects by itself; the retry of the same batch is stored.
     await vi.waitFor(async () => expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(5), WAIT);
+  });
+
+  it('answers storage_unavailable when JetStream does not answer in time, and acknowledges nothing', async () => {
+    const proxy = await startStallingProxy(nats.port);
+    try {
+      const nc = await connectNats(proxy.url);
+      connections.push(nc);
+      const log = await EventLog.open(nc, { publishTimeoutMs: 500 });
+      const store = new JetStreamEventStore(log, await duckDbSink());
+      proxy.stall();
+      const started = performance.now();
+      const failed = await store.commit({ events: rows(1, 5), rejects: [] }).then(() => null, (error: unknown) => error);
+      expect((failed as SvcError).code).toBe('storage_unavailable');
+      expect(performance.now() - started).toBeLessThan(5_000);
+      proxy.resume();
+      // The stream got the message after all; the retry is answered as a duplicate, stored once.
+      expect((await store.commit({ events: rows(1, 5), rejects: [] })).inserted.size).toBe(0);
+      expect(await streamMessages(log)).toBe(1);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('keeps writing after NATS restarts, and loses none of the events it acknowledged before', async () => {
@@ -215,6 +278,38 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
     expect(enqueued).toHaveLength(25);
     expect(await storedIds(sink)).toEqual(events.map((e) => e.eventId).sort());
+  });
+
+  it('stores once what a writer process killed between its insert and its ack had stored', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-nats-killed-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./writer-process.ts', import.meta.url)), nats.url, dataDir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      let output = '';
+      child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await vi.waitFor(() => expect(output).toContain('started'), WAIT);
+      const events = rows(1, 20);
+      await store.commit({ events, rejects: [], deliveries: events.map((e) => deliveryOf(e)) });
+      await vi.waitFor(() => expect(output).toContain('stored 20'), WAIT);
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
+    expect(await streamMessages(log)).toBe(1);
+
+    const db = await DuckDbDatabase.open(dataDir);
+    databases.push(db);
+    const sink = new DuckDbEventStore(db);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(20);
+    const enqueued: NewDelivery[] = [];
+    await startWriter(log, { sink, enqueueDeliveries: async (d) => void enqueued.push(...d) });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(await storedIds(sink)).toEqual(rows(1, 20).map((e) => e.eventId).sort());
+    expect(enqueued).toHaveLength(20);
   });
 
   it('keeps a batch whose insert outlasts the ack wait from going to a second writer', async () => {
@@ -307,6 +402,28 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     await store.commit({ events: rows(21, 1), rejects: [] });
     expect(await log.passed(position)).toBe(true);
     expect(await log.passed(await log.position())).toBe(false);
+  });
+
+  it('erases a user only after the writer has stored what the stream held when the erasure began', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    const db = await duckDb();
+    const sink = new DuckDbEventStore(db);
+    const user = 'Leaving';
+    await store.commit({ events: [...rows(1, 6, { userId: user }), ...rows(11, 4)], rejects: [] });
+    const job = { tenantSeq: 1, userHash: hashUserId(user) };
+
+    // The writer is not running: the erasure cannot be sure of the stream and is tried again later.
+    const impatient = new PipelineErasureStore(log, new DuckDbDeletionStore(db), 300);
+    const failed = await impatient.erase(job, user).then(() => null, (error: unknown) => error);
+    expect((failed as SvcError).code).toBe('storage_unavailable');
+
+    const erasure = new PipelineErasureStore(log, new DuckDbDeletionStore(db));
+    const erasing = erasure.erase(job, user);
+    await startWriter(log, { sink });
+    expect(await erasing).toEqual({ deletedEvents: 6, deletedRejects: 0 });
+    expect(await sink.countEvents({ tenantSeq: 1, userId: user })).toBe(0);
+    expect(await sink.countEvents({ tenantSeq: 1 })).toBe(4);
   });
 
   it('enqueues deliveries after the sink stored their events, then tells this node and the others what was stored', async () => {

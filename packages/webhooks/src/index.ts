@@ -6,3 +6,4 @@ export * from './dispatcher';
 export * from './webhook-service';
 export * from './send-attempt';
 export * from './queue-dispatcher';
+export * from './endpoint-turns';

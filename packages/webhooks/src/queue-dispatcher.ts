@@ -2,22 +2,13 @@ import { systemClock, type Clock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookQueue } from '@svc/storage';
 import { AttemptLog } from './attempt-log';
 import { BatchedLookup } from './batched-lookup';
+import { EndpointTurns } from './endpoint-turns';
 import { MAX_IN_FLIGHT, MAX_IN_FLIGHT_PER_ENDPOINT, type DispatchObserver, type EndpointDirectory } from './dispatcher';
 import type { WebhookSender } from './http-sender';
 import { sendAttempt } from './send-attempt';
 
 /** Deliveries taken from the queue and not yet settled (waiting for their endpoint's turn or being sent). */
 export const MAX_HELD = 1_024;
-/**
- * Deliveries of one endpoint waiting here for its turn; more are handed back to the queue for
- * about as long as those waiting take to go, so that one slow endpoint cannot fill the dispatcher.
- */
-export const MAX_WAITING_PER_ENDPOINT = 512;
-/** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
-export const MIN_DEFER_MS = 1_000;
-export const MAX_DEFER_MS = 60_000;
-/** Weight of the newest answer time in an endpoint's average (exponentially weighted). */
-const LATENCY_WEIGHT = 0.2;
 /** How long one pull from the queue waits for deliveries. */
 export const PULL_EXPIRES_MS = 5_000;
 /** Pause after the queue could not be reached, or an attempt could not be logged, before trying again. */
@@ -34,20 +25,16 @@ export interface QueueDispatcherOptions {
   erased?: (delivery: NewDelivery) => boolean;
   /** Failures of the queue or the log, which the dispatcher survives (it tries again later). */
   onError?: (error: unknown) => void;
-  /** Defaults: `MAX_IN_FLIGHT`, `MAX_IN_FLIGHT_PER_ENDPOINT`, `MAX_HELD`, `MAX_WAITING_PER_ENDPOINT`, `PULL_EXPIRES_MS`, `WORKING_INTERVAL_MS`. */
+  /**
+   * Defaults: `MAX_IN_FLIGHT`, `MAX_IN_FLIGHT_PER_ENDPOINT`, `MAX_HELD`, `PULL_EXPIRES_MS`,
+   * `WORKING_INTERVAL_MS`; `maxWaitingPerEndpoint` (whatever the endpoint's answer time) `maxHeld`.
+   */
   maxInFlight?: number;
   maxInFlightPerEndpoint?: number;
   maxHeld?: number;
   maxWaitingPerEndpoint?: number;
   pullExpiresMs?: number;
   workingIntervalMs?: number;
-}
-
-/** One endpoint's requests out, and the deliveries waiting for a free one, oldest first. */
-interface Lane {
-  sending: number;
-  /** `start(false)`: the dispatcher stopped and handed it back. */
-  waiting: Array<{ start: (go: boolean) => void; queued: QueuedDelivery }>;
 }
 
 /**
@@ -61,8 +48,7 @@ interface Lane {
  * the embedded `WebhookDispatcher`; attempts are logged in batches (`AttemptLog`).
  */
 export class QueueDispatcher {
-  private readonly lanes = new Map<string, Lane>();
-  private sending = 0;
+  private readonly turns: EndpointTurns;
   private held = 0;
   private running: AbortController | null = null;
   private loop: Promise<void> | null = null;
@@ -74,8 +60,6 @@ export class QueueDispatcher {
   private readonly attempts: AttemptLog;
   /** Redelivered deliveries arriving together are looked up in the log with one query. */
   private readonly states: BatchedLookup<LoggedState>;
-  /** Average answer time of each endpoint (`tenantSeq:endpointId`), in ms. */
-  private readonly latencyMs = new Map<string, number>();
   /** Endpoints found deleted (`tenantSeq:endpointId`): their queued deliveries are dropped without asking again. */
   private readonly deleted = new Set<string>();
   private readonly clock: Clock;
@@ -95,10 +79,11 @@ export class QueueDispatcher {
       maxInFlight: options.maxInFlight ?? MAX_IN_FLIGHT,
       maxInFlightPerEndpoint: options.maxInFlightPerEndpoint ?? MAX_IN_FLIGHT_PER_ENDPOINT,
       maxHeld: options.maxHeld ?? MAX_HELD,
-      maxWaitingPerEndpoint: options.maxWaitingPerEndpoint ?? MAX_WAITING_PER_ENDPOINT,
+      maxWaitingPerEndpoint: options.maxWaitingPerEndpoint ?? options.maxHeld ?? MAX_HELD,
       pullExpiresMs: options.pullExpiresMs ?? PULL_EXPIRES_MS,
       workingIntervalMs: options.workingIntervalMs ?? WORKING_INTERVAL_MS,
     };
+    this.turns = new EndpointTurns(this.limits);
     this.states = new BatchedLookup((ids) => this.log.latestStates(ids));
     this.attempts = new AttemptLog({
       recordAttempts: (batch) => this.log.appendAttempts(batch.map(({ id, outcome }) => ({ delivery: this.logging.get(id)!, outcome }))),
@@ -109,8 +94,9 @@ export class QueueDispatcher {
   start(): void {
     if (this.running) return;
     this.running = new AbortController();
+    this.turns.reopen();
     this.loop = this.pullLoop(this.running.signal);
-    this.workingTimer = setInterval(() => this.stillWorking(), this.limits.workingIntervalMs);
+    this.workingTimer = setInterval(() => this.turns.stillWorking(), this.limits.workingIntervalMs);
     this.workingTimer.unref();
   }
 
@@ -122,12 +108,7 @@ export class QueueDispatcher {
     running.abort();
     this.wake?.();
     if (this.workingTimer) clearInterval(this.workingTimer);
-    for (const lane of this.lanes.values()) {
-      for (const { start, queued } of lane.waiting.splice(0)) {
-        queued.retryIn(0);
-        start(false);
-      }
-    }
+    this.turns.close();
     await this.loop;
     await Promise.allSettled([...this.settling]);
   }
@@ -146,7 +127,8 @@ export class QueueDispatcher {
   private async pullLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       const room = this.limits.maxHeld - this.held;
-      if (room <= 0) {
+      // Pulls of a few messages at a time cost more than they bring: wait for a quarter's room.
+      if (room < this.limits.maxHeld / 4) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         this.wake = null;
         continue;
@@ -193,44 +175,24 @@ export class QueueDispatcher {
       attempts = state?.attempts ?? attempts;
     }
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
-    let lane = this.lanes.get(key);
-    // Stopped meanwhile: no turn will come.
-    if (!this.running) return queued.retryIn(0);
-    if (!lane) this.lanes.set(key, (lane = { sending: 0, waiting: [] }));
-    if (lane.waiting.length >= this.limits.maxWaitingPerEndpoint) return queued.retryIn(this.deferMs(key, lane));
-    const started = await new Promise<boolean>((start) => {
-      lane.waiting.push({ start, queued });
-      this.startWaiting();
-    });
-    // Handed back to the queue by `stop`.
-    if (!started) return;
+    // Handed back to the queue (stopped, or no room here for a slow endpoint's).
+    if (!(await this.turns.turn(key, queued))) return;
+    // The turn ends once the receiver has answered: the delivery's outcome is logged (in the
+    // next batch) while the endpoint takes the next one.
+    let turnOver = false;
+    const endTurn = () => {
+      if (turnOver) return;
+      turnOver = true;
+      this.turns.endTurn(key);
+    };
     try {
-      await this.send(queued, attempts);
+      await this.send(queued, attempts, endTurn);
     } finally {
-      lane.sending--;
-      this.sending--;
-      if (!lane.sending && !lane.waiting.length) this.lanes.delete(key);
-      this.startWaiting();
+      endTurn();
     }
   }
 
-  /** Starts waiting deliveries while the limits allow, one per endpoint per round. */
-  private startWaiting(): void {
-    let progress = true;
-    while (progress && this.sending < this.limits.maxInFlight && this.running) {
-      progress = false;
-      for (const lane of this.lanes.values()) {
-        if (this.sending >= this.limits.maxInFlight) break;
-        if (lane.sending >= this.limits.maxInFlightPerEndpoint || !lane.waiting.length) continue;
-        lane.sending++;
-        this.sending++;
-        lane.waiting.shift()!.start(true);
-        progress = true;
-      }
-    }
-  }
-
-  private async send(queued: QueuedDelivery, attemptsBefore: number): Promise<void> {
+  private async send(queued: QueuedDelivery, attemptsBefore: number, answered: () => void): Promise<void> {
     const delivery = queued.delivery;
     const key = `${delivery.tenantSeq}:${delivery.endpointId}`;
     let endpoint = this.directory.endpoint(delivery.tenantSeq, delivery.endpointId);
@@ -251,11 +213,14 @@ export class QueueDispatcher {
       });
       return queued.done();
     }
-    const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random);
+    const { outcome, ok, disableReason } = await sendAttempt(this.sender, endpoint, { ...delivery, attempts: attemptsBefore }, this.clock, this.random, (result) => {
+      // Known before the endpoint's next turn: how much of it may wait here depends on it.
+      if (result) this.turns.answered(key, result.latencyMs);
+      answered();
+    });
     // Its user's erasure began while it was being sent: the log keeps nothing of it.
     if (this.options.erased?.(delivery)) return queued.done();
     await this.record(delivery, outcome);
-    this.noteLatency(key, outcome.latencyMs ?? 0);
     // An endpoint disabled while this attempt was in flight gets no more retries.
     if (outcome.nextAttemptAt !== null && this.directory.endpoint(delivery.tenantSeq, delivery.endpointId)?.enabled) {
       queued.retryIn(outcome.nextAttemptAt - this.clock.now());
@@ -273,21 +238,5 @@ export class QueueDispatcher {
     } finally {
       this.logging.delete(delivery.id);
     }
-  }
-
-  private noteLatency(key: string, latencyMs: number): void {
-    const average = this.latencyMs.get(key);
-    this.latencyMs.set(key, average === undefined ? latencyMs : average + LATENCY_WEIGHT * (latencyMs - average));
-  }
-
-  /** About how long the deliveries waiting in `lane` take to go. */
-  private deferMs(key: string, lane: Lane): number {
-    const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.latencyMs.get(key) ?? 0);
-    return Math.min(MAX_DEFER_MS, Math.max(MIN_DEFER_MS, Math.round(estimate)));
-  }
-
-  /** Keeps the queue from handing deliveries that wait here for their turn to another node. */
-  private stillWorking(): void {
-    for (const lane of this.lanes.values()) for (const { queued } of lane.waiting) queued.working();
   }
 }

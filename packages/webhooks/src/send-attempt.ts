@@ -1,6 +1,6 @@
 import type { Clock } from '@svc/protocol';
 import type { AttemptOutcome, WebhookEndpointRecord } from '@svc/storage';
-import type { WebhookSender } from './http-sender';
+import type { SendResult, WebhookSender } from './http-sender';
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, parseRetryAfter } from './retry-schedule';
 import { signatureHeader } from './signature';
 
@@ -18,7 +18,7 @@ export interface AttemptResult {
  * One signed attempt of a delivery to its endpoint, and what follows from the answer: the next
  * attempt's time from the retry schedule (a longer `Retry-After` honoured), or none when it
  * succeeded, the schedule is over, or the endpoint is to be disabled (410 Gone, or failing for
- * 5 days). `answered` is called as soon as the receiver has answered (or failed to).
+ * 5 days). `answered` is called as soon as the receiver has answered (or failed to: null).
  */
 export async function sendAttempt(
   sender: WebhookSender,
@@ -26,7 +26,7 @@ export async function sendAttempt(
   delivery: { eventId: string; payload: string; attempts: number },
   clock: Clock,
   random: () => number,
-  answered: () => void = () => {},
+  answered: (result: SendResult | null) => void = () => {},
 ): Promise<AttemptResult> {
   const now = clock.now();
   const timestamp = Math.floor(now / 1000);
@@ -44,7 +44,16 @@ export async function sendAttempt(
       },
       delivery.payload,
     )
-    .finally(answered);
+    .then(
+      (answer) => {
+        answered(answer);
+        return answer;
+      },
+      (error: unknown) => {
+        answered(null);
+        throw error;
+      },
+    );
   const attempts = delivery.attempts + 1;
   const after = clock.now();
   const ok = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;

@@ -3,7 +3,8 @@ import { ManualClock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookEndpointRecord, WebhookQueue } from '@svc/storage';
 import type { EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
-import { MIN_DEFER_MS, QueueDispatcher } from '../src/queue-dispatcher';
+import { MIN_DEFER_MS } from '../src/endpoint-turns';
+import { QueueDispatcher } from '../src/queue-dispatcher';
 import { RETRY_DELAYS_MS } from '../src/retry-schedule';
 
 const T0 = 1_767_000_000_000;
@@ -251,23 +252,27 @@ describe('QueueDispatcher', () => {
     expect(log.rows).toEqual([]);
   });
 
-  it("hands back a slow endpoint's surplus for about as long as its waiting deliveries take to go", async () => {
+  it("keeps few of a slow endpoint's deliveries waiting, handing back the rest for about as long as those take", async () => {
     const queue = new FakeQueue();
     const directory = new FakeDirectory();
     directory.endpoints.set('e', endpoint('e'));
     const sender = new FakeSender();
-    sender.answer = { statusCode: 200, latencyMs: 15_000 };
-    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1, maxWaitingPerEndpoint: 2 });
-    const first = queue.put(delivery('e'));
-    dispatcher.start();
-    await expect.poll(() => first.answer).toBe('done');
     sender.hold = true;
-    const later = Array.from({ length: 4 }, () => queue.put(delivery('e')));
-    // One being sent, two waiting; the fourth comes back when those two (15 s each, one at a time) are done.
-    await expect.poll(() => later[3]!.answer).toEqual({ retryIn: 30_000 });
+    sender.answer = { statusCode: 200, latencyMs: 15_000 };
+    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1 });
+    // Its answer time unknown, all wait for their turn.
+    const messages = Array.from({ length: 5 }, () => queue.put(delivery('e')));
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(1);
+    expect(messages.filter((m) => m.answer !== null)).toEqual([]);
+    // 15 s an answer, one at a time: 30 s of work is two deliveries waiting; the newest two go back
+    // each for as long as those before it take.
     sender.hold = false;
     sender.release();
-    await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(3);
+    await expect.poll(() => messages.slice(3).map((m) => m.answer)).toEqual([{ retryIn: 30_000 }, { retryIn: 45_000 }]);
+    await expect.poll(() => messages.slice(0, 3).map((m) => m.answer)).toEqual(['done', 'done', 'done']);
+    const more = queue.put(delivery('e'));
+    await expect.poll(() => more.answer).toBe('done');
     await dispatcher.stop();
   });
 
@@ -284,5 +289,24 @@ describe('QueueDispatcher', () => {
     await stopped;
     expect(message.answer).toEqual({ retryIn: 0 });
     expect(sender.sent).toEqual([]);
+  });
+
+  it("starts an endpoint's next delivery once the receiver has answered, while the last one's outcome is being logged", async () => {
+    const { queue, log, directory, sender } = setup();
+    let logged = () => {};
+    const writing = new Promise<void>((resolve) => (logged = resolve));
+    const appended = log.appendAttempts.bind(log);
+    log.appendAttempts = async (entries) => {
+      await writing;
+      await appended(entries);
+    };
+    const dispatcher = new QueueDispatcher(queue, log, directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1 });
+    const [first, second] = [queue.put(delivery()), queue.put(delivery())];
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(2);
+    expect([first.answer, second.answer]).toEqual([null, null]);
+    logged();
+    await expect.poll(() => [first.answer, second.answer]).toEqual(['done', 'done']);
+    await dispatcher.stop();
   });
 });

@@ -17,19 +17,52 @@ export const ENGAGING_EVENTS = ['poll.voted', 'contest.entered', 'sponsor_moment
 export const MOMENT_EVENTS = ['sponsor_moment.viewed', 'sponsor_moment.tapped'] as const;
 export const FUNNEL_EVENTS = ['product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed'] as const;
 
+/** The fields of `data` the panels read. */
+type DataField = 'sponsorId' | 'pollId' | 'optionSelected' | 'optionIndex' | 'currency';
+
+/** A JSON string literal (escapes included), and what is neither a bracket nor a quote. */
+const JSON_STRING = sqlString('"(?:[^"\\\\]|\\\\.)*"');
+const NOT_BRACKET_OR_QUOTE = sqlString('[^\\[\\]{}"]');
+const NOT_OPENING = sqlString('[^\\[{]');
+
 /**
- * A top-level string field of `data` ('' when absent). ClickHouse 18.16 has no JSONExtract;
- * `visitParamExtractString` unescapes the value but takes the first `"name":` at any depth, so
- * a custom context object holding the same key before the top-level one would be read instead
- * (documented in docs/analytics.md). `data` is stored as JSON.stringify wrote it: no spaces.
+ * Where `"name":` occurs as a key of `data` itself: the number of the occurrence (1, 2…), 0 when
+ * `data` has no such key. ClickHouse 18.16 has no JSONExtract, and `visitParamExtract*` take the
+ * first `"name":` at any depth, so a custom context object holding the key before the top-level
+ * one (`{"ctx":{"sponsorId":"x"},"sponsorId":"acme"}`) would be read instead. `data` is split at
+ * each `"name":`; an occurrence is the top-level key when the text before it, its JSON strings
+ * taken out, holds no stray quote (it is not inside a string or a longer key) and one more
+ * opening bracket than closing ones (the object's own). Rows hold one or two occurrences, so
+ * this is cheap; the expressions repeat textually and the server computes each once.
  */
-export function dataString(name: 'sponsorId' | 'pollId' | 'optionSelected' | 'currency'): string {
-  return `visitParamExtractString(data, ${sqlString(name)})`;
+function topLevelOccurrence(name: DataField): { parts: string; index: string } {
+  const key = sqlString(`"${name}":`);
+  const parts = `splitByString(${key}, data)`;
+  const brackets = `arrayMap(k -> replaceRegexpAll(replaceRegexpAll(arrayStringConcat(arraySlice(${parts}, 1, k), ${key}), ${JSON_STRING}, ''), ${NOT_BRACKET_OR_QUOTE}, ''),
+    arrayEnumerate(arrayPopFront(${parts})))`;
+  const index = `arrayFirstIndex(b -> position(b, '"') = 0 AND 2 * length(replaceRegexpAll(b, ${NOT_OPENING}, '')) - length(b) = 1, ${brackets})`;
+  return { parts, index };
 }
 
-/** The raw JSON text of a top-level field of `data` (e.g. `2` for a number). */
+/** The value of the top-level key `name` of `data`, read by `extract` from the text at that key. */
+function topLevelValue(name: DataField, extract: 'visitParamExtractString' | 'visitParamExtractRaw'): string {
+  const { parts, index } = topLevelOccurrence(name);
+  return `if(${index} = 0, '', ${extract}(concat(${sqlString(`{"${name}":`)}, arrayElement(${parts}, ${index} + 1)), ${sqlString(name)}))`;
+}
+
+/** A top-level string field of `data`, unescaped ('' when absent or not a string). */
+export function dataString(name: Exclude<DataField, 'optionIndex'>): string {
+  return topLevelValue(name, 'visitParamExtractString');
+}
+
+/** The raw JSON text of a top-level field of `data` (e.g. `2` for a number; '' when absent). */
 export function dataRaw(name: 'optionIndex'): string {
-  return `visitParamExtractRaw(data, ${sqlString(name)})`;
+  return topLevelValue(name, 'visitParamExtractRaw');
+}
+
+/** Whether `data` has the top-level key `name`. */
+export function dataHas(name: DataField): string {
+  return `(${topLevelOccurrence(name).index} > 0)`;
 }
 
 /** The sponsor an event is about: its commerce `sponsorId`, else the `sponsorId` of its data. */
@@ -67,4 +100,4 @@ export function eventConditions(filter: AnalyticsFilter, names: readonly string[
 export const ITEM_COUNT = `arraySum(arrayMap(q -> toInt64(q), extractAll(ifNull(items, '[]'), ${sqlString('"quantity":(\\d+)')})))`;
 
 /** An order's currency: its data's `currency`, '?' when missing. */
-export const CURRENCY = `if(visitParamHas(data, ${sqlString('currency')}), ${dataString('currency')}, '?')`;
+export const CURRENCY = `if(${dataHas('currency')}, ${dataString('currency')}, '?')`;

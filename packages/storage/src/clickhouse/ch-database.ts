@@ -1,4 +1,4 @@
-import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
 import { SvcError } from '@svc/protocol';
 import { CH_MIGRATIONS, CREATE_SCHEMA_MIGRATIONS_SQL, type ChMigration } from './ch-migrations';
 import { chFailure } from './ch-failure';
@@ -22,6 +22,11 @@ export interface ChDatabaseOptions {
   migrations?: ChMigration[];
   /** Clock of the migration records; default `Date.now`. */
   now?: () => number;
+  /**
+   * A connection other than HTTP to `url`: the dialect check runs the backend on the current
+   * engine in process (npm `chdb`), whose connection has one current database, `default`.
+   */
+  connection?: ClickHouseClientConfigOptions['connection'];
 }
 
 /** A row as JSONEachRow gives it: 64-bit integers are strings (see `chNumber`). */
@@ -64,15 +69,20 @@ export class ChDatabase {
       clickhouse_settings: pinnedSettings(options.maxExecutionTimeSeconds ?? DEFAULT_MAX_EXECUTION_TIME_SECONDS),
       // Failures are thrown to the caller, which logs them once; the client would log each again.
       log: { level: ClickHouseLogLevel.OFF },
+      ...(options.connection ? { connection: options.connection } : {}),
     };
-    const admin = createClient({ ...config, database: 'default' });
     const client = createClient({ ...config, database });
     const db = new ChDatabase(client, database);
     try {
-      try {
-        await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
-      } finally {
-        await admin.close();
+      // Over HTTP the database is a parameter of every request: it is created through a client
+      // of `default`. A connection of its own has one database, which exists.
+      if (!options.connection) {
+        const admin = createClient({ ...config, database: 'default' });
+        try {
+          await admin.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+        } finally {
+          await admin.close();
+        }
       }
       await db.migrate(options.migrations ?? CH_MIGRATIONS, options.now ?? Date.now);
     } catch (error) {
@@ -191,7 +201,8 @@ export class ChDatabase {
 
 /**
  * A number from a JSONEachRow value: 64-bit integers arrive as strings (pinned setting), the
- * others as numbers; NULL stays null.
+ * others as numbers. Beyond ±2^53 precision is lost: the schema's 64-bit values (epoch ms,
+ * campaign ids) stay below it.
  */
 export function chNumber(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);

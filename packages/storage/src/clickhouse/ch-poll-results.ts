@@ -25,9 +25,8 @@ const NEVER_MS = Number.MAX_SAFE_INTEGER;
 
 /**
  * A vote's claim as one string: poll id, broadcast id, option index (its JSON text) and label,
- * separated by U+0000, which ids and indexes cannot hold (the label, last, may hold anything).
- * One string per valid option makes the check a lookup in a set of plain literals, which 18.16
- * builds far faster than a set of tuples.
+ * separated by U+0000, which ids and indexes cannot hold (the label, last, may hold anything):
+ * one string literal per valid option, and the check is one lookup in their set.
  */
 const SEPARATOR = '\u0000';
 const CLAIM = `concat(poll_id, ${sqlString(SEPARATOR)}, broadcast_id, ${sqlString(SEPARATOR)}, option_raw, ${sqlString(SEPARATOR)}, option)`;

@@ -13,9 +13,9 @@ interface MomentRow {
 interface OrderRow {
   sponsor: string;
   broadcast_id: string;
-  currency: string;
-  amount: number | null;
-  converted: string[];
+  converted: string;
+  currencies: string[];
+  amounts: Array<number | null>;
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -39,7 +39,10 @@ export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter
        FROM (${moment}) WHERE sponsor != '' GROUP BY sponsor, broadcast_id`,
     ),
     db.query<OrderRow>(
-      `SELECT sponsor, broadcast_id, currency, sum(total) AS amount, groupUniqArrayIf(session_id, exposed) AS converted
+      // Revenue per currency, and the converted sessions of all currencies together.
+      `SELECT sponsor, broadcast_id, uniqExactMerge(converted_sessions) AS converted, groupArray(currency) AS currencies, groupArray(amount) AS amounts
+       FROM (
+       SELECT sponsor, broadcast_id, currency, sum(total) AS amount, uniqExactState(if(exposed, toNullable(session_id), NULL)) AS converted_sessions
        FROM (
          SELECT *, (sponsor, broadcast_id, session_id) IN (${exposures}) AS exposed
          FROM (
@@ -47,15 +50,16 @@ export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter
              argMin(session_id, first) AS session_id, argMin(ifNull(total, 0), first) AS total, argMin(${CURRENCY}, first) AS currency
            FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(sponsor_id))
            GROUP BY order_id))
-       GROUP BY sponsor, broadcast_id, currency`,
+       GROUP BY sponsor, broadcast_id, currency)
+       GROUP BY sponsor, broadcast_id`,
     ),
   ]);
-  const rows = new Map<string, SponsorRow & { converted: Set<string> }>();
+  const rows = new Map<string, SponsorRow>();
   const rowOf = (sponsorId: string, broadcastId: string) => {
     const key = JSON.stringify([sponsorId, broadcastId]);
     let row = rows.get(key);
     if (!row) {
-      row = { sponsorId, broadcastId, impressions: 0, taps: 0, sessionsWithImpression: 0, convertedSessions: 0, revenue: [], converted: new Set() };
+      row = { sponsorId, broadcastId, impressions: 0, taps: 0, sessionsWithImpression: 0, convertedSessions: 0, revenue: [] };
       rows.set(key, row);
     }
     return row;
@@ -68,10 +72,10 @@ export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter
   }
   for (const o of orders) {
     const row = rowOf(o.sponsor, o.broadcast_id);
-    row.revenue.push({ currency: o.currency, amount: round2(chNumber(o.amount ?? 0)) });
-    for (const session of o.converted) row.converted.add(session);
+    row.convertedSessions = chNumber(o.converted);
+    row.revenue = o.currencies.map((currency, i) => ({ currency, amount: round2(chNumber(o.amounts[i] ?? 0)) }));
   }
   return [...rows.values()]
     .sort((a, b) => byText(a.sponsorId, b.sponsorId) || byText(a.broadcastId, b.broadcastId))
-    .map(({ converted, ...row }) => ({ ...row, convertedSessions: converted.size, revenue: row.revenue.sort((a, b) => byText(a.currency, b.currency)) }));
+    .map((row) => ({ ...row, revenue: row.revenue.sort((a, b) => byText(a.currency, b.currency)) }));
 }

@@ -10,12 +10,13 @@ import {
 } from '../event-store';
 import type { EventRow } from '../records';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ID_TEXT, EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
+import { EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
 import { RecentKeys } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
 import { newRejects, toRejectRow } from './reject-rows';
+import { storedEventKeys } from './stored-event-keys';
 
 /** The first time window of a streamed export; later ones grow or shrink towards WINDOW_ROWS rows. */
 const FIRST_WINDOW_MS = 3_600_000;
@@ -23,18 +24,14 @@ const FIRST_WINDOW_MS = 3_600_000;
 const WINDOW_ROWS = 200_000;
 /** Event keys remembered as stored, per generation (two generations are kept). */
 const RECENT_KEYS_PER_GENERATION = 500_000;
-/**
- * `max_query_size` of the statements that list a batch's ids (18.16's default, 256 KiB, holds
- * about 6,000 ids; a writer batch holds up to 10^5).
- */
-const ID_QUERY_MAX_BYTES = 256 * 2 ** 20;
 
 /**
  * Events and the quarantine in ClickHouse (tables of ch-migrations). `commit` is the writer's
  * sink: one insert per table, so callers pass large batches. Event ids already stored are
  * skipped (looked up before the insert); two commits of one id at the same moment may both
  * store it, and ReplacingMergeTree merges the copies later: every read here is correct with
- * copies still unmerged (rows ordered by time and id, copies side by side, the repeats skipped).
+ * copies still unmerged (FINAL for counts, LIMIT 1 BY for pages, and the export skips the
+ * repeats of an event, which its order puts side by side).
  *
  * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
  * after this commit (`CommitBatch.deliveries` is ignored).
@@ -50,7 +47,7 @@ export class ClickHouseEventStore implements EventStore {
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
     const candidates = this.candidates(batch);
-    const stored = candidates.length ? await this.storedKeys(candidates) : new Set<string>();
+    const stored = candidates.length ? await storedEventKeys(this.db, candidates.map((c) => c.event), new Set(candidates.map((c) => c.key))) : new Set<string>();
     const fresh = stored.size ? candidates.filter((c) => !stored.has(c.key)) : candidates;
     const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
     await this.db.insert('events', fresh.map((c) => toInsertRow(c.event)));
@@ -75,31 +72,6 @@ export class ClickHouseEventStore implements EventStore {
     return candidates;
   }
 
-  /** Keys of the candidates already in `events`: one query, each tenant's ids within its time range (the primary key). */
-  private async storedKeys(candidates: { event: EventRow }[]): Promise<Set<string>> {
-    const byTenant = new Map<number, { ids: string[]; fromMs: number; toMs: number }>();
-    for (const { event } of candidates) {
-      const group = byTenant.get(event.tenantSeq) ?? { ids: [], fromMs: event.timestampMs, toMs: event.timestampMs };
-      group.ids.push(event.eventId.toLowerCase());
-      group.fromMs = Math.min(group.fromMs, event.timestampMs);
-      group.toMs = Math.max(group.toMs, event.timestampMs);
-      byTenant.set(event.tenantSeq, group);
-    }
-    // The ids go in as one string literal split on the server: a list of 10^4 literals costs
-    // ClickHouse 18.16 about three times more CPU to parse than the split (docs/benchmarks.md,
-    // "Cluster ingest"). Event ids are UUIDs (validated at ingest): they hold no comma.
-    const tenants = [...byTenant].map(
-      ([tenantSeq, g]) =>
-        `(tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(g.fromMs)} AND timestamp_ms <= ${sqlInteger(g.toMs)}` +
-        ` AND event_id IN (SELECT toUUID(arrayJoin(splitByChar(',', ${sqlString(g.ids.join(','))})))))`,
-    );
-    const rows = await this.db.query<{ tenant_seq: number; id: string }>(
-      `SELECT DISTINCT tenant_seq, ${EVENT_ID_TEXT} AS id FROM events WHERE ${tenants.join(' OR ')}`,
-      { max_query_size: String(ID_QUERY_MAX_BYTES) },
-    );
-    return new Set(rows.map((row) => eventKey(Number(row.tenant_seq), row.id)));
-  }
-
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
     // LIMIT 1 BY drops unmerged copies of an event before the page is cut.
     const rows = await this.db.query<StoredEventRow>(
@@ -118,7 +90,8 @@ export class ClickHouseEventStore implements EventStore {
     const lastMs = chNumber(bounds.last_ms);
     const line = exportLine(format, options);
     // Time windows, each sorted on the server on its own: a sort of the whole result would
-    // hold all of it. Copies of an event are side by side in the order: the repeat is skipped.
+    // hold all of it. Copies of an event sit side by side in this order: the repeat is skipped
+    // (measured faster than FINAL, which merges them while reading: docs/benchmarks.md).
     let previous = '';
     let spanMs = FIRST_WINDOW_MS;
     for (let fromMs = chNumber(bounds.first_ms); fromMs <= lastMs; ) {

@@ -1,6 +1,7 @@
 import type { QuarantineRow } from '../records';
 import type { ChDatabase } from './ch-database';
 import { sqlInteger, sqlList } from './sql-literal';
+import { ID_LIST_SETTINGS } from './id-list-settings';
 
 /** A lone surrogate has no UTF-8 form: stored as U+FFFD. */
 const wellFormed = <T extends string | null>(text: T): T => (text === null || text.isWellFormed() ? text : text.toWellFormed()) as T;
@@ -30,7 +31,7 @@ export async function newRejects(db: ChDatabase, rejects: QuarantineRow[]): Prom
     `SELECT DISTINCT toString(id) AS id FROM rejected_events
      WHERE tenant_seq IN ${sqlList(tenants)} AND received_at_ms >= ${sqlInteger(Math.min(...rejects.map((r) => r.receivedAtMs)))}
        AND id IN ${sqlList(rejects.map((r) => r.id.toLowerCase()))}`,
-    { max_query_size: String(256 * 2 ** 20) },
+    ID_LIST_SETTINGS,
   );
   if (!rows.length) return rejects;
   const stored = new Set(rows.map((row) => row.id));

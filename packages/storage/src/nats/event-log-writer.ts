@@ -1,14 +1,13 @@
-import { AckPolicy, DeliverPolicy, jetstream, type Consumer, type ConsumerConfig, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { nanos } from '@nats-io/transport-node';
+import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import type { EventRow } from '../records';
 import { decodeEntry, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingUserCheck } from './erasing-users';
-import { EVENTS_STREAM, type EventLog } from './event-log';
+import type { EventLog } from './event-log';
+import { natsFailure } from './nats-failure';
 import { publishStoredNotice } from './stored-notice';
+import { WRITER_CONSUMER, writerConsumer } from './writer-consumer';
 
-/** The durable pull consumer all nodes' writers share. */
-export const WRITER_CONSUMER = 'writer';
 /** Longest a batch gathers messages before it is written. */
 export const WRITER_BATCH_WAIT_MS = 1_000;
 /**
@@ -22,10 +21,6 @@ export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
 export const WRITER_RETRY_DELAY_MS = 5_000;
-/** Most messages delivered and not yet acknowledged, over all writers. */
-const MAX_ACK_PENDING = 20_000;
-
-
 export interface EventLogWriterOptions {
   /** Where events and rejects are written (ClickHouse's store in production). */
   sink: EventStore;
@@ -72,9 +67,9 @@ export class EventLogWriter {
     private readonly options: EventLogWriterOptions,
   ) {}
 
-  /** Creates (or updates) the shared consumer and starts writing. */
+  /** Creates (or updates) the shared consumer and starts writing; `storage_unavailable` when JetStream does not answer. */
   async start(): Promise<void> {
-    const consumer = await this.consumer();
+    const consumer = await writerConsumer(this.log, this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS).catch((error: unknown) => Promise.reject(natsFailure(error, 'start the event writer')));
     // Held messages must not outlive the ack wait, or JetStream hands them to another writer:
     // those waiting in a fetch, in the next batch, or in a long insert.
     this.progress = setInterval(() => {
@@ -84,7 +79,10 @@ export class EventLogWriter {
         // The connection is gone: the messages come again after the ack wait anyway.
       }
     }, (this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS) / 3);
-    this.running = this.run(consumer);
+    this.running = this.run(consumer).catch((error: unknown) => {
+      if (this.progress) clearInterval(this.progress);
+      this.report(new Error('The event log writer stopped.', { cause: error }));
+    });
   }
 
   /** Stops fetching, finishes the batch in hand and resolves. */
@@ -93,22 +91,6 @@ export class EventLogWriter {
     this.fetching?.stop();
     this.wake?.();
     await this.running;
-  }
-
-  private async consumer(): Promise<Consumer> {
-    const jsm: JetStreamManager = this.log.manager();
-    const config: Partial<ConsumerConfig> = {
-      durable_name: WRITER_CONSUMER,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(this.options.ackWaitMs ?? WRITER_ACK_WAIT_MS),
-      max_ack_pending: MAX_ACK_PENDING,
-      max_deliver: -1,
-    };
-    const existing = await jsm.consumers.info(EVENTS_STREAM, WRITER_CONSUMER).catch(() => null);
-    if (!existing) await jsm.consumers.add(EVENTS_STREAM, config).catch((error) => jsm.consumers.info(EVENTS_STREAM, WRITER_CONSUMER).catch(() => Promise.reject(error)));
-    else if (existing.config.ack_wait !== config.ack_wait) await jsm.consumers.update(EVENTS_STREAM, WRITER_CONSUMER, { ack_wait: config.ack_wait });
-    return jetstream(this.log.connection).consumers.get(EVENTS_STREAM, WRITER_CONSUMER);
   }
 
   private async run(consumer: Consumer): Promise<void> {

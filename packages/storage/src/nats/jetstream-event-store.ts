@@ -21,7 +21,9 @@ export const RECENT_EVENT_KEYS_PER_GENERATION = 500_000;
  * every message of it has its PubAck, which makes it the acknowledgement point of ingest; the
  * writer (EventLogWriter) moves it into the reads' store later. When JetStream cannot be
  * reached or does not answer in time, the commit rejects with `storage_unavailable` and the
- * request is acknowledged to nobody. Reads go to `reads` (ClickHouse's store).
+ * request is acknowledged to nobody. Reads go to `reads` (ClickHouse's store): they see an
+ * event once the writer has stored it, about a second (WRITER_BATCH_WAIT_MS and the insert)
+ * after its acknowledgement, or later while the writer catches up.
  *
  * `inserted` is every event of the batch neither in this node's recent-ids cache nor in a
  * message the stream already had (a duplicate PubAck): a batch retried on any node within the

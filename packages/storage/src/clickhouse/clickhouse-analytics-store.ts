@@ -31,13 +31,14 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
     const bucket = sqlInteger(bucketMs);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
-    // bucket from the one it starts in to the one it ends in: +1 there, −1 after.
+    // bucket from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
+    // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
     const [row] = await this.db.query<{ sessions: string; viewers: string; first: string; last: string; steps: [string[], string[]] }>(
       `SELECT count() AS sessions, uniqExactIf(viewer, joined) AS viewers, min(first_bucket) AS first, max(last_bucket) AS last,
          sumMap([first_bucket, last_bucket + ${bucket}], [toInt64(1), toInt64(-1)]) AS steps
        FROM (
          SELECT intDiv(min(timestamp_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(timestamp_ms), ${bucket}) * ${bucket} AS last_bucket,
-           argMin(${VIEWER}, ${firstKey()}) AS viewer, max(event = 'broadcast.joined') AS joined
+           argMin(${VIEWER}, timestamp_ms) AS viewer, max(event = 'broadcast.joined') AS joined
          FROM events WHERE ${eventConditions(filter, 'any', false)}
          GROUP BY session_id, broadcast_id)`,
     );

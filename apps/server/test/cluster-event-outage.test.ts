@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_ADMIN_TOKEN, CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import type { ChildServer } from './child-server';
+import { validEvent } from './events-fixture';
+
+const available = clusterEnginesAvailable();
+
+/** How long the node may take to notice an outage, and to recover once the engine is back. */
+const NOTICE_WITHIN_MS = 20_000;
+
+async function until(what: string, check: () => Promise<boolean>, withinMs = NOTICE_WITHIN_MS): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.runIf(available)('a node of full cluster mode while NATS or ClickHouse goes away and comes back', () => {
+  let engines: ClusterEngines;
+  let node: ChildServer;
+  beforeAll(async () => {
+    engines = await startClusterEngines();
+    node = await startClusterNode(await engines.clusterEnv());
+  }, 90_000);
+  afterAll(async () => {
+    if (node) {
+      node.process.kill('SIGTERM');
+      await node.exited;
+    }
+    await engines?.stop();
+  });
+
+  const ingest = (events: unknown[]) =>
+    fetch(`${node.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-svc-api-key': CLUSTER_API_KEY }, body: JSON.stringify({ events }) });
+  const exportedIds = async (): Promise<string[]> => {
+    const response = await fetch(`${node.url}/v1/analytics/events?format=ndjson`, { headers: { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` } });
+    expect(response.status).toBe(200);
+    return (await response.text()).split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { eventId: string }).eventId);
+  };
+  const ready = async () => (await fetch(`${node.url}/readyz`)).status;
+
+  it('refuses ingest with 503 storage_unavailable and Retry-After while NATS is down, acknowledging nothing it did not store', async () => {
+    const before = validEvent('product.tapped', new Date());
+    expect((await ingest([before])).status).toBe(200);
+    await until('the first event readable', async () => (await exportedIds()).includes(before.eventId as string));
+
+    await engines.nats.kill();
+    await until('readiness failing', async () => (await ready()) === 503);
+    const refused = validEvent('product.tapped', new Date());
+    const answer = await ingest([refused]);
+    expect(answer.status).toBe(503);
+    expect(answer.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await answer.json()) as { code: string }).code).toBe('storage_unavailable');
+
+    await engines.nats.restart();
+    await until('readiness back', async () => (await ready()) === 200);
+    // The client retries what was refused: stored once, like the first.
+    await until('ingest back', async () => (await ingest([refused])).status === 200);
+    await until('the retried event readable', async () => (await exportedIds()).includes(refused.eventId as string));
+    const ids = await exportedIds();
+    expect(ids.filter((id) => id === refused.eventId)).toHaveLength(1);
+    expect(ids.filter((id) => id === before.eventId)).toHaveLength(1);
+  }, 120_000);
+
+  it('acknowledges ingest while ClickHouse is down and stores every event once it is back; reads answer 503 meanwhile', async () => {
+    await engines.clickhouse.kill();
+    await until('readiness failing', async () => (await ready()) === 503);
+    const during = Array.from({ length: 50 }, () => validEvent('product.tapped', new Date()));
+    // The event log holds them: acknowledged without ClickHouse.
+    expect((await ingest(during)).status).toBe(200);
+    const read = await fetch(`${node.url}/v1/analytics/events?format=ndjson`, { headers: { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` } });
+    expect(read.status).toBe(503);
+    expect(((await read.json()) as { code: string }).code).toBe('storage_unavailable');
+
+    await engines.clickhouse.restart();
+    await until('readiness back', async () => (await ready()) === 200);
+    await until('the events written by the writer', async () => {
+      const ids = new Set(await exportedIds());
+      return during.every((event) => ids.has(event.eventId as string));
+    }, 60_000);
+    const ids = await exportedIds();
+    expect(ids.length).toBe(new Set(ids).size);
+  }, 150_000);
+});

@@ -1,0 +1,38 @@
+import { expect } from 'vitest';
+import type { PollDefinition } from '@svc/protocol';
+import type { AnalyticsFilter, AnalyticsStore } from '../src';
+import type { ChDatabase } from '../src/clickhouse/ch-database';
+import type { PollLookup } from '../src/clickhouse/ch-poll-results';
+import type { EventRow } from '../src/records';
+import { pollsOf } from './analytics-dataset';
+import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { insertEvents } from './clickhouse-events';
+
+/** What the ClickHouse dashboard tests share (on the 18.16 server and on the current engine). */
+
+export const BUCKET_MS = 15 * 60_000;
+
+/** The polls of each tenant, as the content service's catalogue would find them. */
+export function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLookup {
+  return { find: (tenantSeq, pollId) => byTenant[tenantSeq]?.find((poll) => poll.id === pollId) };
+}
+
+export async function expectModel(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter, polls: PollDefinition[] = pollsOf()): Promise<void> {
+  const label = JSON.stringify(filter);
+  expect(await store.viewerSeries(filter, BUCKET_MS), label).toEqual(modelViewerSeries(events, filter, BUCKET_MS));
+  expect(await store.engagement(filter), label).toEqual(modelEngagement(events, filter));
+  expect(await store.pollResults(filter), label).toEqual(modelPollResults(events, filter, polls));
+  expect(await store.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
+  expect(await store.revenue(filter), label).toEqual(modelRevenue(events, filter));
+  expect(await store.funnel(filter), label).toEqual(modelFunnel(events, filter));
+}
+
+/**
+ * Stores the events in several inserts (several parts), then a fifth of them again, as a
+ * retried batch would, with merges stopped so that the copies stay unmerged during the test.
+ */
+export async function storeWithCopies(db: ChDatabase, events: EventRow[]): Promise<void> {
+  await db.command('SYSTEM STOP MERGES events');
+  for (let i = 0; i < events.length; i += 50) await insertEvents(db, events.slice(i, i + 50));
+  await insertEvents(db, events.filter((_, i) => i % 5 === 0));
+}
