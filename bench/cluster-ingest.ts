@@ -63,6 +63,24 @@ class CountingBodies implements BodySource {
   }
 }
 
+/**
+ * The bodies with the time they are sent as `sentAt` and every event's `timestamp`, as a live
+ * SDK sends them: the pool is built before the run, and events all stamped with the pool's few
+ * seconds would make every writer batch's stored-id lookup read all the events stored so far.
+ */
+class FreshTimestampBodies implements BodySource {
+  constructor(private readonly inner: BodySource) {}
+  get eventsPerBody() {
+    return this.inner.eventsPerBody;
+  }
+  next(): Buffer {
+    const body = this.inner.next().toString();
+    // `{"sentAt":"2026-11-25T17:00:00.000Z",…`: every event carries the same text as its timestamp.
+    const stamped = body.slice(11, 35);
+    return Buffer.from(body.replaceAll(stamped, new Date().toISOString()));
+  }
+}
+
 async function countRows(db: ChDatabase): Promise<number> {
   const [row] = await db.query<{ n: string }>('SELECT count() AS n FROM events FINAL');
   return Number(row?.n ?? 0);
@@ -179,7 +197,7 @@ async function runNode(pool: Buffer[], options: ClusterIngestOptions, createPost
       SVC_CLICKHOUSE_URL: `${clickhouseUrl}/${database}`,
     });
     db = await ChDatabase.open(clickhouseUrl, database);
-    const bodies = new CountingBodies(new UniqueBodies(pool));
+    const bodies = new CountingBodies(new FreshTimestampBodies(new UniqueBodies(pool)));
     const run = await measure(node, bodies, apiKey, options, db);
     // Every event acknowledged (warm-up included; the probes are counted apart) must reach ClickHouse.
     const acknowledged = bodies.handedOut * EVENTS_PER_BATCH - run.load.failedRequests * EVENTS_PER_BATCH;
@@ -292,10 +310,10 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
   const notes = [
     `All on this machine's 2 cores at once: the load client, the bare server or the node, NATS, ClickHouse and PostgreSQL share them, so neither the node nor the writer has a core of its own. Load average (1 min) at the start of each node run: ${nodes.map((r) => r.loadAverage.toFixed(1)).join(', ')}.`,
     `Each target ran ${options.repeat} time(s), alternating; the median run is shown. All runs, events/s: node ${rates(nodes)}; baseline ${rates(baselines)}. Node CPU µs per event: ${nodes.map((r) => cpuPerEvent(r).toFixed(1)).join(', ')}.`,
-    `Client: undici Pool, ${options.connections} keep-alive connections, one request in flight each; ${options.warmupSeconds} s warm-up + ${options.seconds} s measured; bodies of ${EVENTS_PER_BATCH} events, ${fmt.int(meanBytes)} bytes, new event ids throughout.`,
+    `Client: undici Pool, ${options.connections} keep-alive connections, one request in flight each; ${options.warmupSeconds} s warm-up + ${options.seconds} s measured; bodies of ${EVENTS_PER_BATCH} events, ${fmt.int(meanBytes)} bytes, new event ids throughout, stamped with the time they are sent (node runs).`,
     `Node: svc serve with SVC_POSTGRES_URL, SVC_NATS_URL (one nats-server 2.9.10, fresh per run, stream EVENTS R1, file storage) and SVC_CLICKHOUSE_URL (ClickHouse 18.16, a fresh database per run); an answer means JetStream stored the batch. The node runs its writer too, so its CPU includes moving the events into ClickHouse.`,
     `CPU in the node run's window, cores: node ${node.cpuCores.toFixed(2)} (main thread ${node.mainThreadCores.toFixed(2)}), nats-server ${node.natsCores.toFixed(2)}, clickhouse-server ${node.clickhouseCores.toFixed(2)}, load client ${(node.load.clientCpuSeconds / node.load.seconds).toFixed(2)}; baseline run: bare server ${base.cpuCores.toFixed(2)}, client ${(base.load.clientCpuSeconds / base.load.seconds).toFixed(2)}.`,
-    `Writer alone: the stream (own nats-server) filled with ${fmt.int(writer.rows)} poll.voted rows in commits of 5,000 (${writer.fillSeconds.toFixed(1)} s), then one EventLogWriter in the benchmark process with ClickHouseEventStore as its sink, timed from its start until ClickHouse counted every row: ${writer.seconds.toFixed(1)} s; writer ${(writer.writerCpuSeconds / writer.seconds).toFixed(2)} cores, ClickHouse ${(writer.clickhouseCpuSeconds / writer.seconds).toFixed(2)} cores.`,
+    `Writer alone: the stream (own nats-server) filled with ${fmt.int(writer.rows)} poll.voted rows in commits of 100, 64 at a time, one message each as a node publishes a request (${writer.fillSeconds.toFixed(1)} s), then one EventLogWriter in the benchmark process with ClickHouseEventStore as its sink, timed from its start until ClickHouse counted every row: ${writer.seconds.toFixed(1)} s; writer ${(writer.writerCpuSeconds / writer.seconds).toFixed(2)} cores, ClickHouse ${(writer.clickhouseCpuSeconds / writer.seconds).toFixed(2)} cores.`,
     `Lag: one single-event request every ${PROBE_INTERVAL_MS} ms during the measured window; ClickHouse asked every ${LOOK_INTERVAL_MS} ms which probes it holds (lags over-estimated by up to ${LOOK_INTERVAL_MS} ms). All runs, p50 / p99 ms: ${nodes.map((r) => `${fmt.int(percentile(r.lagsMs, 50))} / ${fmt.int(percentile(r.lagsMs, 99))}`).join('; ')}.`,
   ];
   for (const sample of [...new Set(nodes.flatMap((r) => r.load.failureSamples))].slice(0, 3)) notes.push(`Failure sample — ${sample}`);

@@ -3,8 +3,10 @@ import { ChDatabase, ClickHouseEventStore, connectNats, EventLog, EventLogWriter
 import { startNats } from '../packages/storage/test/nats-server';
 import { childPids, totalCpuSeconds } from './engine-cpu';
 
-/** Events per commit while the stream is filled (about what one group commit of a busy node holds). */
-const FILL_COMMIT_EVENTS = 5_000;
+/** Events per commit while the stream is filled: one request's batch, which a node publishes as one message. */
+const FILL_COMMIT_EVENTS = 100;
+/** Commits in flight while the stream is filled (the ingest benchmark's connection count). */
+const FILL_IN_FLIGHT = 64;
 
 export interface WriterDrainResult {
   rows: number;
@@ -54,11 +56,15 @@ export async function writerDrain(clickhouseUrl: string, rows: number, log: (lin
     log(`writer: filling the stream with ${rows.toLocaleString('en-US')} events…`);
     const fillStart = performance.now();
     const nowMs = Date.now();
-    for (let done = 0; done < rows; ) {
-      const events = Array.from({ length: Math.min(FILL_COMMIT_EVENTS, rows - done) }, (_, k) => voteRow(done + k, nowMs));
-      await store.commit({ events, rejects: [] });
-      done += events.length;
-    }
+    let next = 0;
+    const fill = async () => {
+      while (next < rows) {
+        const from = next;
+        next = Math.min(rows, next + FILL_COMMIT_EVENTS);
+        await store.commit({ events: Array.from({ length: next - from }, (_, k) => voteRow(from + k, nowMs)), rejects: [] });
+      }
+    };
+    await Promise.all(Array.from({ length: FILL_IN_FLIGHT }, fill));
     const fillSeconds = (performance.now() - fillStart) / 1000;
     const clickhouse = childPids('clickhouse-serv');
     log(`writer: filled in ${fillSeconds.toFixed(1)} s; draining into ClickHouse…`);
