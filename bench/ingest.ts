@@ -38,7 +38,7 @@ export function base62(length: number): string {
 }
 
 /** Pre-generated bodies in order, never repeated: past the end, new bodies are built on the spot (and counted). */
-class UniqueBodies implements BodySource {
+export class UniqueBodies implements BodySource {
   readonly eventsPerBody = EVENTS_PER_BATCH;
   private index = 0;
   builtLive = 0;
@@ -51,7 +51,7 @@ class UniqueBodies implements BodySource {
 }
 
 /** The same bodies, over and over (the bare server does not care about ids). */
-class CyclingBodies implements BodySource {
+export class CyclingBodies implements BodySource {
   readonly eventsPerBody = EVENTS_PER_BATCH;
   private index = 0;
   constructor(private readonly pool: Buffer[]) {}
@@ -76,7 +76,7 @@ async function startKeyedService(dataDir: string): Promise<{ child: Child; apiKe
   return { child, apiKey };
 }
 
-async function startBare(): Promise<Child> {
+export async function startBare(): Promise<Child> {
   return startServer({
     name: 'bare Fastify server',
     command: process.execPath,

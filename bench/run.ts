@@ -4,13 +4,15 @@
  * its notes (progress goes to stderr). Each benchmark is a module of bench/ returning one BenchTable;
  * add new ones to BENCHMARKS. `--only ingest,fanout` runs some of them (default: all).
  *
- *   npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata]
+ *   npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest]
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
  *     export: [--export-events N] [--export-deletions N]
  *     webhooks: [--webhook-events N] [--webhook-rate N]
  *     metadata: [--metadata-seconds N] [--metadata-repeat N]   (needs PostgreSQL 15)
+ *     cluster-ingest: ingest's --seconds --warmup --connections --repeat --events, and
+ *       [--cluster-writer-events N] [--cluster-read-events N]   (needs PostgreSQL 15, nats-server, clickhouse-server)
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
@@ -18,6 +20,7 @@ import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { metadataBenchmark } from './metadata';
+import { clusterIngestBenchmark, DEFAULT_READ_EVENTS, DEFAULT_WRITER_EVENTS } from './cluster-ingest';
 import { killAll } from './processes';
 import { DEFAULT_WEBHOOK_EVENTS, DEFAULT_WEBHOOK_RATE, webhookBenchmark } from './webhooks';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -44,6 +47,8 @@ const { values } = parseArgs({
     'webhook-rate': { type: 'string', default: String(DEFAULT_WEBHOOK_RATE) },
     'metadata-seconds': { type: 'string', default: '5' },
     'metadata-repeat': { type: 'string', default: '3' },
+    'cluster-writer-events': { type: 'string', default: String(DEFAULT_WRITER_EVENTS) },
+    'cluster-read-events': { type: 'string', default: String(DEFAULT_READ_EVENTS) },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -52,13 +57,15 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
       `  export: [--export-events ${DEFAULT_EXPORT_EVENTS}] [--export-deletions 5]`,
       `  webhooks: [--webhook-events ${DEFAULT_WEBHOOK_EVENTS}] [--webhook-rate ${DEFAULT_WEBHOOK_RATE}]`,
       '  metadata: [--metadata-seconds 5] [--metadata-repeat 3]   (needs PostgreSQL 15: apt-get install postgresql-15)',
+      `  cluster-ingest: ingest's --seconds --warmup --connections --repeat --events, [--cluster-writer-events ${DEFAULT_WRITER_EVENTS}] [--cluster-read-events ${DEFAULT_READ_EVENTS}]`,
+      '    (needs postgresql-15, nats-server, clickhouse-server: apt-get install)',
       '',
     ].join('\n'),
   );
@@ -144,6 +151,20 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
       metadataBenchmark({
         seconds: positive('metadata-seconds', values['metadata-seconds']),
         repeat: Math.round(positive('metadata-repeat', values['metadata-repeat'])),
+        log,
+      }),
+  },
+  {
+    name: 'cluster-ingest',
+    run: () =>
+      clusterIngestBenchmark({
+        seconds: positive('seconds', values.seconds),
+        warmupSeconds: positive('warmup', values.warmup),
+        connections: Math.round(positive('connections', values.connections)),
+        repeat: Math.round(positive('repeat', values.repeat)),
+        poolEvents: Math.round(positive('events', values.events)),
+        writerEvents: Math.round(positive('cluster-writer-events', values['cluster-writer-events'])),
+        readEvents: Math.round(Number(values['cluster-read-events'])) || 0,
         log,
       }),
   },
