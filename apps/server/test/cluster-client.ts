@@ -107,6 +107,24 @@ export function repeated(ids: string[]): string[] {
   return ids.filter((id) => (seen.has(id) ? true : (seen.add(id), false)));
 }
 
+/**
+ * How an export `ids` differs from what it should hold: ids listed more than once, expected
+ * ids missing, ids never sent. All three empty when the export is right.
+ */
+export function exportProblems(ids: string[], expected: Set<string>): { repeated: string[]; missing: string[]; unexpected: string[] } {
+  const listed = new Set(ids);
+  return {
+    repeated: repeated(ids),
+    missing: [...expected].filter((id) => !listed.has(id)),
+    unexpected: [...listed].filter((id) => !expected.has(id)),
+  };
+}
+
+/** `exportProblems` as counts with a few examples, for a readable failure. */
+export function summarized(problems: Record<string, string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(problems).map(([name, ids]) => [name, ids.length ? `${ids.length}, e.g. ${ids.slice(0, 3).join(' ')}` : 'none']));
+}
+
 /** The number of events a full export of node `url` would hold now (`X-Total-Count`). */
 export async function exportedCount(url: string, query = ''): Promise<number> {
   const response = await fetch(`${url}/v1/analytics/events?format=ndjson&limit=1${query}`, { headers: adminHeaders, method: 'HEAD' }).catch(() => null);
