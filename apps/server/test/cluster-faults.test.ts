@@ -74,7 +74,8 @@ describe.runIf(available)('a full cluster under faults', () => {
 
   /** Every acknowledged event readable through `url` once, and nothing else. */
   const expectStoredOnce = async (url: string, acknowledged: Set<string>) => {
-    await until('every acknowledged event is readable', async () => (await exportedCount(url)) >= acknowledged.size, STORED_WITHIN_MS, 1_000);
+    // Not all readable in time: the comparison below says which are missing.
+    await until('every acknowledged event is readable', async () => (await exportedCount(url)) >= acknowledged.size, STORED_WITHIN_MS, 1_000).catch(() => {});
     // A late writer could still add copies: read after a pause.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const ids = await exportedIdsNdjson(url);
