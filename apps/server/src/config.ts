@@ -155,18 +155,27 @@ function trustProxy(raw: string | undefined): boolean | string {
 
 /** A `postgres://` or `postgresql://` URL naming a host; the message never repeats a password. */
 function postgresUrl(env: Env, name: string): string | undefined {
+  return serverUrl(env, name, ['postgres:', 'postgresql:'], 'a PostgreSQL URL such as postgres://user:password@host:5432/svc');
+}
+
+/**
+ * The value of `name` when it is a URL of one of `protocols` naming a host; else an error saying
+ * it must be `what` (never repeating the value: it may hold a password).
+ */
+function serverUrl(env: Env, name: string, protocols: string[], what: string): string | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = null;
-  }
-  if (!parsed || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') || !parsed.hostname) {
-    throw new Error(`${name} must be a PostgreSQL URL such as postgres://user:password@host:5432/svc.`);
-  }
+  if (!isServerUrl(raw, protocols)) throw new Error(`${name} must be ${what}.`);
   return raw;
+}
+
+function isServerUrl(raw: string, protocols: string[]): boolean {
+  try {
+    const parsed = new URL(raw);
+    return protocols.includes(parsed.protocol) && Boolean(parsed.hostname);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -196,30 +205,12 @@ function natsUrls(env: Env, name: string): string[] | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
   const urls = raw.split(',').map((part) => part.trim()).filter(Boolean);
-  const valid = urls.length > 0 && urls.every((url) => {
-    try {
-      const parsed = new URL(url);
-      return (parsed.protocol === 'nats:' || parsed.protocol === 'tls:') && Boolean(parsed.hostname);
-    } catch {
-      return false;
-    }
-  });
+  const valid = urls.length > 0 && urls.every((url) => isServerUrl(url, ['nats:', 'tls:']));
   if (!valid) throw new Error(`${name} must be a comma list of NATS URLs such as nats://nats-1:4222,nats://nats-2:4222.`);
   return urls;
 }
 
 /** An `http://` or `https://` URL naming a host. */
 function httpUrl(env: Env, name: string): string | undefined {
-  const raw = env[name]?.trim();
-  if (!raw) return undefined;
-  let parsed: URL | null = null;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    parsed = null;
-  }
-  if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || !parsed.hostname) {
-    throw new Error(`${name} must be a ClickHouse HTTP URL such as http://user:password@clickhouse:8123/svc.`);
-  }
-  return raw;
+  return serverUrl(env, name, ['http:', 'https:'], 'a ClickHouse HTTP URL such as http://user:password@clickhouse:8123/svc');
 }

@@ -79,3 +79,12 @@ export async function runSvc(args: string[], env: Record<string, string>, option
   const exit = await new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
   return { exit, output };
 }
+
+/** Resolves once `check` answers true; fails saying `what` did not happen within `withinMs`. */
+export async function until(what: string, check: () => Promise<boolean>, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_ADMIN_TOKEN, CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import type { ChildServer } from './child-server';
+import { until as untilTrue, type ChildServer } from './child-server';
 import { validEvent } from './events-fixture';
 
 const available = clusterEnginesAvailable();
@@ -8,13 +8,8 @@ const available = clusterEnginesAvailable();
 /** How long the node may take to notice an outage, and to recover once the engine is back. */
 const NOTICE_WITHIN_MS = 20_000;
 
-async function until(what: string, check: () => Promise<boolean>, withinMs = NOTICE_WITHIN_MS): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Resolves once `check` answers true, within the time the node is given to notice or recover. */
+const until = (what: string, check: () => Promise<boolean>, withinMs = NOTICE_WITHIN_MS) => untilTrue(what, check, withinMs);
 
 describe.runIf(available)('a node of full cluster mode while NATS or ClickHouse goes away and comes back', () => {
   let engines: ClusterEngines;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
-import { startChildServer, type ChildServer } from './child-server';
+import { startChildServer, type ChildServer, until as untilTrue } from './child-server';
 import { validEvent } from './events-fixture';
 
 const available = postgresAvailable();
@@ -13,13 +13,8 @@ const ADMIN_TOKEN = `svc_sk_${'OutageDemo'.padEnd(32, '0')}`;
 /** How long the node may take to notice the outage, and to recover once PostgreSQL is back. */
 const NOTICE_WITHIN_MS = 15_000;
 
-async function until(what: string, check: () => Promise<boolean>, withinMs = NOTICE_WITHIN_MS): Promise<void> {
-  const deadline = Date.now() + withinMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** Resolves once `check` answers true, within the time the node is given to notice or recover. */
+const until = (what: string, check: () => Promise<boolean>, withinMs = NOTICE_WITHIN_MS) => untilTrue(what, check, withinMs);
 
 describe.runIf(available)('a node on PostgreSQL while PostgreSQL goes away and comes back', () => {
   let server: PostgresServer;

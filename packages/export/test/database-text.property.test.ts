@@ -7,6 +7,7 @@ import type { StoredEvent } from '@svc/protocol';
 import { DuckDbDatabase, DuckDbEventStore, type EventRow } from '@svc/storage';
 import { storedEvent } from './arbitraries';
 import { eventToCsv, eventToNdjson } from './reference-encoders';
+import { storedEventRow } from '../../storage/test/stored-event-row';
 
 /** Identifiers as validation lets them in: printable (strings inside `data` may hold anything). */
 const printable = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, '·');
@@ -21,25 +22,7 @@ const asIngested = storedEvent.map(
   }),
 );
 
-function toRow(tenantSeq: number, e: StoredEvent): EventRow {
-  return {
-    tenantSeq,
-    eventId: e.eventId,
-    event: e.event,
-    userId: e.userId,
-    sessionId: e.sessionId,
-    broadcastId: e.broadcastId,
-    campaignId: e.campaignId,
-    timestampMs: Date.parse(e.timestamp),
-    receivedAtMs: Date.parse(e.receivedAt),
-    country: e.country,
-    orderId: e.orderId,
-    sponsorId: e.sponsorId,
-    total: e.total,
-    items: e.items === null ? null : JSON.stringify(e.items),
-    data: JSON.stringify(e.data),
-  };
-}
+const toRow = storedEventRow;
 
 /** The export order: event time, then event id. */
 const exportOrder = (a: StoredEvent, b: StoredEvent) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0);

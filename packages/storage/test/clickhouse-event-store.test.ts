@@ -11,48 +11,14 @@ import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { toInsertRow } from '../src/clickhouse/event-sql';
 import { storedEvent } from '../../export/test/arbitraries';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
-import { storeContract } from './store-contract';
+import { contractRow, storeContract } from './store-contract';
+import { storedEventRow } from './stored-event-row';
 
 const available = clickhouseAvailable();
 
-const row = (tenantSeq: number, overrides: Partial<EventRow> = {}): EventRow => ({
-  tenantSeq,
-  eventId: randomUUID(),
-  event: 'poll.voted',
-  userId: 'u1',
-  sessionId: 'svc_a',
-  broadcastId: 'b1',
-  campaignId: 1,
-  timestampMs: Date.UTC(2026, 10, 1, 12),
-  receivedAtMs: Date.UTC(2026, 10, 1, 12, 0, 1),
-  country: 'DE',
-  orderId: null,
-  sponsorId: null,
-  total: null,
-  items: null,
-  data: '{"pollId":"p1"}',
-  ...overrides,
-});
+const row = contractRow;
 
-function toRow(tenantSeq: number, e: StoredEvent): EventRow {
-  return {
-    tenantSeq,
-    eventId: e.eventId,
-    event: e.event,
-    userId: e.userId,
-    sessionId: e.sessionId,
-    broadcastId: e.broadcastId,
-    campaignId: e.campaignId,
-    timestampMs: Date.parse(e.timestamp),
-    receivedAtMs: Date.parse(e.receivedAt),
-    country: e.country,
-    orderId: e.orderId,
-    sponsorId: e.sponsorId,
-    total: e.total,
-    items: e.items === null ? null : JSON.stringify(e.items),
-    data: JSON.stringify(e.data),
-  };
-}
+const toRow = storedEventRow;
 
 async function text(chunks: AsyncIterable<string>): Promise<string> {
   let all = '';

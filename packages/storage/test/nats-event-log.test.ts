@@ -84,6 +84,19 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     return writer;
   }
 
+  /** A DuckDB sink that records the number of events of each commit it is given. */
+  async function countingSink(): Promise<{ duckDb: EventStore; commits: number[]; counting: EventStore }> {
+    const duckDb = await duckDbSink();
+    const commits: number[] = [];
+    const counting: EventStore = new Proxy(duckDb, {
+      get(target, property, receiver) {
+        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
+        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
+      },
+    });
+    return { duckDb, commits, counting };
+  }
+
   async function streamMessages(log: EventLog): Promise<number> {
     return (await log.manager().streams.info(EVENTS_STREAM)).state.messages;
   }
@@ -165,14 +178,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
     for (let batch = 0; batch < 30; batch++) await store.commit({ events: rows(batch * 10 + 1, 10), rejects: [] });
-    const duckDb = await duckDbSink();
-    const commits: number[] = [];
-    const counting: EventStore = new Proxy(duckDb, {
-      get(target, property, receiver) {
-        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
-        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
-      },
-    });
+    const { duckDb, commits, counting } = await countingSink();
     await startWriter(log, { sink: counting });
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
     expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(300);
@@ -184,14 +190,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     const store = new JetStreamEventStore(log, await duckDbSink());
     // 450 requests of 2 events: one message each, over four fetches of at most 100.
     await Promise.all(Array.from({ length: 450 }, (_, i) => store.commit({ events: rows(i * 2 + 1, 2), rejects: [] })));
-    const duckDb = await duckDbSink();
-    const commits: number[] = [];
-    const counting: EventStore = new Proxy(duckDb, {
-      get(target, property, receiver) {
-        if (property !== 'commit') return Reflect.get(target, property, receiver) as unknown;
-        return (batch: CommitBatch) => (commits.push(batch.events.length), target.commit(batch));
-      },
-    });
+    const { duckDb, commits, counting } = await countingSink();
     await startWriter(log, { sink: counting });
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
     expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(900);

@@ -8,26 +8,29 @@ const settings = CONTRACT_SETTINGS;
 /** What the event store contract needs of a backend: `Storage` has it, and so has meta + a separate event store. */
 export type EventBackend = Pick<Storage, 'meta' | 'events' | 'close'>;
 
+/** A poll vote of `tenantSeq` with a fresh id, as the contract stores them; `overrides` change any field. */
+export const contractRow = (tenantSeq: number, overrides: Partial<EventRow> = {}): EventRow => ({
+  tenantSeq,
+  eventId: randomUUID(),
+  event: 'poll.voted',
+  userId: 'u1',
+  sessionId: 'svc_a',
+  broadcastId: 'b1',
+  campaignId: 1,
+  timestampMs: Date.UTC(2026, 10, 1, 12),
+  receivedAtMs: Date.UTC(2026, 10, 1, 12, 0, 1),
+  country: 'DE',
+  orderId: null,
+  sponsorId: null,
+  total: null,
+  items: null,
+  data: '{"pollId":"p1"}',
+  ...overrides,
+});
+
 /** Behaviour every storage backend must show; run once per backend, with `metaStoreContract`. */
 export function storeContract(name: string, open: () => Promise<EventBackend>): void {
-  const row = (tenantSeq: number, overrides: Partial<EventRow> = {}): EventRow => ({
-    tenantSeq,
-    eventId: randomUUID(),
-    event: 'poll.voted',
-    userId: 'u1',
-    sessionId: 'svc_a',
-    broadcastId: 'b1',
-    campaignId: 1,
-    timestampMs: Date.UTC(2026, 10, 1, 12),
-    receivedAtMs: Date.UTC(2026, 10, 1, 12, 0, 1),
-    country: 'DE',
-    orderId: null,
-    sponsorId: null,
-    total: null,
-    items: null,
-    data: '{"pollId":"p1"}',
-    ...overrides,
-  });
+  const row = contractRow;
 
   describe(`${name} storage contract`, () => {
     it('stores an event once and reports the repeat as not inserted', async () => {
