@@ -64,7 +64,7 @@ export {
   type EventLogWriterOptions,
 } from './nats/event-log-writer';
 export { WRITER_CONSUMER } from './nats/writer-consumer';
-export type { ErasingUserCheck } from './nats/erasing-users';
+export type { ErasingSince } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
 export * from './webhook-queue';
 export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';

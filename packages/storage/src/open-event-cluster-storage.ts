@@ -164,8 +164,8 @@ function eventPipeline(
         const starting = new EventLogWriter(log, {
           sink,
           enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
-          // Rows of a user whose erasure is under way are not written (the erasure waits for the writer).
-          isErasing: erasing.check,
+          // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).
+          erasingSince: erasing.since,
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
         });
         await starting.start();

@@ -371,26 +371,30 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(500);
   });
 
-  it('drops the rows and deliveries of users being erased and stores the others', async () => {
+  it('drops the rows and deliveries a user sent before their erasure under way, and stores the others', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
     const kept = rows(1, 10);
-    const erased = rows(101, 10, { userId: 'Erased' });
+    const all = rows(101, 10, { userId: 'Erased' });
+    // The erasure was requested after the first five were received: the last five came later.
+    const requestedAt = all[4]!.receivedAtMs;
+    const erased = all.slice(0, 5);
+    const cameBack = all.slice(5);
     // Same id, other case: another user.
     const sameLetters = rows(201, 3, { userId: 'erased' });
-    const events = [...kept, ...erased, ...sameLetters];
+    const events = [...kept, ...erased, ...cameBack, ...sameLetters];
     await store.commit({ events, rejects: [rejectRow(1, { userId: 'Erased' }), rejectRow(2, { userId: 'u-1' })], deliveries: events.map((e) => deliveryOf(e)) });
     const sink = await duckDbSink();
     const enqueued: NewDelivery[] = [];
     await startWriter(log, {
       sink,
-      isErasing: async (tenantSeq, userId) => tenantSeq === 1 && userId === 'Erased',
+      erasingSince: async (tenantSeq, userId) => (tenantSeq === 1 && userId === 'Erased' ? requestedAt : null),
       enqueueDeliveries: async (d) => void enqueued.push(...d),
     });
     await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
-    expect(await storedIds(sink)).toEqual([...kept, ...sameLetters].map((e) => e.eventId).sort());
+    expect(await storedIds(sink)).toEqual([...kept, ...cameBack, ...sameLetters].map((e) => e.eventId).sort());
     expect((await sink.listRejected(1, { limit: 10 })).map((r) => r.id)).toEqual([rejectRow(2).id]);
-    expect(enqueued.map((d) => d.eventId).sort()).toEqual([...kept, ...sameLetters].map((e) => e.eventId).sort());
+    expect(enqueued.map((d) => d.eventId).sort()).toEqual([...kept, ...cameBack, ...sameLetters].map((e) => e.eventId).sort());
   });
 
   it('tells when the writer has passed a stream position, so an erasure can wait for it', async () => {

@@ -1,30 +1,44 @@
 import type { EventLogEntry } from './event-log-chunks';
 
 /**
- * Whether the user's data is being erased (a deletion job of the tenant is under way): the
- * writer then drops their rows instead of writing them after the deletion has run.
+ * When the erasure of the user's data under way was requested (a deletion job of the tenant not
+ * completed yet), or null: the writer then drops their rows received up to that time instead of
+ * writing them after the deletion has run. Rows received later (the user came back) are kept.
  */
-export type ErasingUserCheck = (tenantSeq: number, userId: string) => boolean | Promise<boolean>;
+export type ErasingSince = (tenantSeq: number, userId: string) => number | null | Promise<number | null>;
 
-/** The entries' rows in one entry, less the events, rejects and deliveries of users being erased. Asks once per user. */
-export async function withoutErasingUsers(entries: EventLogEntry[], isErasing?: ErasingUserCheck): Promise<EventLogEntry> {
+/**
+ * The entries' rows in one entry, less the events, rejects and deliveries of users being erased
+ * that were received (made) up to the erasure's request. Asks once per user.
+ */
+export async function withoutErasingUsers(entries: EventLogEntry[], erasingSince?: ErasingSince): Promise<EventLogEntry> {
   const all: EventLogEntry = { events: [], rejects: [], deliveries: [] };
   for (const entry of entries) {
     all.events.push(...entry.events);
     all.rejects.push(...entry.rejects);
     all.deliveries.push(...entry.deliveries);
   }
-  if (!isErasing) return all;
+  if (!erasingSince) return all;
   const users = new Map<string, { tenantSeq: number; userId: string }>();
   for (const row of [...all.events, ...all.rejects, ...all.deliveries]) {
     if (row.userId !== null) users.set(userKey(row.tenantSeq, row.userId), { tenantSeq: row.tenantSeq, userId: row.userId });
   }
-  const erasing = new Set<string>();
-  for (const [key, { tenantSeq, userId }] of users) if (await isErasing(tenantSeq, userId)) erasing.add(key);
-  if (!erasing.size) return all;
+  const since = new Map<string, number>();
+  for (const [key, { tenantSeq, userId }] of users) {
+    const requestedAt = await erasingSince(tenantSeq, userId);
+    if (requestedAt !== null) since.set(key, requestedAt);
+  }
+  if (!since.size) return all;
   // User ids are case-sensitive: `Bob` and `bob` are two users.
-  const kept = <T extends { tenantSeq: number; userId: string | null }>(row: T) => row.userId === null || !erasing.has(userKey(row.tenantSeq, row.userId));
-  return { events: all.events.filter(kept), rejects: all.rejects.filter(kept), deliveries: all.deliveries.filter(kept) };
+  const kept = (row: { tenantSeq: number; userId: string | null }, at: number) => {
+    const requestedAt = row.userId === null ? undefined : since.get(userKey(row.tenantSeq, row.userId));
+    return requestedAt === undefined || at > requestedAt;
+  };
+  return {
+    events: all.events.filter((row) => kept(row, row.receivedAtMs)),
+    rejects: all.rejects.filter((row) => kept(row, row.receivedAtMs)),
+    deliveries: all.deliveries.filter((row) => kept(row, row.createdAt)),
+  };
 }
 
 function userKey(tenantSeq: number, userId: string): string {

@@ -2,7 +2,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import type { EventRow } from '../records';
 import { decodeEntry, type EventLogEntry } from './event-log-chunks';
-import { withoutErasingUsers, type ErasingUserCheck } from './erasing-users';
+import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
 import { natsFailure } from './nats-failure';
 import { publishStoredNotice } from './stored-notice';
@@ -35,7 +35,7 @@ export interface EventLogWriterOptions {
   /** Enqueues the webhook deliveries of the stored events (the WEBHOOKS stream); after the sink, before the ack. */
   enqueueDeliveries: (deliveries: NewDelivery[]) => Promise<void>;
   /** Default: nobody is being erased. */
-  isErasing?: ErasingUserCheck;
+  erasingSince?: ErasingSince;
   /** Called with the events each batch stored, after the ack. */
   onStored?: (rows: EventRow[]) => void;
   /** A failed batch or fetch (it is retried). Default: written to stderr. */
@@ -176,7 +176,7 @@ export class EventLogWriter {
     const messages = decoded.map((d) => d.message);
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
-      const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.isErasing);
+      const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
       const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
       if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
       for (const message of messages) message.ack();
