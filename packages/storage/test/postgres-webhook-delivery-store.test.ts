@@ -185,4 +185,31 @@ describe.runIf(available)('PostgreSQL webhook delivery log (cluster mode)', () =
     expect(tombstones.erased(made)).toBe(false);
     tombstones.stop();
   });
+
+  it('never lets a read that began before a job overwrite a refresh asked for after it', async () => {
+    const { db } = await open();
+    // The first read's answer comes late: it was read before the job existed.
+    let release: () => void = () => {};
+    const late = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const slowFirst = {
+      run: async (query: Parameters<PgDatabase['run']>[0]) => {
+        const rows = await db.run(query);
+        if (reads++ === 0) await late;
+        return rows;
+      },
+    } as unknown as PgDatabase;
+    const tombstones = new PgErasureTombstones(slowFirst, 60_000, () => T0);
+    const made = delivery(1, { userId: 'ann', createdAt: T0 - 1_000 });
+    const first = tombstones.refresh();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new PgDeletionJobStore(db).create({
+      id: 'del_2', tenantSeq: 1, userHash: hashUserId('ann'), status: 'pending', requestedAt: T0,
+      completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null, error: null,
+    });
+    const asked = tombstones.refresh();
+    setTimeout(release, 200);
+    await Promise.all([first, asked]);
+    expect(tombstones.erased(made)).toBe(true);
+  });
 });

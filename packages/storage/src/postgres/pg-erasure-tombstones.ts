@@ -18,6 +18,8 @@ export class PgErasureTombstones {
   /** `${tenantSeq}:${userHash}` -> the latest request time of a job for that user. */
   private requested = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
+  private reading: Promise<void> | null = null;
+  private again: Promise<void> | null = null;
 
   constructor(
     private readonly db: PgDatabase,
@@ -37,7 +39,26 @@ export class PgErasureTombstones {
     this.timer = null;
   }
 
-  async refresh(): Promise<void> {
+  /**
+   * Reads the jobs again. Reads never overlap: a call while one is under way waits for it and
+   * then reads once more (a job made meanwhile may be missing from it), shared by every call
+   * made in the meantime; a slow database gets one query at a time, never one per tick.
+   */
+  refresh(): Promise<void> {
+    if (!this.reading) {
+      this.reading = this.read().finally(() => (this.reading = null));
+      return this.reading;
+    }
+    this.again ??= this.reading
+      .catch(() => undefined)
+      .then(() => {
+        this.again = null;
+        return this.refresh();
+      });
+    return this.again;
+  }
+
+  private async read(): Promise<void> {
     const rows = await this.db.run(
       (sql) => sql<{ tenant_seq: number; user_hash: string; requested_at: Date }[]>`
         SELECT tenant_seq, user_hash, max(requested_at) AS requested_at FROM deletion_jobs
