@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../../packages/storage/test/clickhouse-server';
 import { natsAvailable, startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
+import { afterAll, beforeAll } from 'vitest';
 import { startChildServer, type ChildServer } from './child-server';
 
 export const CLUSTER_API_KEY = `svc_pk_${'ClusterDemo'.padEnd(32, '0')}`;
@@ -58,4 +59,24 @@ export async function startClusterNode(env: Record<string, string>, extra: Recor
   const node = await startChildServer({ SVC_DATA_DIR: dataDir, ...env, ...extra }, 40_000);
   void node.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   return { ...node, dataDir };
+}
+
+/**
+ * Registers, in the calling `describe`, engines and one node of a fresh cluster on them, started
+ * before its tests and stopped after; the returned object holds them once started.
+ */
+export function clusterOfOneNode(): { engines: ClusterEngines; node: ChildServer } {
+  const cluster = {} as { engines: ClusterEngines; node: ChildServer };
+  beforeAll(async () => {
+    cluster.engines = await startClusterEngines();
+    cluster.node = await startClusterNode(await cluster.engines.clusterEnv());
+  }, 90_000);
+  afterAll(async () => {
+    if (cluster.node) {
+      cluster.node.process.kill('SIGTERM');
+      await cluster.node.exited;
+    }
+    await cluster.engines?.stop();
+  });
+  return cluster;
 }

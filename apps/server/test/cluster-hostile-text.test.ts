@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { uuidv7 } from 'uuidv7';
-import { CLUSTER_ADMIN_TOKEN, CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { until, type ChildServer } from './child-server';
+import { CLUSTER_ADMIN_TOKEN, CLUSTER_API_KEY, clusterEnginesAvailable, clusterOfOneNode } from './cluster-engines';
+import { until } from './child-server';
 
 const available = clusterEnginesAvailable();
 
@@ -20,29 +20,17 @@ function hostileText(eventId: string): string {
 }
 
 describe.runIf(available)('hostile text through the event log into ClickHouse', () => {
-  let engines: ClusterEngines;
-  let node: ChildServer;
-  beforeAll(async () => {
-    engines = await startClusterEngines();
-    node = await startClusterNode(await engines.clusterEnv());
-  }, 90_000);
-  afterAll(async () => {
-    if (node) {
-      node.process.kill('SIGTERM');
-      await node.exited;
-    }
-    await engines?.stop();
-  });
+  const cluster = clusterOfOneNode();
 
   const exported = async (): Promise<Array<{ eventId: string; userId: string; broadcastId: string; data: Record<string, unknown> }>> => {
-    const response = await fetch(`${node.url}/v1/analytics/events?format=ndjson`, { headers: { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` } });
+    const response = await fetch(`${cluster.node.url}/v1/analytics/events?format=ndjson`, { headers: { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` } });
     expect(response.status).toBe(200);
     return (await response.text()).split('\n').filter(Boolean).map((line) => JSON.parse(line));
   };
 
   it('stores a hostile event once, well-formed, and the writer goes on with the next ones', async () => {
     const hostileId = uuidv7();
-    const answer = await fetch(`${node.url}/v1/events`, {
+    const answer = await fetch(`${cluster.node.url}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-svc-api-key': CLUSTER_API_KEY },
       body: hostileText(hostileId),
@@ -50,7 +38,7 @@ describe.runIf(available)('hostile text through the event log into ClickHouse', 
     expect(answer.status).toBe(200);
     expect(await answer.json()).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
     const next = uuidv7();
-    const after = await fetch(`${node.url}/v1/events`, {
+    const after = await fetch(`${cluster.node.url}/v1/events`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-svc-api-key': CLUSTER_API_KEY },
       body: JSON.stringify({ events: [{ event: 'broadcast.joined', eventId: next, sessionId: 'svc_after1', broadcastId: 'room', timestamp: new Date().toISOString(), data: {} }] }),
