@@ -1,6 +1,5 @@
 import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import {
-  eventKey,
   type CommitBatch,
   type CommitOutcome,
   type EventFilter,
@@ -12,7 +11,7 @@ import type { EventRow } from '../records';
 import { chNumber, type ChDatabase } from './ch-database';
 import { EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
-import { RecentKeys } from '../recent-keys';
+import { RecentKeys, unseenEvents } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
 import { newRejects, toRejectRow } from './reject-rows';
@@ -60,16 +59,8 @@ export class ClickHouseEventStore implements EventStore {
 
   /** Each id once (its first occurrence), none stored recently, with its key. */
   private candidates(batch: CommitBatch): { event: EventRow; key: string }[] {
-    const seen = new Set<string>();
-    const candidates: { event: EventRow; key: string }[] = [];
-    for (let i = 0; i < batch.events.length; i++) {
-      const event = batch.events[i]!;
-      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
-      if (seen.has(key) || this.recent.has(key)) continue;
-      seen.add(key);
-      candidates.push({ event, key });
-    }
-    return candidates;
+    const { events, keys } = unseenEvents(batch, this.recent);
+    return events.map((event, i) => ({ event, key: keys[i]! }));
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {

@@ -16,7 +16,7 @@ import { purgeRollupsBefore } from './analytics-rollups';
 import { exportLineSql } from './export-text-sql';
 import { EVENT_SELECT, eventWhere } from './event-filter-sql';
 import { nullableString } from './row-values';
-import { RecentKeys } from '../recent-keys';
+import { RecentKeys, unseenEvents } from '../recent-keys';
 import { UNDECODABLE_EVENTS_TABLE } from './undecodable-events';
 import { CREATE_STAGE_SQL, STAGE_TABLE, eventSlices, fromStage, insertEventsFromJsonSql, stageEvents, stageJson, type EventSlice } from './event-stage';
 
@@ -119,21 +119,10 @@ export class DuckDbEventStore implements EventStore {
     return { inserted };
   }
 
-  /**
-   * The events to write: each id once (its first occurrence), none stored recently; with their
-   * keys. One key string per event: building and hashing them is a visible part of the ingest CPU.
-   */
+  /** The events to write: each id once (its first occurrence), none stored recently; with their keys. */
   private candidates(batch: CommitBatch): { events: EventRow[]; candidates: Set<string> } {
-    const events: EventRow[] = [];
-    const candidates = new Set<string>();
-    for (let i = 0; i < batch.events.length; i++) {
-      const event = batch.events[i]!;
-      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
-      if (candidates.has(key) || this.recent.has(key)) continue;
-      events.push(event);
-      candidates.add(key);
-    }
-    return { events, candidates };
+    const { events, unseen } = unseenEvents(batch, this.recent);
+    return { events, candidates: unseen };
   }
 
   /** Has the rollups of the batch's stored events derived. */

@@ -8,10 +8,9 @@ import {
   type EventStore,
   type QuarantinedEvent,
 } from '../event-store';
-import type { EventRow } from '../records';
 import { chunkEntries } from './event-log-chunks';
 import type { EventLog } from './event-log';
-import { RecentKeys } from '../recent-keys';
+import { RecentKeys, unseenEvents } from '../recent-keys';
 
 /** Event keys a node remembers as stored, per generation (two generations are kept). */
 export const RECENT_EVENT_KEYS_PER_GENERATION = 500_000;
@@ -44,17 +43,7 @@ export class JetStreamEventStore implements EventStore {
   }
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
-    const events: EventRow[] = [];
-    const keys: string[] = [];
-    const candidates = new Set<string>();
-    for (let i = 0; i < batch.events.length; i++) {
-      const event = batch.events[i]!;
-      const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
-      if (candidates.has(key) || this.recent.has(key)) continue;
-      events.push(event);
-      keys.push(key);
-      candidates.add(key);
-    }
+    const { events, keys, unseen: candidates } = unseenEvents(batch, this.recent);
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
     if (!events.length && !batch.rejects.length) return { inserted: new Set() };
     const chunks = chunkEntries({ events, keys, rejects: batch.rejects, deliveries }, this.log.maxBodyBytes);
