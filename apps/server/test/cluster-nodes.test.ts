@@ -114,6 +114,15 @@ describe.runIf(available)('several nodes on one PostgreSQL', () => {
       expect(await onB.json()).toEqual({ tenant: 'demo', name: 'Demo' });
     });
 
+    it('creates each of 10 campaigns asked without an id at the same moment on both nodes, each with an id of its own', async () => {
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => call(i % 2 ? b : a, 'POST', '/v1/campaigns', { name: `Rush ${i}` })));
+      expect(answers.map((r) => r.status)).toEqual(Array(10).fill(201));
+      const ids = await Promise.all(answers.map(async (r) => ((await r.json()) as { id: number }).id));
+      expect(new Set(ids).size).toBe(10);
+      const listed = (await (await call(b, 'GET', '/v1/campaigns')).json()) as { data: Array<{ id: number; name: string }> };
+      for (const [i, id] of ids.entries()) expect(listed.data.find((c) => c.id === id)?.name).toBe(`Rush ${i}`);
+    });
+
     it('runs the operator commands against PostgreSQL while the nodes run: a key made by the CLI works on both nodes', async () => {
       const cli = (...args: string[]) => runSvc(args, { SVC_DATA_DIR: dirs[0]!, SVC_POSTGRES_URL: url });
       const listed = await cli('tenants', 'list');

@@ -63,14 +63,20 @@ export class ContentService {
   }
 
   async createCampaign(tenant: Tenant, input: { id?: number; name: string }): Promise<CampaignRecord> {
-    // An automatic id taken meanwhile by a concurrent create is drawn again.
-    for (let attempt = 1; ; attempt++) {
-      const id = input.id ?? (await this.store.nextCampaignId(tenant.seq));
-      if (id === null) throw new SvcError('conflict', 'Every campaign id is taken.');
-      const record: CampaignRecord = { tenantSeq: tenant.seq, id, name: input.name, createdAt: this.clock.now() };
+    const createdAt = this.clock.now();
+    if (input.id !== undefined) {
+      const record: CampaignRecord = { tenantSeq: tenant.seq, id: input.id, name: input.name, createdAt };
       if (await this.store.createCampaign(record)) return record;
-      if (input.id !== undefined || attempt >= AUTOMATIC_ID_ATTEMPTS) throw new SvcError('conflict', `Campaign ${id} already exists.`);
+      throw new SvcError('conflict', `Campaign ${input.id} already exists.`);
     }
+    // Automatic ids are drawn and taken at once; only a create naming the drawn id at the same
+    // moment can take it first, and then the next one is drawn.
+    for (let attempt = 1; attempt <= AUTOMATIC_ID_ATTEMPTS; attempt++) {
+      const id = await this.store.createCampaignWithNextId(tenant.seq, input.name, createdAt);
+      if (id !== null) return { tenantSeq: tenant.seq, id, name: input.name, createdAt };
+      if ((await this.store.nextCampaignId(tenant.seq)) === null) throw new SvcError('conflict', 'Every campaign id is taken.');
+    }
+    throw new SvcError('conflict', 'The campaign ids drawn were taken by other creates meanwhile; try again.');
   }
 
   listCampaigns(tenant: Tenant): Promise<CampaignRecord[]> {

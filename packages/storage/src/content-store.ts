@@ -52,6 +52,13 @@ export interface ContentStore {
    * largest is MAX_CAMPAIGN_ID, the smallest free one; null when every id is taken.
    */
   nextCampaignId(tenantSeq: number): Promise<number | null>;
+  /**
+   * Creates a campaign under the id `nextCampaignId` gives, drawn and taken at once: creates
+   * without an id running at the same moment (on any node) get different ids. Answers the id, or
+   * null when no id was free (every id taken, or the drawn one taken meanwhile by a create that
+   * named it).
+   */
+  createCampaignWithNextId(tenantSeq: number, name: string, createdAt: number): Promise<number | null>;
   getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null>;
   listCampaigns(tenantSeq: number): Promise<CampaignRecord[]>;
   renameCampaign(tenantSeq: number, id: number, name: string): Promise<CampaignRecord | null>;

@@ -55,6 +55,7 @@ export class PollCopyingContentStore implements ContentStore {
 
   createCampaign: ContentStore['createCampaign'] = (record) => this.source.createCampaign(record);
   nextCampaignId: ContentStore['nextCampaignId'] = (tenantSeq) => this.source.nextCampaignId(tenantSeq);
+  createCampaignWithNextId: ContentStore['createCampaignWithNextId'] = (tenantSeq, name, createdAt) => this.source.createCampaignWithNextId(tenantSeq, name, createdAt);
   getCampaign: ContentStore['getCampaign'] = (tenantSeq, id) => this.source.getCampaign(tenantSeq, id);
   listCampaigns: ContentStore['listCampaigns'] = (tenantSeq) => this.source.listCampaigns(tenantSeq);
   renameCampaign: ContentStore['renameCampaign'] = (tenantSeq, id, name) => this.source.renameCampaign(tenantSeq, id, name);

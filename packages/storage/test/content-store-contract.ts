@@ -74,6 +74,17 @@ export function contentStoreContract(name: string, open: () => Promise<ContentBa
       await storage.close();
     });
 
+    it('creates campaigns without an id under ids drawn and taken at once, each its own, and none once every id is taken', async () => {
+      const storage = await open();
+      const t = await storage.meta.createTenant({ id: 'cw', name: 'W', retentionMonths: 12, settings, createdAt: 0 });
+      const ids = await Promise.all(Array.from({ length: 10 }, (_, i) => storage.content.createCampaignWithNextId(t.seq, `C${i}`, 1_000)));
+      expect([...ids].sort((x, y) => x! - y!)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      for (const [i, id] of ids.entries()) expect(await storage.content.getCampaign(t.seq, id!)).toEqual({ tenantSeq: t.seq, id, name: `C${i}`, createdAt: 1_000 });
+      await storage.content.createCampaign({ tenantSeq: t.seq, id: MAX_CAMPAIGN_ID, name: 'Last', createdAt: 0 });
+      expect(await storage.content.createCampaignWithNextId(t.seq, 'Gap', 0)).toBe(12);
+      await storage.close();
+    });
+
     it('creates a sponsor once per id, keeping the first, and lists sponsors in byte order of their ids', async () => {
       const storage = await open();
       const t = await storage.meta.createTenant({ id: 'sp', name: 'S', retentionMonths: 12, settings, createdAt: 0 });

@@ -12,6 +12,17 @@ const NAMED_COLUMNS = 'tenant_seq, id, name, epoch_ms(created_at) AS created_at_
 const SPONSOR_COLUMNS = `${NAMED_COLUMNS}, logo_url`;
 
 /**
+ * An unused campaign id of tenant $1 below $2 (MAX_CAMPAIGN_ID), as column `next`: one past the
+ * largest, or once the largest is $2 (one past it would leave the range) the smallest gap.
+ */
+const NEXT_CAMPAIGN_ID = `WITH used AS (SELECT id FROM campaigns WHERE tenant_seq = $1)
+  SELECT coalesce(
+    (SELECT CASE WHEN max(id) < $2::BIGINT THEN max(id) + 1 END FROM used),
+    (SELECT min(c.id + 1) FROM (SELECT 0::BIGINT AS id UNION ALL SELECT id FROM used) c
+      WHERE c.id < $2::BIGINT AND NOT EXISTS (SELECT 1 FROM used u WHERE u.id = c.id + 1))
+  ) AS next`;
+
+/**
  * Campaigns, sponsors, broadcasts and overlays in the embedded database, and the votes and
  * entries read from its events.
  */
@@ -26,19 +37,22 @@ export class DuckDbContentStore implements ContentStore, InteractionStore {
   }
 
   async nextCampaignId(tenantSeq: number): Promise<number | null> {
-    // One past the largest id would leave the range after a campaign created with the largest
-    // id; the smallest gap is then the next id.
-    const rows = await this.db.query(
-      `WITH used AS (SELECT id FROM campaigns WHERE tenant_seq = $1)
-       SELECT coalesce(
-         (SELECT CASE WHEN max(id) < $2::BIGINT THEN max(id) + 1 END FROM used),
-         (SELECT min(c.id + 1) FROM (SELECT 0::BIGINT AS id UNION ALL SELECT id FROM used) c
-           WHERE c.id < $2::BIGINT AND NOT EXISTS (SELECT 1 FROM used u WHERE u.id = c.id + 1))
-       ) AS next`,
-      [tenantSeq, MAX_CAMPAIGN_ID],
-    );
+    const rows = await this.db.query(NEXT_CAMPAIGN_ID, [tenantSeq, MAX_CAMPAIGN_ID]);
     const next = rows[0]?.next;
     return next === null || next === undefined ? null : Number(next);
+  }
+
+  createCampaignWithNextId(tenantSeq: number, name: string, createdAt: number): Promise<number | null> {
+    // Writes run one at a time in this process: nothing takes the id between draw and insert.
+    return this.db.write(async (c) => {
+      const rows = await this.db.writeQuery(
+        c,
+        `INSERT INTO campaigns SELECT $1, next, $3, epoch_ms($4::BIGINT) FROM (${NEXT_CAMPAIGN_ID}) WHERE next IS NOT NULL
+         ON CONFLICT DO NOTHING RETURNING id`,
+        [tenantSeq, MAX_CAMPAIGN_ID, name, createdAt],
+      );
+      return rows[0] ? Number(rows[0].id) : null;
+    });
   }
 
   async getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null> {

@@ -1,6 +1,22 @@
 import type { OverlayContent, OverlayType } from '@svc/protocol';
 import { MAX_CAMPAIGN_ID, type BroadcastRecord, type CampaignRecord, type ContentStore, type OverlayRecord, type SponsorRecord } from '../content-store';
-import type { PgDatabase } from './pg-database';
+import type { PgDatabase, PgSql, PgTransaction } from './pg-database';
+
+/** Key of the advisory lock (with the tenant's seq) that creates without a campaign id take. */
+export const CAMPAIGN_CREATE_LOCK_KEY = 1_907_531_065;
+
+/**
+ * An unused campaign id of the tenant, as column `next`: one past the largest, or once the
+ * largest is MAX_CAMPAIGN_ID (one past it would leave the range) the smallest gap; null when
+ * every id is taken.
+ */
+const nextCampaignId = (sql: PgSql | PgTransaction, tenantSeq: number) => sql`
+  WITH used AS (SELECT id FROM campaigns WHERE tenant_seq = ${tenantSeq})
+  SELECT coalesce(
+    (SELECT CASE WHEN max(id) < ${MAX_CAMPAIGN_ID}::bigint THEN max(id) + 1 END FROM used),
+    (SELECT min(c.id + 1) FROM (SELECT 0::bigint AS id UNION ALL SELECT id FROM used) c
+      WHERE c.id < ${MAX_CAMPAIGN_ID}::bigint AND NOT EXISTS (SELECT 1 FROM used u WHERE u.id = c.id + 1))
+  ) AS next`;
 
 interface CampaignRow {
   tenant_seq: number;
@@ -58,17 +74,22 @@ export class PgContentStore implements ContentStore {
   }
 
   async nextCampaignId(tenantSeq: number): Promise<number | null> {
-    // Two nodes may draw the same id: the second create answers false and the service draws again.
-    const [row] = await this.db.run(
-      (sql) => sql<{ next: string | null }[]>`
-        WITH used AS (SELECT id FROM campaigns WHERE tenant_seq = ${tenantSeq})
-        SELECT coalesce(
-          (SELECT CASE WHEN max(id) < ${MAX_CAMPAIGN_ID}::bigint THEN max(id) + 1 END FROM used),
-          (SELECT min(c.id + 1) FROM (SELECT 0::bigint AS id UNION ALL SELECT id FROM used) c
-            WHERE c.id < ${MAX_CAMPAIGN_ID}::bigint AND NOT EXISTS (SELECT 1 FROM used u WHERE u.id = c.id + 1))
-        ) AS next`,
-    );
+    const [row] = await this.db.run((sql) => sql<{ next: string | null }[]>`${nextCampaignId(sql, tenantSeq)}`);
     return row?.next === null || row?.next === undefined ? null : Number(row.next);
+  }
+
+  createCampaignWithNextId(tenantSeq: number, name: string, createdAt: number): Promise<number | null> {
+    // Creates without an id queue on the tenant's lock, so that each draws after the last one
+    // committed (each statement reads what was committed before it began).
+    return this.db.transaction(async (sql) => {
+      await sql`SELECT pg_advisory_xact_lock(${CAMPAIGN_CREATE_LOCK_KEY}::integer, ${tenantSeq}::integer)`;
+      const [row] = await sql<{ id: string }[]>`
+        INSERT INTO campaigns (tenant_seq, id, name, created_at)
+        SELECT ${tenantSeq}, next, ${name}, ${new Date(createdAt)} FROM (${nextCampaignId(sql, tenantSeq)}) n WHERE next IS NOT NULL
+        ON CONFLICT DO NOTHING
+        RETURNING id`;
+      return row ? Number(row.id) : null;
+    });
   }
 
   async getCampaign(tenantSeq: number, id: number): Promise<CampaignRecord | null> {
