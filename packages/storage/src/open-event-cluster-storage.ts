@@ -9,7 +9,10 @@ import { connectNats } from './nats/nats-connection';
 import { EventLog } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
 import { EventLogWriter } from './nats/event-log-writer';
-import { DeliveryQueue } from './nats/delivery-queue';
+import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
+import { AckedMessageSweep } from './nats/acked-message-sweep';
+import { EVENTS_STREAM } from './nats/event-log';
+import { WRITER_CONSUMER } from './nats/writer-consumer';
 import { subscribeStoredNotices } from './nats/stored-notice';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
@@ -149,6 +152,7 @@ function eventPipeline(
   let tombstonesStarted = false;
   const listeners: Array<(tenantSeq: number) => void> = [];
   let notices: Subscription | null = null;
+  let sweep: AckedMessageSweep | null = null;
   return {
     // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
@@ -171,8 +175,19 @@ function eventPipeline(
         await starting.start();
         writer = starting;
       }
+      // Acknowledged messages a crash of nats-server left in the streams: the one consumer of each
+      // will never deliver them again, and they would keep user data in NATS.
+      if (!sweep) {
+        sweep = new AckedMessageSweep(log.manager(), [
+          { stream: EVENTS_STREAM, consumer: WRITER_CONSUMER },
+          { stream: WEBHOOK_STREAM, consumer: WEBHOOK_CONSUMER },
+        ], { onError: (error) => onError(error, 'removing acknowledged messages from the streams failed') });
+        sweep.start();
+      }
     },
     async stop() {
+      await sweep?.stop();
+      sweep = null;
       tombstones.stop();
       tombstonesStarted = false;
       notices?.unsubscribe();
