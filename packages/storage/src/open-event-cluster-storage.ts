@@ -44,6 +44,10 @@ export interface EventClusterStorageOptions {
   nodeId?: string;
   /** The PostgreSQL pool (size, connect timeout); `PgDatabase`'s defaults when unset. */
   postgres?: PgDatabaseOptions;
+  /** Ack wait of the writers' consumer on EVENTS, ms; `WRITER_ACK_WAIT_MS` when unset. */
+  writerAckWaitMs?: number;
+  /** Ack wait of the dispatchers' consumer on WEBHOOKS, ms; `DEFAULT_ACK_WAIT_MS` of the queue when unset. */
+  webhookAckWaitMs?: number;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -77,7 +81,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const nats = await connectNats(options.natsServers.join(','), { name: options.nodeId });
     opened.push(() => nats.close());
     const log = await EventLog.open(nats, { replicas: options.natsReplicas });
-    const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas });
+    const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas, ackWaitMs: options.webhookAckWaitMs });
     const changes = await PgChangeFeed.start(pg);
     opened.push(() => changes.close());
 
@@ -85,7 +89,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const deliveries = new PgWebhookDeliveryStore(pg, queue);
     const tombstones = new PgErasureTombstones(pg);
     const deletions = new PgDeletionJobStore(pg);
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions));
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), options.writerAckWaitMs);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -147,6 +151,7 @@ function eventPipeline(
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
   erasing: UnfinishedErasures,
+  writerAckWaitMs: number | undefined,
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
   let tombstonesStarted = false;
@@ -170,6 +175,7 @@ function eventPipeline(
           enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
           // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).
           erasingSince: erasing.since,
+          ackWaitMs: writerAckWaitMs,
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
         });
         await starting.start();
