@@ -6,12 +6,11 @@ import { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-
 import { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
 import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
-import { EventLog } from './nats/event-log';
+import { EventLog, EVENTS_STREAM } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
 import { EventLogWriter } from './nats/event-log-writer';
 import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
 import { AckedMessageSweep } from './nats/acked-message-sweep';
-import { EVENTS_STREAM } from './nats/event-log';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
 import { subscribeStoredNotices } from './nats/stored-notice';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
