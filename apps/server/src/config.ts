@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { DEFAULT_ERASURE_MAX_DELAY_S } from '@svc/lifecycle';
 import type { GatewayOptions } from '@svc/realtime';
+import { DEFAULT_ACK_WAIT_MS, WRITER_ACK_WAIT_MS } from '@svc/storage';
 
 /** Everything the server reads from its environment, with the defaults of DESIGN section 3. */
 export interface ServerConfig {
@@ -51,6 +52,13 @@ export interface ServerConfig {
   clickhouseUrl?: string;
   /** This node's name in the cluster (NATS's connection list); host name and pid when unset. */
   nodeId: string;
+  /**
+   * Full cluster mode: how long messages a writer fetched from the stream EVENTS may stay
+   * unacknowledged before JetStream gives them to another writer (after a node dies), ms.
+   */
+  writerAckWaitMs: number;
+  /** Full cluster mode: the same for deliveries a dispatcher took from the work queue WEBHOOKS, ms. */
+  webhookAckWaitMs: number;
 }
 
 /** JetStream stream replicas when `SVC_NATS_REPLICAS` is unset: one NATS server is enough to try cluster mode. */
@@ -183,7 +191,7 @@ function isServerUrl(raw: string, protocols: string[]): boolean {
  * (every node must share the metadata the events refer to). Messages never repeat a URL: it may
  * hold a password.
  */
-function eventSide(env: Env): Pick<ServerConfig, 'natsServers' | 'natsReplicas' | 'clickhouseUrl' | 'nodeId'> {
+function eventSide(env: Env): Pick<ServerConfig, 'natsServers' | 'natsReplicas' | 'clickhouseUrl' | 'nodeId' | 'writerAckWaitMs' | 'webhookAckWaitMs'> {
   const natsServers = natsUrls(env, 'SVC_NATS_URL');
   const clickhouseUrl = httpUrl(env, 'SVC_CLICKHOUSE_URL');
   if (Boolean(natsServers) !== Boolean(clickhouseUrl)) {
@@ -197,6 +205,8 @@ function eventSide(env: Env): Pick<ServerConfig, 'natsServers' | 'natsReplicas' 
     natsReplicas: integer(env, 'SVC_NATS_REPLICAS', DEFAULT_NATS_REPLICAS, 1, 5),
     clickhouseUrl,
     nodeId: env.SVC_NODE_ID?.trim() || `${hostname()}-${process.pid}`,
+    writerAckWaitMs: integer(env, 'SVC_WRITER_ACK_WAIT_MS', WRITER_ACK_WAIT_MS, 1_000, 3_600_000),
+    webhookAckWaitMs: integer(env, 'SVC_WEBHOOK_ACK_WAIT_MS', DEFAULT_ACK_WAIT_MS, 1_000, 3_600_000),
   };
 }
 

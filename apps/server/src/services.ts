@@ -8,7 +8,7 @@ import { LocalBus, type Bus } from '@svc/realtime';
 import { followMetadataChanges } from './follow-metadata-changes';
 import { openClusterStorage, openEmbeddedStorage, openEventClusterStorage, type PollLookup, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
-import { HttpWebhookSender, QueueDispatcher, WebhookDispatcher, WebhookService, type ResolveHost, type WebhookSender } from '@svc/webhooks';
+import { HttpWebhookSender, QueueDispatcher, WebhookDispatcher, WebhookService, WORKING_INTERVAL_MS, type ResolveHost, type WebhookSender } from '@svc/webhooks';
 import type { ServerConfig } from './config';
 import { ServerMetrics } from './metrics';
 
@@ -102,7 +102,15 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
   const queue = storage.pipeline?.webhooks;
   const dispatcher = queue
-    ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, { clock, random: overrides.random, observer: metrics, erased: queue.erased, onError: (error) => reportBackground(error, 'webhook work queue failed') })
+    ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, {
+        clock,
+        random: overrides.random,
+        observer: metrics,
+        erased: queue.erased,
+        // Deliveries waiting for their turn are reported as worked on well within the queue's ack wait.
+        workingIntervalMs: Math.min(WORKING_INTERVAL_MS, config.webhookAckWaitMs / 3),
+        onError: (error) => reportBackground(error, 'webhook work queue failed'),
+      })
     : new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
   await webhooks.start(dispatcher);
   const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
@@ -189,6 +197,8 @@ function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> 
       polls,
       nodeId: config.nodeId,
       postgres: { poolSize: config.postgresPoolSize },
+      writerAckWaitMs: config.writerAckWaitMs,
+      webhookAckWaitMs: config.webhookAckWaitMs,
     });
   }
   return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });

@@ -77,6 +77,13 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ ...pg, SVC_NATS_URL: 'nats://n1', SVC_CLICKHOUSE_URL: 'http://ch', SVC_NATS_REPLICAS: '0' })).toThrow(/SVC_NATS_REPLICAS must be a whole number from 1 to 5/);
   });
 
+  it('reads the ack waits of the writers and the webhook dispatchers, a minute each unless set', () => {
+    expect(loadConfig({})).toMatchObject({ writerAckWaitMs: 60_000, webhookAckWaitMs: 60_000 });
+    expect(loadConfig({ SVC_WRITER_ACK_WAIT_MS: '5000', SVC_WEBHOOK_ACK_WAIT_MS: '20000' })).toMatchObject({ writerAckWaitMs: 5_000, webhookAckWaitMs: 20_000 });
+    expect(() => loadConfig({ SVC_WRITER_ACK_WAIT_MS: '999' })).toThrow(/SVC_WRITER_ACK_WAIT_MS must be a whole number from 1000 to 3600000/);
+    expect(() => loadConfig({ SVC_WEBHOOK_ACK_WAIT_MS: '1.5' })).toThrow(/SVC_WEBHOOK_ACK_WAIT_MS must be a whole number/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);

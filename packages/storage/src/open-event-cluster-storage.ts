@@ -6,10 +6,12 @@ import { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-
 import { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
 import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
-import { EventLog } from './nats/event-log';
+import { EventLog, EVENTS_STREAM } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
 import { EventLogWriter } from './nats/event-log-writer';
-import { DeliveryQueue } from './nats/delivery-queue';
+import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
+import { AckedMessageSweep } from './nats/acked-message-sweep';
+import { WRITER_CONSUMER } from './nats/writer-consumer';
 import { subscribeStoredNotices } from './nats/stored-notice';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
@@ -41,6 +43,10 @@ export interface EventClusterStorageOptions {
   nodeId?: string;
   /** The PostgreSQL pool (size, connect timeout); `PgDatabase`'s defaults when unset. */
   postgres?: PgDatabaseOptions;
+  /** Ack wait of the writers' consumer on EVENTS, ms; `WRITER_ACK_WAIT_MS` when unset. */
+  writerAckWaitMs?: number;
+  /** Ack wait of the dispatchers' consumer on WEBHOOKS, ms; `DEFAULT_ACK_WAIT_MS` of the queue when unset. */
+  webhookAckWaitMs?: number;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -74,7 +80,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const nats = await connectNats(options.natsServers.join(','), { name: options.nodeId });
     opened.push(() => nats.close());
     const log = await EventLog.open(nats, { replicas: options.natsReplicas });
-    const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas });
+    const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas, ackWaitMs: options.webhookAckWaitMs });
     const changes = await PgChangeFeed.start(pg);
     opened.push(() => changes.close());
 
@@ -82,7 +88,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const deliveries = new PgWebhookDeliveryStore(pg, queue);
     const tombstones = new PgErasureTombstones(pg);
     const deletions = new PgDeletionJobStore(pg);
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions));
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), options.writerAckWaitMs);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -144,11 +150,13 @@ function eventPipeline(
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
   erasing: UnfinishedErasures,
+  writerAckWaitMs: number | undefined,
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
   let tombstonesStarted = false;
   const listeners: Array<(tenantSeq: number) => void> = [];
   let notices: Subscription | null = null;
+  let sweep: AckedMessageSweep | null = null;
   return {
     // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
@@ -166,13 +174,25 @@ function eventPipeline(
           enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
           // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).
           erasingSince: erasing.since,
+          ackWaitMs: writerAckWaitMs,
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
         });
         await starting.start();
         writer = starting;
       }
+      // Acknowledged messages a crash of nats-server left in the streams: the one consumer of each
+      // will never deliver them again, and they would keep user data in NATS.
+      if (!sweep) {
+        sweep = new AckedMessageSweep(log.manager(), [
+          { stream: EVENTS_STREAM, consumer: WRITER_CONSUMER },
+          { stream: WEBHOOK_STREAM, consumer: WEBHOOK_CONSUMER },
+        ], { onError: (error) => onError(error, 'removing acknowledged messages from the streams failed') });
+        sweep.start();
+      }
     },
     async stop() {
+      await sweep?.stop();
+      sweep = null;
       tombstones.stop();
       tombstonesStarted = false;
       notices?.unsubscribe();

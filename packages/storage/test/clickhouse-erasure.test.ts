@@ -66,6 +66,35 @@ describe.runIf(available)('ClickHouse erasure and interactions', () => {
     await db.close();
   });
 
+  it('a job tried again after its wait timed out waits for the deletion it started instead of starting another', async () => {
+    const db = await ChDatabase.open(server.url, `svc_erase_${++databases}`);
+    await new ClickHouseEventStore(db).commit({ events: [event(1, "it's gone"), event(1, "it's gone"), event(1, 'kept')], rejects: [reject(1, "it's gone")] });
+    const job = { tenantSeq: 1, userHash: hashUserId("it's gone") };
+    const mutations = async (table: string) =>
+      Number((await db.query<{ n: string }>(`SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND table = '${table}'`))[0]!.n);
+    // A busy server: the deletion waits in the queue longer than the job waits for it.
+    await db.command('SYSTEM STOP MERGES');
+    try {
+      const impatient = new ClickHouseErasureStore(db, { mutationWaitMs: 200 });
+      await expect(impatient.erase(job, "it's gone")).rejects.toMatchObject({ code: 'storage_unavailable' });
+      // Tried again on a node that restarted meanwhile: the user's id is known by its hash only.
+      await expect(impatient.erase(job)).rejects.toMatchObject({ code: 'storage_unavailable' });
+      expect(await mutations('events')).toBe(1);
+      const retried = new ClickHouseErasureStore(db).erase(job);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await mutations('events')).toBe(1);
+      await db.command('SYSTEM START MERGES');
+      expect(await retried).toEqual({ deletedEvents: 2, deletedRejects: 1 });
+    } finally {
+      await db.command('SYSTEM START MERGES');
+    }
+    // Completed only once the rows are gone.
+    expect(await new ClickHouseEventStore(db).countEvents({ tenantSeq: 1 })).toBe(1);
+    expect(await mutations('events')).toBe(1);
+    expect(await mutations('rejected_events')).toBe(1);
+    await db.close();
+  });
+
   it('waits until the parts a deletion replaced have left the disk', async () => {
     // Parts replaced by a mutation are removed `old_parts_lifetime` later at a cleanup: both short here.
     const quick = ' SETTINGS old_parts_lifetime = 1, cleanup_delay_period = 1, cleanup_delay_period_random_add = 0';

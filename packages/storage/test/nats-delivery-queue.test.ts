@@ -1,7 +1,7 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DeliveryQueue, WEBHOOK_STREAM, type NewDelivery, type QueuedDelivery } from '../src';
+import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM, type NewDelivery, type QueuedDelivery } from '../src';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = natsAvailable();
@@ -46,6 +46,22 @@ describe.runIf(available)('webhook delivery queue on JetStream', () => {
   });
 
   const messagesInStream = async () => (await (await jetstreamManager(nc)).streams.info(WEBHOOK_STREAM)).state.messages;
+
+  it('opens on a consumer made with other settings (an older node, another ack wait) and gives it this node\'s', async () => {
+    const jsm = await jetstreamManager(nc);
+    await DeliveryQueue.open(nc);
+    // Made by hand with another ack wait and limits, and a setting JetStream cannot change on a consumer.
+    await jsm.consumers.delete(WEBHOOK_STREAM, WEBHOOK_CONSUMER);
+    await jsm.consumers.add(WEBHOOK_STREAM, { durable_name: WEBHOOK_CONSUMER, ack_policy: AckPolicy.Explicit, ack_wait: 5_000 * 1_000_000, max_ack_pending: 100, max_waiting: 10 });
+    const queue = await DeliveryQueue.open(nc, { ackWaitMs: 30_000 });
+    const { config } = await jsm.consumers.info(WEBHOOK_STREAM, WEBHOOK_CONSUMER);
+    expect(config.ack_wait).toBe(30_000 * 1_000_000);
+    expect(config.max_ack_pending).toBe(-1);
+    await queue.enqueue([delivery(1)]);
+    const got = await pullAll(queue, 10, 1_000);
+    expect(got.map((q) => q.delivery)).toEqual([delivery(1)]);
+    got[0]!.done();
+  });
 
   it('queues each delivery once, even when the writer enqueues its batch again, and forgets it once done', async () => {
     const queue = await DeliveryQueue.open(nc);

@@ -1,8 +1,9 @@
 import { SvcError } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
 import type { UserErasureStore } from '../user-erasure-store';
-import { chNumber, type ChDatabase } from './ch-database';
+import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
+import { pendingUserDeletions, waitForUserDeletions } from './user-deletions';
 
 /** The tables that hold users' rows. */
 const USER_TABLES = ['events', 'rejected_events'] as const;
@@ -18,6 +19,8 @@ const PART_POLL_INTERVAL_MS = 1_000;
 export interface ClickHouseErasureOptions {
   /** Bound of `rewriteErased`'s wait for replaced parts to be removed, ms; default `DEFAULT_PART_REMOVAL_WAIT_MS`. */
   partRemovalWaitMs?: number;
+  /** Bound of `erase`'s wait for its deletion to be done, ms; default `DEFAULT_MUTATION_WAIT_MS`. */
+  mutationWaitMs?: number;
 }
 
 /**
@@ -29,12 +32,14 @@ export interface ClickHouseErasureOptions {
  */
 export class ClickHouseErasureStore implements UserErasureStore {
   private readonly partRemovalWaitMs: number;
+  private readonly mutationWaitMs: number;
 
   constructor(
     private readonly db: ChDatabase,
     options: ClickHouseErasureOptions = {},
   ) {
     this.partRemovalWaitMs = options.partRemovalWaitMs ?? DEFAULT_PART_REMOVAL_WAIT_MS;
+    this.mutationWaitMs = options.mutationWaitMs ?? DEFAULT_MUTATION_WAIT_MS;
   }
 
   async erase(job: Pick<DeletionJob, 'tenantSeq' | 'userHash'>, userId?: string): Promise<ErasedCounts> {
@@ -48,9 +53,8 @@ export class ClickHouseErasureStore implements UserErasureStore {
     // Counted before deleting (a mutation reports no count); copies of an event count once.
     const deletedEvents = await this.count('events', match);
     const deletedRejects = await this.count('rejected_events', match);
-    // A mutation rewrites parts: none is started when there is nothing to delete.
-    if (deletedEvents > 0) await this.delete('events', match);
-    if (deletedRejects > 0) await this.delete('rejected_events', match);
+    await this.delete('events', match, deletedEvents, job);
+    await this.delete('rejected_events', match, deletedRejects, job);
     return { deletedEvents, deletedRejects };
   }
 
@@ -84,8 +88,23 @@ export class ClickHouseErasureStore implements UserErasureStore {
     return chNumber(row?.n ?? 0);
   }
 
-  private async delete(table: (typeof USER_TABLES)[number], match: string): Promise<void> {
+  /**
+   * Deletes the rows matching `match` (`rows` of them counted before) and waits until that is
+   * done. A job tried again after its wait timed out finds the deletion it started still running
+   * on the server (`system.mutations`): it waits for that one instead of starting another (each
+   * rewrites every part holding the user's rows), and starts a new one only for rows left after
+   * it (stored since the first began).
+   */
+  private async delete(table: (typeof USER_TABLES)[number], match: string, rows: number, user: Pick<DeletionJob, 'tenantSeq' | 'userHash'>): Promise<void> {
+    if ((await pendingUserDeletions(this.db, table, user)).length) {
+      await waitForUserDeletions(this.db, table, user, this.mutationWaitMs);
+      rows = await this.count(table, match);
+    }
+    // A mutation rewrites parts: none is started when there is nothing to delete.
+    if (rows === 0) return;
     await this.db.command(`ALTER TABLE ${table} DELETE WHERE ${match}`);
-    await this.db.waitForMutations(table);
+    // Every unfinished mutation of the table, not only those recognised as the user's: the job
+    // is complete only once this one is done, whatever the server's spelling of its command.
+    await this.db.waitForMutations(table, this.mutationWaitMs);
   }
 }

@@ -4,6 +4,7 @@ import { SvcError } from '@svc/protocol';
 import { STORAGE_RETRY_AFTER_SECONDS } from '../duckdb/duckdb-database';
 import type { NewDelivery } from '../event-store';
 import type { QueuedDelivery, WebhookQueue } from '../webhook-queue';
+import { ensureDurableConsumer } from './durable-consumer';
 import { ensureStream } from './event-log';
 
 export const WEBHOOK_STREAM = 'WEBHOOKS';
@@ -57,7 +58,11 @@ export class DeliveryQueue implements WebhookQueue {
     private readonly consumer: Consumer,
   ) {}
 
-  /** Creates the stream and consumer if missing (several nodes may do so at once) and opens the queue. */
+  /**
+   * Creates the stream and consumer if missing (several nodes may do so at once) and opens the
+   * queue. A consumer made with other settings (another node version) gets this node's ack wait
+   * and limits where JetStream allows it, and is used as it is otherwise.
+   */
   static async open(nc: NatsConnection, options: DeliveryQueueOptions = {}): Promise<DeliveryQueue> {
     try {
       const jsm = await jetstreamManager(nc);
@@ -69,7 +74,7 @@ export class DeliveryQueue implements WebhookQueue {
         num_replicas: options.replicas ?? 1,
         duplicate_window: (options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS) * NANOS_PER_MS,
       });
-      await jsm.consumers.add(WEBHOOK_STREAM, {
+      await ensureDurableConsumer(jsm, WEBHOOK_STREAM, {
         durable_name: WEBHOOK_CONSUMER,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
