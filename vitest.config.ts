@@ -8,7 +8,8 @@ export default defineConfig({
     // DuckDB work runs on libuv threads; keep two test files in flight on a 2-core machine.
     maxWorkers: 2,
     reporters: ['default', './tools/summary-reporter.ts'],
-    // With SVC_TEST_POSTGRES=1 the HTTP test apps run on cluster storage (see test-app.ts).
-    globalSetup: ['./apps/server/test/cluster-postgres-setup.ts'],
+    // Temporary files in one folder per run, removed at its end; with SVC_TEST_POSTGRES=1 the
+    // HTTP test apps run on cluster storage (see test-app.ts).
+    globalSetup: ['./tools/test-tmpdir-setup.ts', './apps/server/test/cluster-postgres-setup.ts'],
   },
 });

@@ -62,7 +62,8 @@ async function giveToPostgres(path: string): Promise<void> {
 async function templateDir(): Promise<string> {
   const { stdout } = await run(join(POSTGRES_BIN_DIR, 'postgres'), ['--version']);
   const version = /(\d+(?:\.\d+)*)/.exec(stdout)?.[1] ?? 'unknown';
-  const template = join(tmpdir(), `svc-pg-template-${version}`);
+  // Kept across test runs (test-tmpdir-setup.ts gives each run a temporary folder of its own).
+  const template = join(process.env.SVC_TEST_SHARED_TMPDIR ?? tmpdir(), `svc-pg-template-${version}`);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   const building = mkdtempSync(`${template}.building-`);
   try {
