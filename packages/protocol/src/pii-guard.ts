@@ -121,7 +121,7 @@ export function redactText(value: string): string {
  * data, and every object or array nested deeper than `MAX_EVENT_DEPTH` levels, counting `value`
  * itself as level 1 (reported as `too_deep`, never skipped silently). Keys in `cleanKeys` are
  * not looked at: the caller knows `detectPii` finds nothing in them (the field names of the
- * event schemas, which are most keys of every event; their checks took a third of the guard's time).
+ * event schemas, which are most keys of every event; their checks took over a third of the guard's time).
  */
 export function findPii(value: unknown, path = '', cleanKeys: ReadonlySet<string> = NO_KEYS): PiiFinding[] {
   const findings: PiiFinding[] = [];
