@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import { EVENT_NAMES, eventSchema, findPii, isEventName, MAX_EVENT_DEPTH, redactPointer, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
+import { cleanKeysOf, EVENT_NAMES, eventFieldNames, eventSchema, findPii, isEventName, MAX_EVENT_DEPTH, redactPointer, type ErrorCode, type EventName, type FieldError } from '@svc/protocol';
+import { dateTimeFormat } from './date-time-format';
 
 export type ValidationOutcome =
   | { ok: true; event: EventName }
@@ -12,10 +12,12 @@ export type ValidationOutcome =
  */
 export class EventValidator {
   private readonly validators = new Map<EventName, ValidateFunction>();
+  /** The schemas' field names: the privacy guard need not look for personal data in them. */
+  private readonly fieldNames = cleanKeysOf(eventFieldNames());
 
   constructor() {
     const ajv = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true });
-    addFormats.default(ajv, ['date-time']);
+    ajv.addFormat('date-time', dateTimeFormat);
     for (const name of EVENT_NAMES) this.validators.set(name, ajv.compile(eventSchema(name)));
   }
 
@@ -26,7 +28,7 @@ export class EventValidator {
     // Personal data is looked for first, in every key and string of the event at every level,
     // the name included: such an event is refused for that reason above all, and no detail
     // below can echo personal data.
-    const findings = findPii(raw);
+    const findings = findPii(raw, '', this.fieldNames);
     const personal = findings.filter((f) => f.kind !== 'too_deep');
     if (personal.length) {
       // Paths are redacted too: a key can itself be the personal datum.

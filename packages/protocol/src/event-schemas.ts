@@ -96,3 +96,17 @@ export function eventSchema(name: EventName): JsonSchema {
 export function anyEventSchema(): JsonSchema {
   return { oneOf: EVENT_NAMES.map((name) => eventSchema(name)) };
 }
+
+/** Every property name the event schemas declare, at any level (the event's fields, its data's, its line items'). */
+export function eventFieldNames(): Set<string> {
+  const names = new Set<string>();
+  const collect = (schema: unknown): void => {
+    if (Array.isArray(schema)) return schema.forEach(collect);
+    if (schema === null || typeof schema !== 'object') return;
+    const properties = (schema as { properties?: Record<string, unknown> }).properties;
+    if (properties && typeof properties === 'object') for (const name of Object.keys(properties)) names.add(name);
+    Object.values(schema).forEach(collect);
+  };
+  for (const name of EVENT_NAMES) collect(eventSchema(name));
+  return names;
+}

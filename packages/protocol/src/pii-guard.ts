@@ -119,19 +119,28 @@ export function redactText(value: string): string {
 /**
  * Every string and every key inside `value` (objects and arrays walked) that looks like personal
  * data, and every object or array nested deeper than `MAX_EVENT_DEPTH` levels, counting `value`
- * itself as level 1 (reported as `too_deep`, never skipped silently).
+ * itself as level 1 (reported as `too_deep`, never skipped silently). Keys in `cleanKeys` are
+ * not looked at: the caller knows `detectPii` finds nothing in them (the field names of the
+ * event schemas, which are most keys of every event; their checks took over a third of the guard's time).
  */
-export function findPii(value: unknown, path = ''): PiiFinding[] {
+export function findPii(value: unknown, path = '', cleanKeys: ReadonlySet<string> = NO_KEYS): PiiFinding[] {
   const findings: PiiFinding[] = [];
-  walk(value, [path], findings, 1);
+  walk(value, [path], findings, 1, cleanKeys);
   return findings;
+}
+
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/** The keys of `keys` in which `detectPii` finds nothing, for `findPii`'s `cleanKeys`. */
+export function cleanKeysOf(keys: Iterable<string>): ReadonlySet<string> {
+  return new Set([...keys].filter((key) => !detectPii(key)));
 }
 
 /**
  * `segments` is the path so far: `path` first, then keys and indexes as they are. The pointer
  * is only written out for a finding: almost every event has none.
  */
-function walk(value: unknown, segments: string[], out: PiiFinding[], level: number): void {
+function walk(value: unknown, segments: string[], out: PiiFinding[], level: number, cleanKeys: ReadonlySet<string>): void {
   if (typeof value === 'string') {
     const kind = detectPii(value);
     if (kind) out.push({ path: pointer(segments), kind });
@@ -145,16 +154,16 @@ function walk(value: unknown, segments: string[], out: PiiFinding[], level: numb
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       segments.push(String(i));
-      walk(value[i], segments, out, level + 1);
+      walk(value[i], segments, out, level + 1, cleanKeys);
       segments.pop();
     }
     return;
   }
   for (const key of Object.keys(value)) {
     segments.push(key);
-    const kind = detectPii(key);
+    const kind = cleanKeys.has(key) ? null : detectPii(key);
     if (kind) out.push({ path: pointer(segments), kind });
-    walk((value as Record<string, unknown>)[key], segments, out, level + 1);
+    walk((value as Record<string, unknown>)[key], segments, out, level + 1, cleanKeys);
     segments.pop();
   }
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { uuidv7 } from 'uuidv7';
 import { MAX_EVENT_DEPTH } from '../src/event-limits';
-import { detectPii, findPii, maskPii, redactText } from '../src/pii-guard';
+import { cleanKeysOf, detectPii, findPii, maskPii, redactText } from '../src/pii-guard';
+import { eventFieldNames } from '../src/event-schemas';
 import { seededRandom } from '../src/seeded-random';
 import { ordinaryStrings, PERSONAL_VALUES } from './pii-corpus';
 
@@ -76,6 +77,20 @@ describe('privacy guard', () => {
       { path: '/data/c~1d', kind: 'ip_address' },
       { path: '/data/me@home.net', kind: 'email' },
     ]);
+  });
+
+  it('skips only the keys it is told are clean, never their values, and is told only of keys without personal data', () => {
+    const clean = cleanKeysOf(['userId', 'data', 'ann@example.com', '+49 30 1234567']);
+    expect([...clean]).toEqual(['userId', 'data']);
+    const event = { userId: 'ann@example.com', data: { 'bob@example.com': 1, userId: 'x' } };
+    expect(findPii(event, '', clean)).toEqual([
+      { path: '/userId', kind: 'email' },
+      { path: '/data/bob@example.com', kind: 'email' },
+    ]);
+    expect(findPii(event, '', clean)).toEqual(findPii(event));
+    // Every field name of the event schemas is clean, so the validator skips all of them.
+    expect(cleanKeysOf(eventFieldNames()).size).toBe(eventFieldNames().size);
+    expect(eventFieldNames()).toEqual(new Set(['event', 'eventId', 'userId', 'sessionId', 'broadcastId', 'campaignId', 'timestamp', 'country', 'data', 'reason', 'watchedMs', 'pollId', 'questionText', 'optionSelected', 'optionIndex', 'contestId', 'title', 'lineupId', 'momentId', 'sponsorId', 'orderId', 'items', 'total', 'productId', 'name', 'quantity', 'unitPrice', 'currency', 'placement', 'step']));
   });
 
   it('catches every personal value of its corpus and flags fewer than 1 in 1,000 ordinary strings', () => {

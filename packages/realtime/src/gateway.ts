@@ -166,6 +166,11 @@ export class Gateway {
     if (session) session.leftByClient = true;
   }
 
+  /** Whether a broadcast's room is open (or opening) on this gateway: only then do its stored votes count here. */
+  hasRoom(tenantSeq: number, broadcastId: string): boolean {
+    return this.rooms.has(roomKey(tenantSeq, broadcastId));
+  }
+
   /**
    * Stored `poll.voted` events (over HTTP, in `track` messages, or this gateway's own) count in
    * the live results of their room by the same rule as a rebuilt room's; the room's own votes

@@ -160,6 +160,15 @@ describe('gateway', () => {
     expect(await viewer.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'error', code: 'already_entered' });
   });
 
+  it('knows the broadcasts whose room is open on it, per tenant', async () => {
+    h = await startGateway({ throttleMs: THROTTLE_MS });
+    expect(h.gateway.hasRoom(1, 'b')).toBe(false);
+    await h.join('svc_viewer');
+    expect(h.gateway.hasRoom(1, 'b')).toBe(true);
+    expect(h.gateway.hasRoom(1, 'other')).toBe(false);
+    expect(h.gateway.hasRoom(2, 'b')).toBe(false);
+  });
+
   it('corrects the count a viewer was welcomed with, even when the count returns to the last one sent within the interval', async () => {
     h = await startGateway({ throttleMs: THROTTLE_MS });
     const first = await h.join('svc_first');
