@@ -123,8 +123,8 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     expect(new URL(csv.url()).searchParams.get('csvSafe')).toBe('true');
     const records = parse(readFileSync((await csv.path())!, 'utf8'), { columns: true }) as unknown[];
     expect(records).toHaveLength(23);
-    const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
-    const lines = readFileSync((await json.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-ndjson').click()]);
+    const lines = readFileSync((await ndjson.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(23);
 
     for (const [path, file] of [['/broadcasts', 'dashboard-broadcasts.png'], ['/rejected', 'dashboard-rejected.png'], ['/settings', 'dashboard-settings.png']] as const) {
