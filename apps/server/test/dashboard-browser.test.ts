@@ -143,6 +143,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
       await page.getByRole('link', { name: 'Settings', exact: true }).click();
       await page.getByLabel('Webhook URL').fill(receiver.url);
       await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
       await page.getByRole('button', { name: 'Send test' }).click();
       await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Test delivered (200');
       await expect.poll(() => page.getByTestId('delivery-status').first().textContent()).toBe('delivered');

@@ -30,12 +30,24 @@ export function layoutProblems(page: Page): Promise<string[]> {
     const problems: string[] = [];
     const name = (el: Element) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} "${(el.textContent ?? '').trim().slice(0, 40)}"`;
     const width = document.documentElement.clientWidth;
+    const insideScreenReaderOnly = (el: Element) => {
+      for (let up = el.parentElement; up && up.tagName !== 'MAIN'; up = up.parentElement) {
+        const r = up.getBoundingClientRect();
+        if ((r.width <= 1 || r.height <= 1) && getComputedStyle(up).overflow !== 'visible') return true;
+      }
+      return false;
+    };
     for (const el of Array.from(document.querySelectorAll('main *'))) {
       const style = getComputedStyle(el);
       if (style.display === 'none' || style.visibility === 'hidden' || el.closest('[hidden], dialog:not([open]), .visually-hidden, details:not([open]) > :not(summary)')) continue;
       const box = el.getBoundingClientRect();
-      // Nothing to see (empty, or the 1-px box of text kept for screen readers only).
-      if (box.width <= 1 || box.height <= 1) continue;
+      // Nothing to see (empty, or inside the 1-px clipped box of text kept for screen readers only).
+      if (box.width <= 1 || box.height <= 1 || insideScreenReaderOnly(el)) continue;
+      // An edit box scrolls its own text: that is how a long value is typed, not a layout fault.
+      if (/^(INPUT|SELECT|TEXTAREA)$/.test(el.tagName)) {
+        if (box.right > width + 1) problems.push(`past the right edge (${Math.round(box.right)} > ${width}): ${name(el)}`);
+        continue;
+      }
       const clips = /(auto|scroll|hidden|clip)/.test(style.overflowX);
       if (clips && el.scrollWidth > el.clientWidth + 1) problems.push(`sideways overflow (${el.scrollWidth} > ${el.clientWidth}): ${name(el)}`);
       if (box.right > width + 1) problems.push(`past the right edge (${Math.round(box.right)} > ${width}): ${name(el)}`);
