@@ -157,10 +157,10 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await logIn();
     await page.getByTestId('unique-viewers').waitFor();
     await page.getByRole('link', { name: 'Broadcasts', exact: true }).click();
-    await page.getByRole('button', { name: 'b2' }).click();
+    await page.getByRole('button', { name: 'b2', exact: true }).click();
     await page.getByLabel('Poll question').fill('Best goal?');
-    await page.getByLabel('Poll options').fill('First, Second');
-    await page.getByRole('button', { name: 'Add poll' }).click();
+    await page.getByLabel('Poll options').fill('First\nSecond');
+    await page.getByRole('button', { name: 'Create overlay' }).click();
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashcontrol', contentId: 'b2' });
     await viewer.next((m) => m.type === 'welcome');
     await page.getByRole('button', { name: 'Show' }).click();

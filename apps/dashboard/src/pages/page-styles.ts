@@ -28,6 +28,7 @@ dialog.secret { border: 1px solid var(--line); border-radius: 12px; padding: 18p
 dialog.secret code { display: block; overflow-wrap: anywhere; padding: 8px; border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; }
 .masked { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 .url-cell { overflow-wrap: anywhere; }
+main section.panel + section.panel, main div > section.panel { margin-bottom: 16px; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 @media (max-width: 700px) {
   .data-table thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
