@@ -3,13 +3,9 @@ import { h } from './dom';
 import { countryOptions } from './pages/countries';
 import { dataTable, labelledRow } from './pages/data-table';
 import { downloadJson, exportUrl } from './pages/event-downloads';
+import { eventTypeChoice } from './pages/event-type-choice';
 import { usePageStyles } from './pages/page-styles';
 
-const EVENT_NAMES = [
-  'broadcast.joined', 'broadcast.left', 'poll.viewed', 'poll.voted', 'contest.viewed', 'contest.entered', 'lineup.viewed',
-  'sponsor_moment.viewed', 'sponsor_moment.tapped', 'product.viewed', 'product.tapped', 'cart.item_added', 'cart.item_removed',
-  'checkout.started', 'checkout.completed', 'checkout.abandoned',
-];
 const PAGE_SIZE = 100;
 const COLUMNS = ['Time (UTC)', 'Event', 'Broadcast', 'User', 'Country', 'Data'];
 /** The filters of the export, in the order of its parameters; each is kept in the page's URL. */
@@ -49,12 +45,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
     from: h('input', { type: 'date', name: 'from' }),
     to: h('input', { type: 'date', name: 'to' }),
   };
-  const eventBoxes = EVENT_NAMES.map((name) => h('input', { type: 'checkbox', name: 'event', value: name }));
-  const eventSummary = h('summary', {}, 'All event types');
-  const eventChoice = h('details', { class: 'event-types' }, eventSummary, h('fieldset', { class: 'choices' }, h('legend', { class: 'visually-hidden' }, 'Event types'),
-    ...eventBoxes.map((box) => h('label', {}, box, box.value))));
-  const chosenEvents = new Set((params.get('event') ?? '').split(',').filter(Boolean));
-  for (const box of eventBoxes) box.checked = chosenEvents.has(box.value);
+  const eventTypes = eventTypeChoice('Event types', (params.get('event') ?? '').split(',').filter(Boolean));
   for (const [name, control] of Object.entries(controls)) control.value = params.get(name) ?? '';
   // Keep only values the lists know (a stale URL must not filter on something not shown).
   for (const select of [controls.campaignId, controls.broadcastId, controls.sponsorId, controls.country]) if (select.selectedIndex < 0) select.value = '';
@@ -73,7 +64,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
     const q = new URLSearchParams();
     for (const name of FILTERS) {
       if (name === 'event') {
-        const chosen = eventBoxes.filter((b) => b.checked).map((b) => b.value);
+        const chosen = eventTypes.selected();
         if (chosen.length) q.set('event', chosen.join(','));
         continue;
       }
@@ -81,10 +72,6 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
       if (value) q.set(name, value);
     }
     return q;
-  };
-  const describeEvents = () => {
-    const chosen = eventBoxes.filter((b) => b.checked).length;
-    eventSummary.textContent = chosen ? `${chosen} event type${chosen === 1 ? '' : 's'}` : 'All event types';
   };
   // The date inputs bound each other: an inverted range cannot be picked.
   const boundDates = () => {
@@ -137,12 +124,8 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
     boundDates();
     void load(false);
   });
-  for (const box of eventBoxes) box.addEventListener('change', () => {
-    describeEvents();
-    void load(false);
-  });
+  eventTypes.onChange(() => void load(false));
   more.addEventListener('click', () => void load(true));
-  describeEvents();
   boundDates();
 
   const filters = h('form', { class: 'page-filters', role: 'search', 'aria-label': 'Event filters' },
@@ -156,7 +139,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
     h('section', { class: 'panel', 'aria-label': 'Events' },
       h('h2', {}, 'Events'),
       filters,
-      eventChoice,
+      eventTypes.element,
       h('div', { class: 'actions' }, h('span', { class: 'muted' }, 'Download this view:'), csv, ndjson, json),
       status,
       dataTable('Events, newest first', COLUMNS, body, 'events-table'),

@@ -58,7 +58,7 @@ describe.runIf(browserAvailable())('dashboard Events page', () => {
     await expect.poll(async () => (await times()).length).toBe(8);
     expect(page.url()).toContain('country=FR');
 
-    await page.getByText('All event types').click();
+    await page.getByText('Event types: all').click();
     await page.getByLabel('poll.voted').check();
     await expect.poll(async () => (await times()).length).toBe(1);
     expect(decodeURIComponent(page.url())).toContain('event=poll.voted');
