@@ -4,6 +4,9 @@ import { broadcastDetail, figureRange } from './pages/broadcast-detail';
 import { clearFieldErrors, showFieldErrors } from './pages/field-errors';
 import { usePageStyles } from './pages/page-styles';
 
+/** How often the list's "watching now" is read again while the page is shown. */
+export const WATCHING_REFRESH_MS = 5_000;
+
 interface Broadcast {
   id: string;
   campaignId: number;
@@ -36,6 +39,7 @@ export async function renderBroadcasts(root: HTMLElement): Promise<void> {
     const button = h('button', { type: 'button', class: 'secondary' }, b.title ?? b.id);
     button.addEventListener('click', () => open(b));
     return h('li', { 'data-broadcast': b.id }, button,
+      h('span', { class: 'badge', 'data-testid': `watching-${b.id}` }, 'No one watching'),
       h('span', { class: 'meta' }, `${b.id} · ${campaignOf(b)}`),
       h('a', { href: `/?${new URLSearchParams({ broadcastId: b.id, ...range })}`, 'aria-label': `Overview of ${b.title ?? b.id}` }, 'Overview'));
   }));
@@ -77,4 +81,21 @@ export async function renderBroadcasts(root: HTMLElement): Promise<void> {
   );
   const chosen = broadcasts.data.find((b) => b.id === params.get('broadcast'));
   if (chosen) open(chosen);
+
+  // "Watching now" beside each broadcast, read again while the list is on screen.
+  const showWatching = async () => {
+    const watching = await api<{ data: Array<{ broadcastId: string; live: number }> }>('/v1/analytics/watching-now').catch(() => null);
+    if (!watching) return;
+    const live = new Map(watching.data.map((w) => [w.broadcastId, w.live]));
+    for (const badge of Array.from(list.querySelectorAll<HTMLElement>('[data-testid^="watching-"]'))) {
+      const count = live.get(badge.closest('li')!.dataset.broadcast!) ?? 0;
+      badge.textContent = count ? `● ${count} watching now` : 'No one watching';
+      badge.classList.toggle('on', count > 0);
+    }
+  };
+  void showWatching();
+  const timer = setInterval(() => {
+    if (!list.isConnected) clearInterval(timer);
+    else void showWatching();
+  }, WATCHING_REFRESH_MS);
 }

@@ -59,6 +59,9 @@ describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_pagewatch', contentId: 'b2' });
     await viewer.next((m) => m.type === 'welcome');
     await expect.poll(() => page.getByTestId('live-state').textContent(), { timeout: 5_000 }).toContain('1 watching now');
+    // The list says it too, beside the broadcast, and not beside the others.
+    await expect.poll(() => page.getByTestId('watching-b2').textContent(), { timeout: 8_000 }).toBe('● 1 watching now');
+    expect(await page.getByTestId('watching-b1').textContent()).toBe('No one watching');
 
     const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b2/overlays', headers: admin(), payload: { type: 'contest', title: 'Win a shirt' } });
     const overlayId = created.json().id as string;
