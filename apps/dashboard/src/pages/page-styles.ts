@@ -6,8 +6,9 @@ const PAGES_CSS = `
 .form-grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(220px, 1fr)); gap: 10px 12px; align-items: start; margin: 8px 0 12px; }
 .form-grid .wide { grid-column: 1 / -1; }
 .form-grid textarea { font: inherit; border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; min-height: 64px; background: inherit; }
-.field-error { color: #b4123c; font-size: 13px; }
-[aria-invalid="true"] { border-color: #b4123c !important; }
+/* --danger: the shell's red for text on its background (dark mode can set a lighter one). */
+.field-error { color: var(--danger, #b4123c); font-size: 13px; }
+[aria-invalid="true"] { border-color: var(--danger, #b4123c) !important; }
 .event-types { position: relative; }
 .event-types summary { cursor: pointer; border: 1px solid var(--line); border-radius: 8px; padding: 6px 8px; list-style: none; }
 .event-types .choices { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 4px 12px; padding: 8px 0; }
@@ -19,12 +20,12 @@ const PAGES_CSS = `
 .figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(130px, 1fr)); gap: 10px; margin: 8px 0; }
 .figures .value { font-size: 22px; font-weight: 700; }
 .figures .label { font-size: 13px; color: var(--muted); }
-.badge { display: inline-block; border-radius: 999px; padding: 1px 8px; font-size: 12px; background: #ecebf5; color: #17152a; }
+.badge { display: inline-block; border-radius: 999px; padding: 1px 8px; font-size: 12px; background: color-mix(in srgb, currentColor 12%, transparent); }
 .badge.on { background: #ffe4ea; color: #9f1239; font-weight: 600; }
 .broadcast-list { list-style: none; padding: 0; margin: 0; display: grid; gap: 8px; }
 .broadcast-list li { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; border-bottom: 1px solid var(--line); padding-bottom: 8px; }
 .broadcast-list .meta { color: var(--muted); font-size: 13px; overflow-wrap: anywhere; }
-dialog.secret { border: 1px solid var(--line); border-radius: 12px; padding: 18px; max-width: min(520px, calc(100vw - 32px)); box-sizing: border-box; }
+dialog.secret { background: Canvas; color: CanvasText; border: 1px solid var(--line); border-radius: 12px; padding: 18px; max-width: min(520px, calc(100vw - 32px)); box-sizing: border-box; }
 dialog.secret code { display: block; overflow-wrap: anywhere; padding: 8px; border: 1px solid var(--line); border-radius: 8px; margin: 8px 0; }
 .masked { font-family: ui-monospace, monospace; overflow-wrap: anywhere; }
 .url-cell { overflow-wrap: anywhere; }
