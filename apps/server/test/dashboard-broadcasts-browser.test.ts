@@ -28,8 +28,8 @@ describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
   });
 
   const admin = () => ({ authorization: `Bearer ${t.demo.adminToken}` });
-  async function open(path = '/broadcasts', viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false): Promise<void> {
-    page = await newDashboardPage(browser, viewport, { forAxe });
+  async function open(path = '/broadcasts', viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false, colorScheme: 'light' | 'dark' = 'light'): Promise<void> {
+    page = await newDashboardPage(browser, viewport, { forAxe, colorScheme });
     await page.goto(`${t.url}${path}`);
     await page.getByLabel('Admin token').fill(t.demo.adminToken);
     await page.getByRole('button', { name: 'Log in' }).click();
@@ -144,4 +144,10 @@ describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
       expect(await accessibilityProblems(page)).toEqual([]);
     });
   }
+
+  it('passes axe in dark mode, a broadcast open', async () => {
+    await open('/broadcasts?broadcast=b1', { width: 1440, height: 900 }, true, 'dark');
+    await page.getByTestId('figure-unique').waitFor();
+    expect(await accessibilityProblems(page)).toEqual([]);
+  });
 });

@@ -33,8 +33,8 @@ describe.runIf(browserAvailable())('dashboard Events page', () => {
     await t.close();
   });
 
-  async function open(path: string, viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false): Promise<void> {
-    page = await newDashboardPage(browser, viewport, { forAxe });
+  async function open(path: string, viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false, colorScheme: 'light' | 'dark' = 'light'): Promise<void> {
+    page = await newDashboardPage(browser, viewport, { forAxe, colorScheme });
     await page.goto(`${t.url}${path}`);
     await page.getByLabel('Admin token').fill(t.demo.adminToken);
     await page.getByRole('button', { name: 'Log in' }).click();
@@ -119,4 +119,9 @@ describe.runIf(browserAvailable())('dashboard Events page', () => {
       expect(await accessibilityProblems(page)).toEqual([]);
     });
   }
+
+  it('passes axe in dark mode', async () => {
+    await open('/events', { width: 1440, height: 900 }, true, 'dark');
+    expect(await accessibilityProblems(page)).toEqual([]);
+  });
 });

@@ -28,8 +28,8 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
     await t.close();
   });
 
-  async function open(viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false): Promise<void> {
-    page = await newDashboardPage(browser, viewport, { forAxe });
+  async function open(viewport: { width: number; height: number } = { width: 1280, height: 900 }, forAxe = false, colorScheme: 'light' | 'dark' = 'light'): Promise<void> {
+    page = await newDashboardPage(browser, viewport, { forAxe, colorScheme });
     page.on('dialog', (dialog) => void dialog.accept());
     await page.goto(`${t.url}/settings`);
     await page.getByLabel('Admin token').fill(t.demo.adminToken);
@@ -127,4 +127,12 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
       expect(await accessibilityProblems(page)).toEqual([]);
     });
   }
+
+  it('passes axe in dark mode, with a refused URL shown beside its field', async () => {
+    await open({ width: 1440, height: 900 }, true, 'dark');
+    await page.getByLabel('Webhook URL').fill('ftp://example.com/x');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await expect.poll(() => page.locator('#webhook-url-error').textContent()).not.toBe('');
+    expect(await accessibilityProblems(page)).toEqual([]);
+  });
 });
