@@ -1,61 +1,150 @@
-import { api } from './api';
+import { api, ApiError } from './api';
 import { h } from './dom';
+import { countryOptions } from './pages/countries';
+import { dataTable, labelledRow } from './pages/data-table';
+import { downloadJson, exportUrl } from './pages/event-downloads';
+import { eventTypeChoice } from './pages/event-type-choice';
+import { usePageStyles } from './pages/page-styles';
 
-const EVENT_NAMES = [
-  'broadcast.joined', 'broadcast.left', 'poll.viewed', 'poll.voted', 'contest.viewed', 'contest.entered', 'lineup.viewed',
-  'sponsor_moment.viewed', 'sponsor_moment.tapped', 'product.viewed', 'product.tapped', 'cart.item_added', 'cart.item_removed',
-  'checkout.started', 'checkout.completed', 'checkout.abandoned',
-];
+const PAGE_SIZE = 100;
+const COLUMNS = ['Time (UTC)', 'Event', 'Broadcast', 'User', 'Country', 'Data'];
+/** The filters of the export, in the order of its parameters; each is kept in the page's URL. */
+const FILTERS = ['campaignId', 'broadcastId', 'sponsorId', 'country', 'userId', 'event', 'from', 'to'] as const;
 
-/** Raw events with filters and downloads (CSV, NDJSON) through the export endpoint. */
+interface ExportedEvent {
+  timestamp: string;
+  event: string;
+  broadcastId?: string;
+  userId?: string | null;
+  country?: string | null;
+  data?: unknown;
+}
+
+const option = (value: string, label: string) => h('option', { value }, label);
+
+/** Raw events, newest first, with every filter of the export and downloads of the filtered view. */
 export async function renderEvents(root: HTMLElement): Promise<void> {
+  usePageStyles();
   const params = new URLSearchParams(location.search);
-  const broadcast = h('input', { name: 'broadcastId', 'aria-label': 'Broadcast id', placeholder: 'Broadcast id' });
-  const event = h('select', { name: 'event', 'aria-label': 'Event' }, h('option', { value: '' }, 'All events'), ...EVENT_NAMES.map((n) => h('option', { value: n }, n)));
-  const from = h('input', { type: 'date', name: 'from', 'aria-label': 'From' });
-  const to = h('input', { type: 'date', name: 'to', 'aria-label': 'To' });
-  broadcast.value = params.get('broadcastId') ?? '';
-  event.value = params.get('event') ?? '';
-  from.value = params.get('from') ?? '';
-  to.value = params.get('to') ?? '';
+  const [campaigns, broadcasts, sponsors] = await Promise.all([
+    api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
+    api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
+    api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+  ]);
+  // The name is set on the control too: a label around a select would add the chosen option to it.
+  const labelled = (text: string, control: HTMLElement) => {
+    control.setAttribute('aria-label', text);
+    return h('label', {}, text, control);
+  };
+  const controls = {
+    campaignId: h('select', { name: 'campaignId' }, option('', 'All campaigns'), ...campaigns.data.map((c) => option(String(c.id), c.name))),
+    broadcastId: h('select', { name: 'broadcastId' }, option('', 'All broadcasts'), ...broadcasts.data.map((b) => option(b.id, b.title ? `${b.title} (${b.id})` : b.id))),
+    sponsorId: h('select', { name: 'sponsorId' }, option('', 'All sponsors'), ...sponsors.data.map((s) => option(s.id, s.name))),
+    country: h('select', { name: 'country' }, option('', 'All countries'), ...countryOptions().map((c) => option(c.code, c.name))),
+    userId: h('input', { name: 'userId', type: 'search', autocomplete: 'off', placeholder: 'Any user' }),
+    from: h('input', { type: 'date', name: 'from' }),
+    to: h('input', { type: 'date', name: 'to' }),
+  };
+  const eventTypes = eventTypeChoice('Event types', (params.get('event') ?? '').split(',').filter(Boolean));
+  for (const [name, control] of Object.entries(controls)) control.value = params.get(name) ?? '';
+  // Keep only values the lists know (a stale URL must not filter on something not shown).
+  for (const select of [controls.campaignId, controls.broadcastId, controls.sponsorId, controls.country]) if (select.selectedIndex < 0) select.value = '';
+
   const csv = h('a', { class: 'button', download: '', 'data-testid': 'download-csv' }, 'Download CSV');
-  const ndjson = h('a', { class: 'button', download: '', 'data-testid': 'download-json' }, 'Download JSON');
-  const table = h('tbody');
+  const ndjson = h('a', { class: 'button', download: '', 'data-testid': 'download-ndjson' }, 'Download NDJSON');
+  const json = h('button', { type: 'button', 'data-testid': 'download-json' }, 'Download JSON');
+  const body = h('tbody');
   const more = h('button', { type: 'button', class: 'secondary', hidden: '' }, 'Load more');
-  const status = h('p', { class: 'muted' }, 'Loading…');
+  const status = h('p', { class: 'muted', role: 'status' }, 'Loading…');
   let cursor: string | null = null;
+  let generation = 0;
+  let controller: AbortController | null = null;
 
   const query = () => {
     const q = new URLSearchParams();
-    if (broadcast.value.trim()) q.set('broadcastId', broadcast.value.trim());
-    if (event.value) q.set('event', event.value);
-    if (from.value) q.set('from', from.value);
-    if (to.value) q.set('to', to.value);
+    for (const name of FILTERS) {
+      if (name === 'event') {
+        const chosen = eventTypes.selected();
+        if (chosen.length) q.set('event', chosen.join(','));
+        continue;
+      }
+      const value = controls[name].value.trim();
+      if (value) q.set(name, value);
+    }
     return q;
   };
+  // The date inputs bound each other: an inverted range cannot be picked.
+  const boundDates = () => {
+    controls.to.min = controls.from.value;
+    controls.from.max = controls.to.value;
+  };
+
   const load = async (append: boolean) => {
     const q = query();
-    history.replaceState(null, '', `${location.pathname}?${q}`);
+    const mine = ++generation;
+    controller?.abort();
+    controller = new AbortController();
+    history.replaceState(history.state, '', `${location.pathname}${q.size ? `?${q}` : ''}`);
     // Marketers open this file in spreadsheets: formula-like cells are neutralised.
-    csv.setAttribute('href', `/v1/analytics/events?${q}&format=csv&csvSafe=true`);
-    ndjson.setAttribute('href', `/v1/analytics/events?${q}&format=ndjson`);
+    csv.href = exportUrl(q, 'csv');
+    ndjson.href = exportUrl(q, 'ndjson');
     if (!append) cursor = null;
-    const page = await api<{ data: any[]; nextCursor: string | null }>(`/v1/analytics/events?${q}&format=json&limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    if (!append) table.replaceChildren();
-    for (const e of page.data) {
-      table.append(h('tr', {}, h('td', {}, e.timestamp.replace('T', ' ').slice(0, 19)), h('td', {}, e.event), h('td', {}, e.broadcastId), h('td', {}, e.userId ?? '–'), h('td', {}, e.country ?? '–'), h('td', { class: 'data' }, JSON.stringify(e.data))));
+    const pageQuery = new URLSearchParams(q);
+    pageQuery.set('format', 'json');
+    pageQuery.set('order', 'desc');
+    pageQuery.set('limit', String(PAGE_SIZE));
+    if (cursor) pageQuery.set('cursor', cursor);
+    status.textContent = 'Loading…';
+    try {
+      const page = await api<{ data: ExportedEvent[]; nextCursor: string | null }>(`/v1/analytics/events?${pageQuery}`, { signal: controller.signal });
+      if (mine !== generation) return;
+      if (!append) body.replaceChildren();
+      for (const e of page.data) {
+        body.append(labelledRow(COLUMNS, [
+          e.timestamp.replace('T', ' ').slice(0, 19), e.event, e.broadcastId ?? '–', e.userId ?? '–', e.country ?? '–', JSON.stringify(e.data ?? {}),
+        ]));
+        (body.lastElementChild!.lastElementChild as HTMLElement).classList.add('data');
+      }
+      cursor = page.nextCursor;
+      more.hidden = !cursor;
+      const shown = body.children.length;
+      status.textContent = shown ? `${shown} events shown, newest first${cursor ? '' : ' (all of them)'}.` : 'No events for these filters.';
+    } catch (error) {
+      if (mine !== generation || (error instanceof DOMException && error.name === 'AbortError')) return;
+      status.textContent = error instanceof ApiError ? error.message : 'The events could not be loaded.';
     }
-    cursor = page.nextCursor;
-    more.hidden = !cursor;
-    status.textContent = table.children.length ? `${table.children.length} events shown, oldest first.` : 'No events for these filters.';
   };
-  for (const control of [broadcast, event, from, to]) control.addEventListener('change', () => void load(false));
+  json.addEventListener('click', () => {
+    json.disabled = true;
+    downloadJson(query())
+      .catch(() => (status.textContent = 'The JSON download failed.'))
+      .finally(() => (json.disabled = false));
+  });
+  for (const control of Object.values(controls)) control.addEventListener('change', () => {
+    boundDates();
+    void load(false);
+  });
+  eventTypes.onChange(() => void load(false));
   more.addEventListener('click', () => void load(true));
+  boundDates();
+
+  const filters = h('form', { class: 'page-filters', role: 'search', 'aria-label': 'Event filters' },
+    labelled('Campaign', controls.campaignId), labelled('Broadcast', controls.broadcastId), labelled('Sponsor', controls.sponsorId),
+    labelled('Country', controls.country), labelled('User id', controls.userId), labelled('From', controls.from), labelled('To', controls.to));
+  filters.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void load(false);
+  });
   root.replaceChildren(
-    h('form', { class: 'filters', role: 'search' }, broadcast, event, from, to, csv, ndjson),
-    status,
-    h('div', { class: 'panel scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Time (UTC)', 'Event', 'Broadcast', 'User', 'Country', 'Data'].map((c) => h('th', { scope: 'col' }, c)))), table)),
-    more,
+    h('section', { class: 'panel', 'aria-label': 'Events' },
+      h('h2', {}, 'Events'),
+      filters,
+      eventTypes.element,
+      h('div', { class: 'actions' }, h('span', { class: 'muted' }, 'Download this view:'), csv, ndjson, json),
+      status,
+      dataTable('Events, newest first', COLUMNS, body, 'events-table'),
+      more,
+    ),
   );
   await load(false);
 }

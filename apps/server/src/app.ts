@@ -19,6 +19,7 @@ import { sessionRoutes } from './routes/session';
 import { analyticsLiveRoutes } from './routes/analytics-live';
 import { analyticsEventRoutes } from './routes/analytics-events';
 import { analyticsOverviewRoutes } from './routes/analytics-overview';
+import { analyticsWatchingRoutes } from './routes/analytics-watching';
 import { apiKeyRoutes } from './routes/api-keys';
 import { contentRoutes } from './routes/content';
 import { webhookRoutes } from './routes/webhooks';
@@ -149,6 +150,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await app.register(analyticsEventRoutes, deps);
   await app.register(analyticsOverviewRoutes, deps);
   await app.register(analyticsLiveRoutes, deps);
+  await app.register(analyticsWatchingRoutes, deps);
   await app.register(sessionRoutes, deps);
   await app.register(deletionRoutes, deps);
   await app.register(contentRoutes, deps);

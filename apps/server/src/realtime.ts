@@ -59,6 +59,7 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       filter.country,
     ),
   );
+  services.analytics.useLiveViewersByBroadcast((tenant) => gateway.liveViewersByBroadcast(tenant.seq));
   // A revoked key stops working at once, for open sockets too.
   services.tenants.onApiKeyRevoked((record) => gateway.disconnectApiKey(record.tenantSeq, record.key));
   // An erased user's sessions carry their userId no more, and what was sent before (over the

@@ -123,8 +123,8 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     expect(new URL(csv.url()).searchParams.get('csvSafe')).toBe('true');
     const records = parse(readFileSync((await csv.path())!, 'utf8'), { columns: true }) as unknown[];
     expect(records).toHaveLength(23);
-    const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-json').click()]);
-    const lines = readFileSync((await json.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-ndjson').click()]);
+    const lines = readFileSync((await ndjson.path())!, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
     expect(lines).toHaveLength(23);
 
     for (const [path, file] of [['/broadcasts', 'dashboard-broadcasts.png'], ['/rejected', 'dashboard-rejected.png'], ['/settings', 'dashboard-settings.png']] as const) {
@@ -143,6 +143,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
       await page.getByRole('link', { name: 'Settings', exact: true }).click();
       await page.getByLabel('Webhook URL').fill(receiver.url);
       await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Close' }).click();
       await page.getByRole('button', { name: 'Send test' }).click();
       await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Test delivered (200');
       await expect.poll(() => page.getByTestId('delivery-status').first().textContent()).toBe('delivered');
@@ -156,10 +157,10 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await logIn();
     await page.getByTestId('unique-viewers').waitFor();
     await page.getByRole('link', { name: 'Broadcasts', exact: true }).click();
-    await page.getByRole('button', { name: 'b2' }).click();
+    await page.getByRole('button', { name: 'b2', exact: true }).click();
     await page.getByLabel('Poll question').fill('Best goal?');
-    await page.getByLabel('Poll options').fill('First, Second');
-    await page.getByRole('button', { name: 'Add poll' }).click();
+    await page.getByLabel('Poll options').fill('First\nSecond');
+    await page.getByRole('button', { name: 'Create overlay' }).click();
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashcontrol', contentId: 'b2' });
     await viewer.next((m) => m.type === 'welcome');
     await page.getByRole('button', { name: 'Show' }).click();

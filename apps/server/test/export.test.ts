@@ -211,6 +211,29 @@ describe('GET /v1/analytics/events', () => {
     expect(unacceptable.json().code).toBe('unsupported_format');
   });
 
+  it('pages JSON newest first with order=desc, and refuses its cursor for the other order', async () => {
+    const events = Array.from({ length: 12 }, (_, i) => validEvent('poll.viewed', new Date(NOW - 3600_000 + (i % 4) * 1000)));
+    await ingest(events);
+    const seen: Array<{ eventId: string; timestamp: string }> = [];
+    let cursor: string | null = null;
+    do {
+      const page: { data: Array<{ eventId: string; timestamp: string }>; nextCursor: string | null } = (await exportAs(`order=desc&limit=5${cursor ? `&cursor=${cursor}` : ''}`)).json();
+      seen.push(...page.data);
+      cursor = page.nextCursor;
+      if (cursor) {
+        const crossed = await exportAs(`limit=5&cursor=${cursor}`);
+        expect(crossed.statusCode).toBe(400);
+      }
+    } while (cursor);
+    const expected = [...seen].sort((a, b) => b.timestamp.localeCompare(a.timestamp) || (a.eventId < b.eventId ? 1 : -1));
+    expect(seen.map((e) => e.eventId)).toEqual(expected.map((e) => e.eventId));
+    expect(new Set(seen.map((e) => e.eventId))).toEqual(new Set(events.map((e) => e.eventId)));
+    expect(seen[0]!.timestamp > seen[seen.length - 1]!.timestamp).toBe(true);
+    const bad = await exportAs('order=newest');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().errors[0].path).toBe('/query/order');
+  });
+
   it('refuses a cursor reused with other filters', async () => {
     await ingest(Array.from({ length: 3 }, () => validEvent('poll.viewed', new Date(NOW - 1000))));
     const { nextCursor } = (await exportAs('limit=1')).json();

@@ -31,6 +31,18 @@ export class AnalyticsService {
     this.liveViewers = source;
   }
 
+  private liveViewersByBroadcast: (tenant: Tenant) => Promise<Map<string, number>> = async () => new Map();
+
+  useLiveViewersByBroadcast(source: (tenant: Tenant) => Promise<Map<string, number>>): void {
+    this.liveViewersByBroadcast = source;
+  }
+
+  /** Broadcasts with viewers connected now, most watched first (then by id). */
+  async watchingNow(tenant: Tenant): Promise<Array<{ broadcastId: string; live: number }>> {
+    const counts = await this.liveViewersByBroadcast(tenant);
+    return [...counts].map(([broadcastId, live]) => ({ broadcastId, live })).sort((a, b) => b.live - a.live || (a.broadcastId < b.broadcastId ? -1 : 1));
+  }
+
   /** Compacts the store now and then every `intervalMs` (failures go to `onError`). */
   startMaintenance(onError: (error: unknown) => void, intervalMs: number = COMPACT_INTERVAL_MS): void {
     if (this.timer) return;

@@ -8,7 +8,7 @@ export interface ExportCursor extends EventPosition {
 }
 
 /** A cursor is tied to its query: reusing it with other filters is refused, not misread. */
-export function filterFingerprint(filter: Omit<EventFilter, 'tenantSeq'>): string {
+export function filterFingerprint(filter: Omit<EventFilter, 'tenantSeq'> & { order?: string }): string {
   const canonical = JSON.stringify(Object.keys(filter).sort().map((key) => [key, filter[key as keyof typeof filter]]));
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 12);
 }

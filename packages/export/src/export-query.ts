@@ -1,5 +1,5 @@
 import { COUNTRY_PATTERN, EVENT_NAMES, isEventName, SvcError, type FieldError } from '@svc/protocol';
-import type { EventFilter } from '@svc/storage';
+import type { EventFilter, EventOrder } from '@svc/storage';
 
 export type ExportFormat = 'json' | 'ndjson' | 'csv';
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['json', 'ndjson', 'csv'];
@@ -21,6 +21,7 @@ export interface ExportQueryParams {
   limit?: string;
   cursor?: string;
   csvSafe?: string;
+  order?: string;
 }
 
 export interface ExportQuery {
@@ -31,6 +32,8 @@ export interface ExportQuery {
   cursor: string | undefined;
   /** CSV for spreadsheets: formula-like cells neutralised (`csvSafe=true`); default false, values as stored. */
   csvSafe: boolean;
+  /** Order of JSON pages: `asc` (default, oldest first) or `desc` (newest first). Streams are always `asc`. */
+  order: EventOrder;
 }
 
 const date = (what: string) => ({
@@ -71,6 +74,12 @@ export const EXPORT_PAGE_PARAMETERS = {
     enum: ['true', 'false'],
     default: 'false',
     description: "CSV for spreadsheets: cells starting with =, +, -, @, tab or CR get a leading ' (default false: values exactly as stored)",
+  },
+  order: {
+    type: 'string',
+    enum: ['asc', 'desc'],
+    default: 'asc',
+    description: 'Order of JSON pages by (timestamp, eventId): asc oldest first, desc newest first. NDJSON and CSV streams are always asc.',
   },
 } as const;
 
@@ -149,10 +158,15 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
     if (params.csvSafe === 'true' || params.csvSafe === 'false') csvSafe = params.csvSafe === 'true';
     else fail('csvSafe', 'must be true or false');
   }
+  let order: EventOrder = 'asc';
+  if (params.order !== undefined) {
+    if (params.order === 'asc' || params.order === 'desc') order = params.order;
+    else fail('order', 'must be asc or desc');
+  }
   if (errors.length) {
     throw new SvcError('validation_failed', `Invalid query parameter ${errors.map((e) => e.path.slice(7)).join(', ')}: ${errors[0]!.message}.`, { errors });
   }
-  return { filter, format, limit, cursor: params.cursor, csvSafe };
+  return { filter, format, limit, cursor: params.cursor, csvSafe, order };
 }
 
 /** Epoch ms of a bound; `to` as a calendar date means the end of that day. Null when invalid. */

@@ -23,12 +23,13 @@ export class ExportService {
   ) {}
 
   async page(tenant: Tenant, query: ExportQuery): Promise<ExportPage> {
-    const fingerprint = filterFingerprint(query.filter);
+    // The order is part of what a cursor continues: one of the other order is refused, not misread.
+    const fingerprint = filterFingerprint(query.order === 'desc' ? { ...query.filter, order: 'desc' } : query.filter);
     const cursor = query.cursor ? decodeCursor(query.cursor, fingerprint) : undefined;
     const asOfMs = cursor?.asOfMs ?? this.clock.now();
     const rows = await this.events.queryEvents(
       { ...query.filter, tenantSeq: tenant.seq, receivedUpToMs: asOfMs },
-      { limit: query.limit + 1, after: cursor },
+      { limit: query.limit + 1, after: cursor, order: query.order },
     );
     const more = rows.length > query.limit;
     const data = more ? rows.slice(0, query.limit) : rows;

@@ -155,6 +155,17 @@ export class Gateway {
     return count;
   }
 
+  /** Viewers connected now to each of this tenant's broadcasts that has any. */
+  async liveViewersByBroadcast(tenantSeq: number): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const pending of this.rooms.values()) {
+      const room = await pending.catch(() => null);
+      if (!room || room.tenantSeq !== tenantSeq || room.connections.size === 0) continue;
+      counts.set(room.broadcastId, (counts.get(room.broadcastId) ?? 0) + room.connections.size);
+    }
+    return counts;
+  }
+
   /** Open sockets counted against a client address (IPv6: its /64). */
   openConnectionsOf(clientAddress: string): number {
     return this.admission.openConnections(clientAddress);

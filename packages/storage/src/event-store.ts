@@ -35,10 +35,15 @@ export interface EventPosition {
   eventId: string;
 }
 
+/** `asc`: oldest first (the export order); `desc`: newest first, as a viewer reads a log. */
+export type EventOrder = 'asc' | 'desc';
+
 export interface EventPageRequest {
   limit: number;
-  /** Continue after this (timestamp, eventId) position. */
+  /** Continue after this (timestamp, eventId) position, in the page's order. */
   after?: EventPosition;
+  /** Default `asc`: (timestamp, eventId) ascending; `desc` reverses both. */
+  order?: EventOrder;
 }
 
 /** Which events of one tenant a read selects. Every field narrows; all are optional but the tenant. */
@@ -75,7 +80,7 @@ export interface QuarantinedEvent {
  */
 export interface EventStore {
   commit(batch: CommitBatch): Promise<CommitOutcome>;
-  /** One page in (timestamp, eventId) order. */
+  /** One page in (timestamp, eventId) order, ascending unless `page.order` is `desc`. */
   queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]>;
   /**
    * Every matching event in (timestamp, eventId) order as export text (NDJSON lines or CSV

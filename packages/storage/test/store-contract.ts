@@ -80,6 +80,27 @@ export function storeContract(name: string, open: () => Promise<EventBackend>): 
       await storage.close();
     });
 
+    it('pages events newest first when asked, both keys reversed', async () => {
+      const storage = await open();
+      const t = await storage.meta.createTenant({ id: 'n', name: 'N', retentionMonths: 12, settings, createdAt: 0 });
+      const rows = Array.from({ length: 25 }, (_, i) => row(t.seq, { timestampMs: Date.UTC(2026, 0, 1) + (i % 5) * 1000 }));
+      await storage.events.commit({ events: rows, rejects: [] });
+      const seen: string[] = [];
+      let after: { timestampMs: number; eventId: string } | undefined;
+      for (;;) {
+        const page = await storage.events.queryEvents({ tenantSeq: t.seq }, { limit: 7, after, order: 'desc' });
+        if (!page.length) break;
+        seen.push(...page.map((e) => e.eventId));
+        const last = page[page.length - 1]!;
+        after = { timestampMs: Date.parse(last.timestamp), eventId: last.eventId };
+      }
+      const expected = [...rows]
+        .sort((x, y) => y.timestampMs - x.timestampMs || (x.eventId < y.eventId ? 1 : -1))
+        .map((r) => r.eventId);
+      expect(seen).toEqual(expected);
+      await storage.close();
+    });
+
     it('keeps rejected events with their reason, newest first', async () => {
       const storage = await open();
       const t = await storage.meta.createTenant({ id: 'q', name: 'Q', retentionMonths: 12, settings, createdAt: 0 });

@@ -96,6 +96,7 @@ export function validSamples(f: Fixture): Array<[operation: string, sample: Samp
     ['GET /v1/analytics/events', { method: 'GET', url: '/v1/analytics/events?format=csv&event=poll.viewed', status: 200 }],
     ['GET /v1/analytics/events', { method: 'GET', url: '/v1/analytics/events', headers: { accept: 'text/csv', authorization: `Bearer ${f.adminToken}` }, status: 200 }],
     ['GET /v1/analytics/overview', { method: 'GET', url: `/v1/analytics/overview?${filter}&sponsorId=${f.sponsorId}`, status: 200 }],
+    ['GET /v1/analytics/watching-now', { method: 'GET', url: '/v1/analytics/watching-now', status: 200 }],
     ['POST /v1/session', { method: 'POST', url: '/v1/session', headers: {}, body: { token: f.adminToken }, status: 200 }],
     ['GET /v1/session', { method: 'GET', url: '/v1/session', status: 200 }],
     ['DELETE /v1/session', { method: 'DELETE', url: '/v1/session', headers: {}, status: 204 }],

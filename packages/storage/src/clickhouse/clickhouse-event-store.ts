@@ -9,7 +9,7 @@ import {
 } from '../event-store';
 import type { EventRow } from '../records';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
+import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
 import { RecentKeys, unseenEvents } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
@@ -66,8 +66,8 @@ export class ClickHouseEventStore implements EventStore {
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
     // LIMIT 1 BY drops unmerged copies of an event before the page is cut.
     const rows = await this.db.query<StoredEventRow>(
-      `SELECT ${EVENT_SELECT} FROM events WHERE ${eventWhere(filter, page.after)}
-       ORDER BY ${EVENT_ORDER} LIMIT 1 BY timestamp_ms, event_id LIMIT ${sqlInteger(page.limit)}`,
+      `SELECT ${EVENT_SELECT} FROM events WHERE ${eventWhere(filter, page.after, page.order)}
+       ORDER BY ${page.order === 'desc' ? EVENT_ORDER_DESC : EVENT_ORDER} LIMIT 1 BY timestamp_ms, event_id LIMIT ${sqlInteger(page.limit)}`,
     );
     return rows.map(toStoredEvent);
   }

@@ -1,5 +1,5 @@
 import type { EventName, StoredEvent } from '@svc/protocol';
-import type { EventFilter, EventPosition } from '../event-store';
+import type { EventFilter, EventOrder, EventPosition } from '../event-store';
 import type { EventRow } from '../records';
 import { chNumber, type ChRow } from './ch-database';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
@@ -13,6 +13,8 @@ export const EVENT_ID_TEXT = 'toString(event_id)';
 
 /** The export and paging order: event time, then event id as text. Duplicates sit side by side. */
 export const EVENT_ORDER = `timestamp_ms, ${EVENT_ID_TEXT}`;
+/** The paging order newest first: both keys reversed, so copies still sit side by side. */
+export const EVENT_ORDER_DESC = `timestamp_ms DESC, ${EVENT_ID_TEXT} DESC`;
 
 /** Columns of a stored event, in the shape `toStoredEvent` reads. */
 export const EVENT_SELECT = `${EVENT_ID_TEXT} AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
@@ -37,7 +39,7 @@ export interface StoredEventRow {
 }
 
 /** WHERE clause of an event filter; every value through sql-literal, column names from this file only. */
-export function eventWhere(filter: EventFilter, after?: EventPosition): string {
+export function eventWhere(filter: EventFilter, after?: EventPosition, order: EventOrder = 'asc'): string {
   const clauses = [`tenant_seq = ${sqlInteger(filter.tenantSeq)}`];
   if (filter.campaignId !== undefined) clauses.push(`campaign_id = ${sqlInteger(filter.campaignId)}`);
   if (filter.fromMs !== undefined) clauses.push(`timestamp_ms >= ${sqlInteger(filter.fromMs)}`);
@@ -55,7 +57,8 @@ export function eventWhere(filter: EventFilter, after?: EventPosition): string {
   if (filter.receivedUpToMs !== undefined) clauses.push(`received_at_ms <= ${sqlInteger(filter.receivedUpToMs)}`);
   if (after) {
     const ts = sqlInteger(after.timestampMs);
-    clauses.push(`(timestamp_ms > ${ts} OR (timestamp_ms = ${ts} AND ${EVENT_ID_TEXT} > ${sqlString(after.eventId.toLowerCase())}))`);
+    const beyond = order === 'desc' ? '<' : '>';
+    clauses.push(`(timestamp_ms ${beyond} ${ts} OR (timestamp_ms = ${ts} AND ${EVENT_ID_TEXT} ${beyond} ${sqlString(after.eventId.toLowerCase())}))`);
   }
   return clauses.join(' AND ');
 }

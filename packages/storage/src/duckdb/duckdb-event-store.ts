@@ -240,10 +240,12 @@ export class DuckDbEventStore implements EventStore {
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {
     const values: DuckDBValue[] = [];
-    const where = eventWhere(filter, values, page.after);
+    const order = page.order ?? 'asc';
+    const where = eventWhere(filter, values, page.after, order);
     values.push(page.limit);
+    const direction = order === 'desc' ? 'DESC' : 'ASC';
     const rows = await this.db.query(
-      `SELECT ${EVENT_SELECT} FROM events WHERE ${where} ORDER BY ts, event_id LIMIT $${values.length}`,
+      `SELECT ${EVENT_SELECT} FROM events WHERE ${where} ORDER BY ts ${direction}, event_id ${direction} LIMIT $${values.length}`,
       values,
     );
     return rows.map(toStoredEvent);

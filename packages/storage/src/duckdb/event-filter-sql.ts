@@ -1,5 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { EventFilter, EventPosition } from '../event-store';
+import type { EventFilter, EventOrder, EventPosition } from '../event-store';
 
 /** Columns of an exported event, in the shape `toStoredEvent` reads. */
 export const EVENT_SELECT = `event_id::VARCHAR AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
@@ -9,7 +9,7 @@ export const EVENT_SELECT = `event_id::VARCHAR AS event_id, event, user_id, sess
  * WHERE clause of an event filter. Values are always bound parameters (numbered from
  * `values.length + 1`); column names come from this file only.
  */
-export function eventWhere(filter: EventFilter, values: DuckDBValue[], after?: EventPosition): string {
+export function eventWhere(filter: EventFilter, values: DuckDBValue[], after?: EventPosition, order: EventOrder = 'asc'): string {
   const param = (value: DuckDBValue) => {
     values.push(value);
     return `$${values.length}`;
@@ -33,7 +33,8 @@ export function eventWhere(filter: EventFilter, values: DuckDBValue[], after?: E
   if (after) {
     const ts = param(after.timestampMs);
     const id = param(after.eventId);
-    clauses.push(`(ts > epoch_ms(${ts}::BIGINT) OR (ts = epoch_ms(${ts}::BIGINT) AND event_id > ${id}::UUID))`);
+    const beyond = order === 'desc' ? '<' : '>';
+    clauses.push(`(ts ${beyond} epoch_ms(${ts}::BIGINT) OR (ts = epoch_ms(${ts}::BIGINT) AND event_id ${beyond} ${id}::UUID))`);
   }
   return clauses.join(' AND ');
 }
