@@ -4,8 +4,8 @@ import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, type ChDatabase } from './ch-database';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
-/** The tables that hold users' rows. */
-const USER_TABLES = ['events', 'rejected_events'] as const;
+/** The tables that hold users' rows (`event_ids`: the ids of their events, which the writer's duplicate lookup reads). */
+const USER_TABLES = ['events', 'rejected_events', 'event_ids'] as const;
 /**
  * How long `rewriteErased` waits for the parts a deletion replaced to leave the disk: the
  * server removes an inactive part `old_parts_lifetime` (480 s by default) after it was
@@ -50,6 +50,9 @@ export class ClickHouseErasureStore implements UserErasureStore {
     const deletedRejects = await this.count('rejected_events', match);
     // A mutation rewrites parts: none is started when there is nothing to delete.
     if (deletedEvents > 0) await this.delete('events', match);
+    // After the events: while they are there their ids must be too, or a copy sent again would
+    // be stored beside them. Looked for even when no event was left, after a deletion cut short.
+    if ((await this.count('event_ids', match)) > 0) await this.delete('event_ids', match);
     if (deletedRejects > 0) await this.delete('rejected_events', match);
     return { deletedEvents, deletedRejects };
   }

@@ -27,10 +27,12 @@ const RECENT_KEYS_PER_GENERATION = 500_000;
 /**
  * Events and the quarantine in ClickHouse (tables of ch-migrations). `commit` is the writer's
  * sink: one insert per table, so callers pass large batches. Event ids already stored are
- * skipped (looked up before the insert); two commits of one id at the same moment may both
- * store it, and ReplacingMergeTree merges the copies later: every read here is correct with
- * copies still unmerged (FINAL for counts, LIMIT 1 BY for pages, and the export skips the
- * repeats of an event, which its order puts side by side).
+ * skipped, whatever the time they were stored with (looked up by id in `event_ids`, which a
+ * materialized view fills from every insert into `events`); two commits of one id at the same
+ * moment may both store it, and ReplacingMergeTree merges the copies later when their times
+ * are equal: every read here is correct with such copies still unmerged (FINAL for counts,
+ * LIMIT 1 BY for pages, and the export skips the repeats of an event, which its order puts
+ * side by side).
  *
  * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
  * after this commit (`CommitBatch.deliveries` is ignored).
@@ -46,7 +48,7 @@ export class ClickHouseEventStore implements EventStore {
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
     const candidates = this.candidates(batch);
-    const stored = candidates.length ? await storedEventKeys(this.db, candidates.map((c) => c.event), new Set(candidates.map((c) => c.key))) : new Set<string>();
+    const stored = candidates.length ? await storedEventKeys(this.db, candidates.map((c) => c.event)) : new Set<string>();
     const fresh = stored.size ? candidates.filter((c) => !stored.has(c.key)) : candidates;
     const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
     await this.db.insert('events', fresh.map((c) => toInsertRow(c.event)));
