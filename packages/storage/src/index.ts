@@ -73,3 +73,5 @@ export { DeliveryQueue, WEBHOOK_STREAM, WEBHOOK_SUBJECT_PREFIX, WEBHOOK_CONSUMER
 export { openEventClusterStorage, splitClickHouseUrl, DEFAULT_CLICKHOUSE_DATABASE, type EventClusterStorageOptions } from './open-event-cluster-storage';
 export { UnfinishedErasures, UNFINISHED_ERASURES_MAX_AGE_MS } from './nats/unfinished-erasures';
 export { PipelineErasureStore, ERASURE_WRITER_WAIT_MS } from './nats/pipeline-erasure-store';
+export type { StoredEventKey } from './nats/event-log-writer';
+export { type EncodedEvents, type EncodedEventSink } from './encoded-events';

@@ -1,3 +1,4 @@
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -12,7 +13,7 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
-import { eventRow } from './event-log-rows';
+import { eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = clickhouseAvailable() && natsAvailable();
@@ -87,5 +88,18 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     const range = { tenantSeq: 1, fromMs: first.timestampMs - HOUR_MS, toMs: first.timestampMs + 2 * HOUR_MS };
     const revenue = await analytics.revenue(range);
     expect(revenue.reduce((sum, r) => sum + r.orders, 0)).toBe(3);
+  });
+
+  it('stores messages of the first format still in the stream after an upgrade, beside messages of the current one', async () => {
+    const { log, db, sink, node } = await pipeline();
+    const old = [eventRow(1), eventRow(2, { userId: null })];
+    // As a node of the previous version published them: the rows as JSON.
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: old, rejects: [rejectRow(1)], deliveries: [] }), { msgID: 'first-format' });
+    await node().commit({ events: [eventRow(3)], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    expect((await sink.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => [e.eventId, e.userId])).toEqual(
+      [...old, eventRow(3)].map((e) => [e.eventId, e.userId]),
+    );
+    expect(await sink.listRejected(1, { limit: 10 })).toHaveLength(1);
   });
 });

@@ -22,10 +22,14 @@ import {
   type CommitBatch,
   type CommitOutcome,
   type EventLogWriterOptions,
+  type StoredEventKey,
   type EventRow,
   type EventStore,
   type NewDelivery,
 } from '../src';
+import { decodeEvents } from '../src/encoded-events';
+import { fromInsertLine } from '../src/clickhouse/event-sql';
+import { decodeEntry } from '../src/nats/event-log-chunks';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 import { startStallingProxy } from './stalling-proxy';
@@ -124,7 +128,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await streamMessages(log)).toBe(1);
     const message = await log.manager().streams.getMessage(EVENTS_STREAM, { seq: await log.position() });
     expect(message!.subject).toBe('svc.events.1');
-    expect((message!.json() as { events: EventRow[] }).events).toEqual(events);
+    expect(decodeEntry(message!.data).events.flatMap((block) => decodeEvents(block, fromInsertLine))).toEqual(events);
 
     const sink = await duckDbSink();
     await startWriter(log, { sink });
@@ -460,7 +464,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     subscribeStoredNotices(other, (tenantSeq, count) => notices.push([tenantSeq, count]));
     await other.flush();
     const storedBeforeQueue: number[] = [];
-    const onStored: EventRow[][] = [];
+    const onStored: StoredEventKey[][] = [];
     await startWriter(log, {
       sink,
       enqueueDeliveries: async () => void storedBeforeQueue.push(await sink.countEvents({ tenantSeq: 1 })),

@@ -1,5 +1,6 @@
 import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import {
+  eventKey,
   type CommitBatch,
   type CommitOutcome,
   type EventFilter,
@@ -7,11 +8,12 @@ import {
   type EventStore,
   type QuarantinedEvent,
 } from '../event-store';
-import type { EventRow } from '../records';
+import type { QuarantineRow } from '../records';
+import { encodeEvents, selectEvents, type EncodedEventSink, type EncodedEvents } from '../encoded-events';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ORDER, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
+import { EVENT_ORDER, EVENT_SELECT, eventWhere, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
-import { RecentKeys, unseenEvents } from '../recent-keys';
+import { RecentKeys } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
 import { newRejects, toRejectRow } from './reject-rows';
@@ -37,7 +39,7 @@ const RECENT_KEYS_PER_GENERATION = 500_000;
  * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
  * after this commit (`CommitBatch.deliveries` is ignored).
  */
-export class ClickHouseEventStore implements EventStore {
+export class ClickHouseEventStore implements EventStore, EncodedEventSink {
   private readonly recent = new RecentKeys(RECENT_KEYS_PER_GENERATION);
 
   constructor(
@@ -47,22 +49,43 @@ export class ClickHouseEventStore implements EventStore {
   ) {}
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
-    const candidates = this.candidates(batch);
-    const stored = candidates.length ? await storedEventKeys(this.db, candidates.map((c) => c.event)) : new Set<string>();
-    const fresh = stored.size ? candidates.filter((c) => !stored.has(c.key)) : candidates;
+    return this.commitEncoded({ events: encodeEvents(batch.events), rejects: batch.rejects });
+  }
+
+  /**
+   * The writer's commit: events as the lines nodes encoded (see `EncodedEvents`), inserted as
+   * they are. Each id once (its first occurrence), none stored recently or stored at all.
+   */
+  async commitEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<CommitOutcome> {
+    const candidates = new Set<string>();
+    const picked = batch.events.map((block) => {
+      const keys: (string | null)[] = [];
+      for (const id of block.ids) {
+        const key = eventKey(block.tenantSeq, id);
+        if (candidates.has(key) || this.recent.has(key)) keys.push(null);
+        else {
+          candidates.add(key);
+          keys.push(key);
+        }
+      }
+      return { block, keys };
+    });
+    const stored = candidates.size ? await storedEventKeys(this.db, candidates) : new Set<string>();
+    const inserted = new Set<string>();
+    const fresh = picked.map(({ block, keys }) =>
+      selectEvents(block, (i) => {
+        const key = keys[i];
+        if (key === null || key === undefined || stored.has(key)) return false;
+        inserted.add(key);
+        return true;
+      }),
+    );
     const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
-    await this.db.insert('events', fresh.map((c) => toInsertRow(c.event)));
+    await this.db.insertLines('events', fresh.filter((b) => b.ids.length).map((b) => b.lines));
     await this.db.insert('rejected_events', rejects.map(toRejectRow));
-    const inserted = new Set(fresh.map((c) => c.key));
     for (const key of inserted) this.recent.add(key);
     for (const key of stored) this.recent.add(key);
     return { inserted };
-  }
-
-  /** Each id once (its first occurrence), none stored recently, with its key. */
-  private candidates(batch: CommitBatch): { event: EventRow; key: string }[] {
-    const { events, keys } = unseenEvents(batch, this.recent);
-    return events.map((event, i) => ({ event, key: keys[i]! }));
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {

@@ -1,6 +1,8 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { eventKey, type EventStore, type NewDelivery } from '../event-store';
-import type { EventRow } from '../records';
+import type { EventStore, NewDelivery } from '../event-store';
+import type { QuarantineRow } from '../records';
+import { decodeEvents, isEncodedEventSink, type EncodedEvents } from '../encoded-events';
+import { fromInsertLine } from '../clickhouse/event-sql';
 import { decodeEntry, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
@@ -29,6 +31,12 @@ export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
 export const WRITER_RETRY_DELAY_MS = 5_000;
+/** An event the writer stored. */
+export interface StoredEventKey {
+  tenantSeq: number;
+  eventId: string;
+}
+
 export interface EventLogWriterOptions {
   /** Where events and rejects are written (ClickHouse's store in production). */
   sink: EventStore;
@@ -36,8 +44,8 @@ export interface EventLogWriterOptions {
   enqueueDeliveries: (deliveries: NewDelivery[]) => Promise<void>;
   /** Default: nobody is being erased. */
   erasingSince?: ErasingSince;
-  /** Called with the events each batch stored, after the ack. */
-  onStored?: (rows: EventRow[]) => void;
+  /** Called with the events each batch stored (tenant and lower-case id), after the ack. */
+  onStored?: (stored: StoredEventKey[]) => void;
   /** A failed batch or fetch (it is retried). Default: written to stderr. */
   onError?: (error: unknown) => void;
   /** Default WRITER_BATCH_WAIT_MS (JetStream's minimum is 1,000). */
@@ -177,13 +185,12 @@ export class EventLogWriter {
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
       const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
-      const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
+      const inserted = events.length || rejects.length ? await this.store(events, rejects) : new Set<string>();
       if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
       for (const message of messages) message.ack();
       this.release(messages);
       await this.log.connection.flush();
-      const stored = events.filter((e) => outcome.inserted.has(eventKey(e.tenantSeq, e.eventId)));
-      if (stored.length) this.announce(stored);
+      if (inserted.size) this.announce(inserted);
     } catch (error) {
       this.report(error);
       this.release(messages);
@@ -218,13 +225,26 @@ export class EventLogWriter {
     return decoded;
   }
 
+  /** Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys of the events it inserted. */
+  private async store(events: EncodedEvents[], rejects: QuarantineRow[]): Promise<Set<string>> {
+    const sink = this.options.sink;
+    if (isEncodedEventSink(sink)) return (await sink.commitEncoded({ events, rejects })).inserted;
+    return (await sink.commit({ events: events.flatMap((block) => decodeEvents(block, fromInsertLine)), rejects })).inserted;
+  }
+
   private release(messages: JsMsg[]): void {
     for (const message of messages) this.held.delete(message);
   }
 
-  private announce(stored: EventRow[]): void {
+  private announce(inserted: Set<string>): void {
     const counts = new Map<number, number>();
-    for (const event of stored) counts.set(event.tenantSeq, (counts.get(event.tenantSeq) ?? 0) + 1);
+    const stored: StoredEventKey[] = [];
+    for (const key of inserted) {
+      const colon = key.indexOf(':');
+      const tenantSeq = Number(key.slice(0, colon));
+      counts.set(tenantSeq, (counts.get(tenantSeq) ?? 0) + 1);
+      if (this.options.onStored) stored.push({ tenantSeq, eventId: key.slice(colon + 1) });
+    }
     publishStoredNotice(this.log.connection, counts);
     try {
       this.options.onStored?.(stored);
