@@ -8,7 +8,7 @@ import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
 import { EventLog } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
-import { EventLogWriter } from './nats/event-log-writer';
+import { EventLogWriter, type EventLogWriterOptions } from './nats/event-log-writer';
 import { DeliveryQueue } from './nats/delivery-queue';
 import { subscribeStoredNotices } from './nats/stored-notice';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
@@ -41,6 +41,8 @@ export interface EventClusterStorageOptions {
   nodeId?: string;
   /** The PostgreSQL pool (size, connect timeout); `PgDatabase`'s defaults when unset. */
   postgres?: PgDatabaseOptions;
+  /** The event writer's timing (tests shorten the ack wait and the retry pause); `EventLogWriter`'s defaults when unset. */
+  writer?: Pick<EventLogWriterOptions, 'ackWaitMs' | 'retryDelayMs' | 'batchWaitMs'>;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -82,7 +84,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const deliveries = new PgWebhookDeliveryStore(pg, queue);
     const tombstones = new PgErasureTombstones(pg);
     const deletions = new PgDeletionJobStore(pg);
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions));
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), options.writer);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -144,6 +146,7 @@ function eventPipeline(
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
   erasing: UnfinishedErasures,
+  timing: EventClusterStorageOptions['writer'] = {},
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
   let tombstonesStarted = false;
@@ -162,6 +165,7 @@ function eventPipeline(
       });
       if (!writer) {
         const starting = new EventLogWriter(log, {
+          ...timing,
           sink,
           enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
           // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).

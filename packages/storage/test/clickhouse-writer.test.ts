@@ -100,6 +100,25 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     expect((await sink.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => [e.eventId, e.userId])).toEqual(
       [...old, eventRow(3)].map((e) => [e.eventId, e.userId]),
     );
-    expect(await sink.listRejected(1, { limit: 10 })).toHaveLength(1);
+    // Inserted after the events.
+    await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).length, WAIT).toBe(1);
+  });
+
+  it('sets aside an event ClickHouse refuses, in the quarantine, and stores the others of its batch and the later ones', async () => {
+    const { log, db, sink, writer, errors, node } = await pipeline();
+    const good = [eventRow(1), eventRow(2), eventRow(3)];
+    const refused = eventRow(4, { eventId: 'not-a-uuid' });
+    // A message of the first format with a row the events table cannot take, amid good ones.
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries: [] }), { msgID: 'poison' });
+    await node().commit({ events: [good[2]!], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
+    const quarantined = await sink.listRejected(1, { limit: 10 });
+    expect(quarantined).toMatchObject([{ code: 'event_not_storable', event: 'checkout.completed', payload: { event_id: 'not-a-uuid', user_id: 'u-4' } }]);
+    expect(writer.setAsideRows).toBe(1);
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
+    // Later events are not held up.
+    await node().commit({ events: [eventRow(5)], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(4);
   });
 });

@@ -455,6 +455,23 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await sink.countEvents({ tenantSeq: 1 })).toBe(4);
   });
 
+  it('stops at once while both the write of a batch and the fetch of the next one wait to retry', async () => {
+    const log = await openLog();
+    await new JetStreamEventStore(log, await duckDbSink()).commit({ events: rows(1, 3), rejects: [] });
+    const failures = { count: 0 };
+    const writer = new EventLogWriter(log, {
+      sink: failingWhile(await duckDbSink(), () => true, failures), enqueueDeliveries: async () => {}, onError: () => {}, ...FAST_WRITER, retryDelayMs: 60_000,
+    });
+    await writer.start();
+    await vi.waitFor(() => expect(failures.count).toBe(1), WAIT);
+    // The next fetch fails too (its consumer is gone), and waits to retry as well.
+    await log.manager().consumers.delete(EVENTS_STREAM, 'writer');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const started = Date.now();
+    await writer.stop();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('enqueues deliveries after the sink stored their events, then tells this node and the others what was stored', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
