@@ -13,7 +13,6 @@ import { encodeEvents, selectEvents, type EncodedEventSink, type EncodedEvents }
 import { chNumber, type ChDatabase } from './ch-database';
 import { EVENT_ORDER, EVENT_SELECT, eventWhere, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
-import { RecentKeys } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
 import { newRejects, toRejectRow } from './reject-rows';
@@ -23,8 +22,6 @@ import { storedEventKeys } from './stored-event-keys';
 const FIRST_WINDOW_MS = 3_600_000;
 /** Rows an export window aims at: each window is sorted on the server, so it bounds that sort's memory. */
 const WINDOW_ROWS = 200_000;
-/** Event keys remembered as stored, per generation (two generations are kept). */
-const RECENT_KEYS_PER_GENERATION = 500_000;
 
 /**
  * Events and the quarantine in ClickHouse (tables of ch-migrations). `commit` is the writer's
@@ -40,8 +37,6 @@ const RECENT_KEYS_PER_GENERATION = 500_000;
  * after this commit (`CommitBatch.deliveries` is ignored).
  */
 export class ClickHouseEventStore implements EventStore, EncodedEventSink {
-  private readonly recent = new RecentKeys(RECENT_KEYS_PER_GENERATION);
-
   constructor(
     private readonly db: ChDatabase,
     /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
@@ -54,7 +49,9 @@ export class ClickHouseEventStore implements EventStore, EncodedEventSink {
 
   /**
    * The writer's commit: events as the lines nodes encoded (see `EncodedEvents`), inserted as
-   * they are. Each id once (its first occurrence), none stored recently or stored at all.
+   * they are. Each id once (its first occurrence), none stored already: no cache of recent ids
+   * here, the lookup by id in `event_ids` finds them all (a cache cost the writer more CPU than
+   * it saved, measured: docs/benchmarks.md).
    */
   async commitEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<CommitOutcome> {
     const candidates = new Set<string>();
@@ -62,7 +59,7 @@ export class ClickHouseEventStore implements EventStore, EncodedEventSink {
       const keys: (string | null)[] = [];
       for (const id of block.ids) {
         const key = eventKey(block.tenantSeq, id);
-        if (candidates.has(key) || this.recent.has(key)) keys.push(null);
+        if (candidates.has(key)) keys.push(null);
         else {
           candidates.add(key);
           keys.push(key);
@@ -83,8 +80,6 @@ export class ClickHouseEventStore implements EventStore, EncodedEventSink {
     const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
     await this.db.insertLines('events', fresh.filter((b) => b.ids.length).map((b) => b.lines));
     await this.db.insert('rejected_events', rejects.map(toRejectRow));
-    for (const key of inserted) this.recent.add(key);
-    for (const key of stored) this.recent.add(key);
     return { inserted };
   }
 
