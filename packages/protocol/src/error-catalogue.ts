@@ -50,6 +50,8 @@ export const ERROR_CATALOGUE = {
   internal_error: { status: 500, title: 'Internal server error' },
   // Dashboard session cookies work only from the dashboard's own pages.
   cross_origin_request: { status: 403, title: 'Cross-origin request refused' },
+  // An accepted event the event database refuses to store: set aside in the quarantine, not retried.
+  event_not_storable: { status: 500, title: 'Event refused by the event database' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

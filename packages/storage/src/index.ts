@@ -74,3 +74,5 @@ export { openEventClusterStorage, splitClickHouseUrl, DEFAULT_CLICKHOUSE_DATABAS
 export { UnfinishedErasures, UNFINISHED_ERASURES_MAX_AGE_MS } from './nats/unfinished-erasures';
 export { PipelineErasureStore, ERASURE_WRITER_WAIT_MS } from './nats/pipeline-erasure-store';
 export { AckedMessageSweep, sweepAckedMessages, ACKED_MESSAGE_SWEEP_INTERVAL_MS, type SweptQueue, type AckedMessageSweepOptions } from './nats/acked-message-sweep';
+export type { StoredEventKey } from './nats/event-log-writer';
+export { type EncodedEvents, type EncodedEventSink } from './encoded-events';

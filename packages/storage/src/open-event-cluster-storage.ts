@@ -8,7 +8,7 @@ import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
 import { EventLog, EVENTS_STREAM } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
-import { EventLogWriter } from './nats/event-log-writer';
+import { EventLogWriter, type EventLogWriterOptions } from './nats/event-log-writer';
 import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
 import { AckedMessageSweep } from './nats/acked-message-sweep';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
@@ -47,6 +47,8 @@ export interface EventClusterStorageOptions {
   writerAckWaitMs?: number;
   /** Ack wait of the dispatchers' consumer on WEBHOOKS, ms; `DEFAULT_ACK_WAIT_MS` of the queue when unset. */
   webhookAckWaitMs?: number;
+  /** The event writer's other timing (tests shorten the retry pause); `EventLogWriter`'s defaults when unset. */
+  writer?: Pick<EventLogWriterOptions, 'retryDelayMs' | 'batchWaitMs'>;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -88,7 +90,8 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const deliveries = new PgWebhookDeliveryStore(pg, queue);
     const tombstones = new PgErasureTombstones(pg);
     const deletions = new PgDeletionJobStore(pg);
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), options.writerAckWaitMs);
+    const timing = { ...options.writer, ackWaitMs: options.writerAckWaitMs };
+    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), timing);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -150,7 +153,7 @@ function eventPipeline(
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
   erasing: UnfinishedErasures,
-  writerAckWaitMs: number | undefined,
+  timing: Pick<EventLogWriterOptions, 'ackWaitMs' | 'retryDelayMs' | 'batchWaitMs'>,
 ): EventPipeline {
   let writer: EventLogWriter | null = null;
   let tombstonesStarted = false;
@@ -170,11 +173,11 @@ function eventPipeline(
       });
       if (!writer) {
         const starting = new EventLogWriter(log, {
+          ...timing,
           sink,
           enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
           // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).
           erasingSince: erasing.since,
-          ackWaitMs: writerAckWaitMs,
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
         });
         await starting.start();

@@ -9,6 +9,8 @@ import { openEmbeddedStorage, type EventFilter, type EventRow, type QuarantineRo
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { toInsertRow } from '../src/clickhouse/event-sql';
+import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
+import { insertEvents } from './clickhouse-events';
 import { storedEvent } from '../../export/test/arbitraries';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { contractRow, storeContract } from './store-contract';
@@ -97,6 +99,30 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '1' }]);
   });
 
+  it('recognises a copy sent again whose clock-corrected time moved by an hour, beside new events of that hour', async () => {
+    const db = await openDb();
+    const first = row(1);
+    await new ClickHouseEventStore(db).commit({ events: [first], rejects: [] });
+    const later = { ...first, timestampMs: first.timestampMs + 3_600_000 };
+    const outcome = await new ClickHouseEventStore(db).commit({ events: [later, row(1, { timestampMs: later.timestampMs + 1 })], rejects: [] });
+    expect(outcome.inserted.size).toBe(1);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '2' }]);
+  });
+
+  it('upgrades a database of the first schema: the ids of the events stored before are found', async () => {
+    const name = `svc_events_${++databases}`;
+    const old = await ChDatabase.open(server.url, name, { migrations: CH_MIGRATIONS.filter((m) => m.version === 1) });
+    const before = row(1);
+    await insertEvents(old, [before]);
+    await old.close();
+    const db = await ChDatabase.open(server.url, name);
+    opened.push(db);
+    expect(await db.query('SELECT tenant_seq, event_id FROM event_ids')).toEqual([{ tenant_seq: 1, event_id: before.eventId.toLowerCase() }]);
+    const outcome = await new ClickHouseEventStore(db).commit({ events: [{ ...before, timestampMs: before.timestampMs + 86_400_000 }], rejects: [] });
+    expect(outcome.inserted.size).toBe(0);
+    expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '1' }]);
+  });
+
   it('recognises stored ids scattered over years, in more time windows than one statement takes', async () => {
     const db = await openDb();
     // 300 times a week apart (300 windows per tenant, joined to 200), for two tenants.
@@ -142,6 +168,10 @@ describe.runIf(available)('ClickHouse event store', () => {
       "SELECT DISTINCT partition FROM system.parts WHERE database = currentDatabase() AND table = 'events' AND active ORDER BY partition",
     );
     expect(partitions.map((p) => p.partition)).toEqual(['202602', '202603']);
+    // The ids of the purged events go with them.
+    expect(await db.query('SELECT tenant_seq, timestamp_ms FROM event_ids FINAL ORDER BY tenant_seq, timestamp_ms')).toEqual([
+      { tenant_seq: 1, timestamp_ms: String(at(2, 25)) }, { tenant_seq: 2, timestamp_ms: String(at(1)) },
+    ]);
     expect(await events.countEvents({ tenantSeq: 1 })).toBe(1);
     expect(await events.countEvents({ tenantSeq: 2 })).toBe(1);
     expect(await events.purgeEventsBefore(1, at(2, 15))).toBe(0);
@@ -220,7 +250,8 @@ describe.runIf(available)('ClickHouse event store', () => {
         }),
         { numRuns: 15 },
       );
-    });
+      // Each insert also fills event_ids: one more part per month the fixture spans (decades).
+    }, 120_000);
 
     it('for poison text in every field', async () => {
       const folder = mkdtempSync(join(tmpdir(), 'svc-ch-duck-'));

@@ -1,9 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { eventKey } from '../src';
-import { chunkEntries, decodeEntry } from '../src/nats/event-log-chunks';
+import { chunkEntries, decodeEntry, type EventLogEntry } from '../src/nats/event-log-chunks';
+import { decodeEvents } from '../src/encoded-events';
+import { fromInsertLine } from '../src/clickhouse/event-sql';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 
 const keysOf = (events: ReturnType<typeof eventRow>[]) => events.map((e) => eventKey(e.tenantSeq, e.eventId));
+/** An entry with its events read back as rows. */
+const asRows = (entry: EventLogEntry) => ({ ...entry, events: entry.events.flatMap((block) => decodeEvents(block, fromInsertLine)) });
+/** A row as the event database stores it: text well-formed (a lone surrogate becomes U+FFFD). */
+const asStored = (e: ReturnType<typeof eventRow>) => ({ ...e, userId: e.userId === null ? null : e.userId.toWellFormed() });
 
 describe('chunking a batch into EVENTS messages', () => {
   it('puts each tenant in messages of its own and keeps every row, text exactly as sent', () => {
@@ -12,10 +18,12 @@ describe('chunking a batch into EVENTS messages', () => {
     const deliveries = [deliveryOf(events[0]!), deliveryOf(events[1]!)];
     const chunks = chunkEntries({ events, keys: keysOf(events), rejects, deliveries }, 1_000_000);
     expect(chunks.map((c) => c.tenantSeq).sort()).toEqual([1, 2]);
-    const one = decodeEntry(chunks.find((c) => c.tenantSeq === 1)!.body);
-    const two = decodeEntry(chunks.find((c) => c.tenantSeq === 2)!.body);
-    expect(one).toEqual({ events: [events[0], events[2]], rejects: [], deliveries: [deliveries[0]] });
+    const one = asRows(decodeEntry(chunks.find((c) => c.tenantSeq === 1)!.body));
+    const two = asRows(decodeEntry(chunks.find((c) => c.tenantSeq === 2)!.body));
+    expect(one).toEqual({ events: [events[0]!, events[2]!].map(asStored), rejects: [], deliveries: [deliveries[0]] });
     expect(two).toEqual({ events: [events[1]], rejects, deliveries: [deliveries[1]] });
+    // The user as sent, for the writer's erasure check.
+    expect(decodeEntry(chunks.find((c) => c.tenantSeq === 1)!.body).events[0]!.users).toEqual([events[0]!.userId, events[2]!.userId]);
     expect(chunks.find((c) => c.tenantSeq === 1)!.keys).toEqual([keysOf(events)[0], keysOf(events)[2]]);
   });
 
@@ -25,7 +33,7 @@ describe('chunking a batch into EVENTS messages', () => {
     const chunks = chunkEntries({ events, keys: keysOf(events), rejects: [], deliveries }, 4_000);
     expect(chunks.length).toBeGreaterThan(10);
     for (const chunk of chunks) expect(chunk.body.byteLength).toBeLessThanOrEqual(4_000);
-    const decoded = chunks.map((c) => decodeEntry(c.body));
+    const decoded = chunks.map((c) => asRows(decodeEntry(c.body)));
     expect(decoded.flatMap((d) => d.events)).toEqual(events);
     expect(decoded.flatMap((d) => d.deliveries)).toEqual(deliveries);
     const seen = new Set<string>();
@@ -53,8 +61,20 @@ describe('chunking a batch into EVENTS messages', () => {
     expect(() => chunkEntries({ events: [big], keys: keysOf([big]), rejects: [], deliveries: [] }, 4_000)).toThrow(/does not fit/);
   });
 
+  it('reads a body of the first format (rows as JSON), as messages published before an upgrade are', () => {
+    const events = [eventRow(1), eventRow(2, { tenantSeq: 2, userId: null })];
+    const rejects = [rejectRow(1)];
+    const deliveries = [deliveryOf(events[0]!)];
+    const body = Buffer.from(JSON.stringify({ events, rejects, deliveries }));
+    const entry = decodeEntry(body);
+    expect(asRows(entry)).toEqual({ events, rejects, deliveries });
+    expect(entry.events.map((b) => [b.tenantSeq, b.ids, b.users, b.received])).toEqual(events.map((e) => [e.tenantSeq, [e.eventId], [e.userId], [e.receivedAtMs]]));
+  });
+
   it('refuses a message body that is not an entry', () => {
     expect(() => decodeEntry(Buffer.from('{"events":[]}'))).toThrow(/lacks/);
     expect(() => decodeEntry(Buffer.from('not json'))).toThrow();
+    expect(() => decodeEntry(Buffer.from('{"v":2,"tenantSeq":1}'))).toThrow(/header/);
+    expect(() => decodeEntry(Buffer.from('{"v":2,"tenantSeq":1,"ids":["a"],"users":[],"received":[],"rejects":[],"deliveries":[]}\n'))).toThrow(/as many/);
   });
 });

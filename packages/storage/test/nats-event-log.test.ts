@@ -23,11 +23,15 @@ import {
   type CommitBatch,
   type CommitOutcome,
   type EventLogWriterOptions,
+  type StoredEventKey,
   type EventRow,
   type EventStore,
   type NewDelivery,
 } from '../src';
 import { sweepAckedMessages } from '../src/nats/acked-message-sweep';
+import { decodeEvents } from '../src/encoded-events';
+import { fromInsertLine } from '../src/clickhouse/event-sql';
+import { decodeEntry } from '../src/nats/event-log-chunks';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 import { startStallingProxy } from './stalling-proxy';
@@ -126,7 +130,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await streamMessages(log)).toBe(1);
     const message = await log.manager().streams.getMessage(EVENTS_STREAM, { seq: await log.position() });
     expect(message!.subject).toBe('svc.events.1');
-    expect((message!.json() as { events: EventRow[] }).events).toEqual(events);
+    expect(decodeEntry(message!.data).events.flatMap((block) => decodeEvents(block, fromInsertLine))).toEqual(events);
 
     const sink = await duckDbSink();
     await startWriter(log, { sink });
@@ -461,6 +465,23 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(await sink.countEvents({ tenantSeq: 1 })).toBe(4);
   });
 
+  it('stops at once while both the write of a batch and the fetch of the next one wait to retry', async () => {
+    const log = await openLog();
+    await new JetStreamEventStore(log, await duckDbSink()).commit({ events: rows(1, 3), rejects: [] });
+    const failures = { count: 0 };
+    const writer = new EventLogWriter(log, {
+      sink: failingWhile(await duckDbSink(), () => true, failures), enqueueDeliveries: async () => {}, onError: () => {}, ...FAST_WRITER, retryDelayMs: 60_000,
+    });
+    await writer.start();
+    await vi.waitFor(() => expect(failures.count).toBe(1), WAIT);
+    // The next fetch fails too (its consumer is gone), and waits to retry as well.
+    await log.manager().consumers.delete(EVENTS_STREAM, 'writer');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const started = Date.now();
+    await writer.stop();
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('enqueues deliveries after the sink stored their events, then tells this node and the others what was stored', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());
@@ -470,7 +491,7 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     subscribeStoredNotices(other, (tenantSeq, count) => notices.push([tenantSeq, count]));
     await other.flush();
     const storedBeforeQueue: number[] = [];
-    const onStored: EventRow[][] = [];
+    const onStored: StoredEventKey[][] = [];
     await startWriter(log, {
       sink,
       enqueueDeliveries: async () => void storedBeforeQueue.push(await sink.countEvents({ tenantSeq: 1 })),

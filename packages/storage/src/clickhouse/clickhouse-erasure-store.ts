@@ -5,8 +5,8 @@ import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-databa
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 import { pendingUserDeletions, waitForUserDeletions } from './user-deletions';
 
-/** The tables that hold users' rows. */
-const USER_TABLES = ['events', 'rejected_events'] as const;
+/** The tables that hold users' rows (`event_ids`: the ids of their events, which the writer's duplicate lookup reads). */
+const USER_TABLES = ['events', 'rejected_events', 'event_ids'] as const;
 /**
  * How long `rewriteErased` waits for the parts a deletion replaced to leave the disk: the
  * server removes an inactive part `old_parts_lifetime` (480 s by default) after it was
@@ -54,6 +54,9 @@ export class ClickHouseErasureStore implements UserErasureStore {
     const deletedEvents = await this.count('events', match);
     const deletedRejects = await this.count('rejected_events', match);
     await this.delete('events', match, deletedEvents, job);
+    // After the events: while they are there their ids must be too, or a copy sent again would
+    // be stored beside them. Looked for even when no event was left, after a deletion cut short.
+    await this.delete('event_ids', match, await this.count('event_ids', match), job);
     await this.delete('rejected_events', match, deletedRejects, job);
     return { deletedEvents, deletedRejects };
   }

@@ -1,5 +1,6 @@
 import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import {
+  eventKey,
   type CommitBatch,
   type CommitOutcome,
   type EventFilter,
@@ -7,11 +8,11 @@ import {
   type EventStore,
   type QuarantinedEvent,
 } from '../event-store';
-import type { EventRow } from '../records';
+import type { QuarantineRow } from '../records';
+import { encodeEvents, selectEvents, type EncodedEventSink, type EncodedEvents } from '../encoded-events';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, toInsertRow, toStoredEvent, type StoredEventRow } from './event-sql';
+import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
-import { RecentKeys, unseenEvents } from '../recent-keys';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
 import { newRejects, toRejectRow } from './reject-rows';
@@ -21,23 +22,21 @@ import { storedEventKeys } from './stored-event-keys';
 const FIRST_WINDOW_MS = 3_600_000;
 /** Rows an export window aims at: each window is sorted on the server, so it bounds that sort's memory. */
 const WINDOW_ROWS = 200_000;
-/** Event keys remembered as stored, per generation (two generations are kept). */
-const RECENT_KEYS_PER_GENERATION = 500_000;
 
 /**
  * Events and the quarantine in ClickHouse (tables of ch-migrations). `commit` is the writer's
  * sink: one insert per table, so callers pass large batches. Event ids already stored are
- * skipped (looked up before the insert); two commits of one id at the same moment may both
- * store it, and ReplacingMergeTree merges the copies later: every read here is correct with
- * copies still unmerged (FINAL for counts, LIMIT 1 BY for pages, and the export skips the
- * repeats of an event, which its order puts side by side).
+ * skipped, whatever the time they were stored with (looked up by id in `event_ids`, which a
+ * materialized view fills from every insert into `events`); two commits of one id at the same
+ * moment may both store it, and ReplacingMergeTree merges the copies later when their times
+ * are equal: every read here is correct with such copies still unmerged (FINAL for counts,
+ * LIMIT 1 BY for pages, and the export skips the repeats of an event, which its order puts
+ * side by side).
  *
  * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
  * after this commit (`CommitBatch.deliveries` is ignored).
  */
-export class ClickHouseEventStore implements EventStore {
-  private readonly recent = new RecentKeys(RECENT_KEYS_PER_GENERATION);
-
+export class ClickHouseEventStore implements EventStore, EncodedEventSink {
   constructor(
     private readonly db: ChDatabase,
     /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
@@ -45,22 +44,43 @@ export class ClickHouseEventStore implements EventStore {
   ) {}
 
   async commit(batch: CommitBatch): Promise<CommitOutcome> {
-    const candidates = this.candidates(batch);
-    const stored = candidates.length ? await storedEventKeys(this.db, candidates.map((c) => c.event), new Set(candidates.map((c) => c.key))) : new Set<string>();
-    const fresh = stored.size ? candidates.filter((c) => !stored.has(c.key)) : candidates;
-    const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
-    await this.db.insert('events', fresh.map((c) => toInsertRow(c.event)));
-    await this.db.insert('rejected_events', rejects.map(toRejectRow));
-    const inserted = new Set(fresh.map((c) => c.key));
-    for (const key of inserted) this.recent.add(key);
-    for (const key of stored) this.recent.add(key);
-    return { inserted };
+    return this.commitEncoded({ events: encodeEvents(batch.events), rejects: batch.rejects });
   }
 
-  /** Each id once (its first occurrence), none stored recently, with its key. */
-  private candidates(batch: CommitBatch): { event: EventRow; key: string }[] {
-    const { events, keys } = unseenEvents(batch, this.recent);
-    return events.map((event, i) => ({ event, key: keys[i]! }));
+  /**
+   * The writer's commit: events as the lines nodes encoded (see `EncodedEvents`), inserted as
+   * they are. Each id once (its first occurrence), none stored already: no cache of recent ids
+   * here, the lookup by id in `event_ids` finds them all (a cache cost the writer more CPU than
+   * it saved, measured: docs/benchmarks.md).
+   */
+  async commitEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<CommitOutcome> {
+    const candidates = new Set<string>();
+    const picked = batch.events.map((block) => {
+      const keys: (string | null)[] = [];
+      for (const id of block.ids) {
+        const key = eventKey(block.tenantSeq, id);
+        if (candidates.has(key)) keys.push(null);
+        else {
+          candidates.add(key);
+          keys.push(key);
+        }
+      }
+      return { block, keys };
+    });
+    const stored = candidates.size ? await storedEventKeys(this.db, candidates) : new Set<string>();
+    const inserted = new Set<string>();
+    const fresh = picked.map(({ block, keys }) =>
+      selectEvents(block, (i) => {
+        const key = keys[i];
+        if (key === null || key === undefined || stored.has(key)) return false;
+        inserted.add(key);
+        return true;
+      }),
+    );
+    const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
+    await this.db.insertLines('events', fresh.filter((b) => b.ids.length).map((b) => b.lines));
+    await this.db.insert('rejected_events', rejects.map(toRejectRow));
+    return { inserted };
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {

@@ -24,7 +24,10 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
   const old = `${tenant} AND timestamp_ms < ${sqlInteger(cutoffMs)}`;
   const [counted] = await db.query<{ n: string }>(`SELECT count() AS n FROM events FINAL WHERE ${old}`);
   const count = Number(counted?.n ?? 0);
-  if (count === 0) return 0;
+  if (count === 0) {
+    await purgeIdsBefore(db, old);
+    return 0;
+  }
   const cutoffMonth = monthOf(cutoffMs);
   const months = await db.query<{ month: number; others: string }>(
     `SELECT ${monthPartition('timestamp_ms')} AS month, countIf(NOT (${tenant})) AS others FROM events
@@ -33,6 +36,8 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
   for (const { month, others } of months) {
     if (month >= cutoffMonth || Number(others) > 0) continue;
     await db.command(`ALTER TABLE events DROP PARTITION ${sqlInteger(Number(month))}`);
+    // The ids of the events dropped, which share their month partitions (after the events: see below).
+    await db.command(`ALTER TABLE event_ids DROP PARTITION ${sqlInteger(Number(month))}`);
   }
   // Months shared with other tenants, and the cutoff's own month: only this tenant's old rows.
   const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM events WHERE ${old}`);
@@ -40,5 +45,18 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
     await db.command(`ALTER TABLE events DELETE WHERE ${old}`);
     await db.waitForMutations('events');
   }
+  await purgeIdsBefore(db, old);
   return count;
+}
+
+/**
+ * Deletes the ids of the events `old` matches, after the events themselves: an id gone while
+ * its event is still there would let a copy sent again be stored beside it. Also called when
+ * no event is left, for ids a purge cut short left behind.
+ */
+async function purgeIdsBefore(db: ChDatabase, old: string): Promise<void> {
+  const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM event_ids WHERE ${old}`);
+  if (Number(left?.n ?? 0) === 0) return;
+  await db.command(`ALTER TABLE event_ids DELETE WHERE ${old}`);
+  await db.waitForMutations('event_ids');
 }

@@ -89,6 +89,27 @@ export function toInsertRow(e: EventRow): Record<string, unknown> {
   };
 }
 
+/** The row of an event as a JSONEachRow line, without its newline: what a node publishes for the writer. */
+export function insertLine(e: EventRow): string {
+  return JSON.stringify(toInsertRow(e));
+}
+
+/** The event of a line `insertLine` wrote (for a sink other than ClickHouse). */
+export function fromInsertLine(line: string): EventRow {
+  const r = JSON.parse(line) as Record<string, unknown> & { [K in keyof InsertRow]: InsertRow[K] };
+  return {
+    tenantSeq: r.tenant_seq, eventId: r.event_id, event: r.event, userId: r.user_id, sessionId: r.session_id, broadcastId: r.broadcast_id,
+    campaignId: r.campaign_id, timestampMs: r.timestamp_ms, receivedAtMs: r.received_at_ms, country: r.country, orderId: r.order_id,
+    sponsorId: r.sponsor_id, total: r.total, items: r.items, data: r.data,
+  };
+}
+
+interface InsertRow {
+  tenant_seq: number; event_id: string; event: string; user_id: string | null; session_id: string; broadcast_id: string; campaign_id: number;
+  timestamp_ms: number; received_at_ms: number; country: string | null; order_id: string | null; sponsor_id: string | null;
+  total: number | null; items: string | null; data: string;
+}
+
 export function toStoredEvent(row: StoredEventRow | ChRow): StoredEvent {
   const r = row as StoredEventRow;
   return {

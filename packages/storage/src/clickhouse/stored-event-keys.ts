@@ -1,64 +1,34 @@
-import { eventKey } from '../event-store';
-import type { EventRow } from '../records';
 import type { ChDatabase } from './ch-database';
-import { EVENT_ID_TEXT } from './event-sql';
-import { sqlInteger } from './sql-literal';
-
-/** A gap in event time that starts a new window of the lookup. */
-const WINDOW_GAP_MS = 60_000;
-/**
- * How far around a batch's event times stored copies are looked for. A copy sent again carries
- * another `sentAt`, so its clock-corrected time differs by the change in the request's transit
- * time (milliseconds, seconds on a bad network); the sort key holds the time, so a copy outside
- * the margin would be a second row that ReplacingMergeTree never merges.
- */
-export const COPY_TIME_MARGIN_MS = 5_000;
-/** Windows per tenant at most (more are joined): each is a condition of the statement. */
-const MAX_WINDOWS_PER_TENANT = 200;
-
-/** [from, to] time windows (inclusive) that cover the times, split where they leave a gap. */
-function windows(times: number[]): [number, number][] {
-  const sorted = [...times].sort((a, b) => a - b);
-  const found: [number, number][] = [];
-  for (const time of sorted) {
-    const last = found[found.length - 1];
-    if (last && time - last[1] <= WINDOW_GAP_MS) last[1] = time;
-    else found.push([time, time]);
-  }
-  if (found.length <= MAX_WINDOWS_PER_TENANT) return found;
-  const per = Math.ceil(found.length / MAX_WINDOWS_PER_TENANT);
-  const joined: [number, number][] = [];
-  for (let i = 0; i < found.length; i += per) joined.push([found[i]![0], found[Math.min(i + per, found.length) - 1]![1]]);
-  return joined;
-}
+import { ID_LIST_SETTINGS } from './id-list-settings';
+import { sqlInteger, sqlString } from './sql-literal';
 
 /**
- * The keys of `events` already stored. The ids stored in the batch's time windows (primary-key
- * ranges of each tenant) are read and matched here: a list of 10^5 ids in the SQL text took
- * 18.16 seconds to parse, while a writer batch is about a second of ingest, so its windows
- * hold little more than the batch itself.
+ * Which of the event keys (`eventKey`: tenant and lower-case id) are stored already, whatever
+ * the time they were stored with: read from `event_ids` (ordered by tenant and id) by id. A copy
+ * sent again carries another `sentAt`, so its clock-corrected time may differ by any amount;
+ * `events` is ordered by time, so a lookup there by time window would miss it and the copy
+ * would be a second row that ReplacingMergeTree never merges.
+ *
+ * Each tenant's ids go as one string split on the server (`splitByChar`): a list of 10^5 id
+ * literals took 18.16 seconds to parse, one string of them milliseconds.
  */
-export async function storedEventKeys(db: ChDatabase, events: EventRow[], keys: ReadonlySet<string>): Promise<Set<string>> {
-  const times = new Map<number, number[]>();
-  for (const event of events) {
-    const list = times.get(event.tenantSeq);
-    if (list) list.push(event.timestampMs);
-    else times.set(event.tenantSeq, [event.timestampMs]);
-  }
-  const conditions: string[] = [];
-  for (const [tenantSeq, list] of times) {
-    for (const [fromMs, toMs] of windows(list)) {
-      const [from, to] = [fromMs - COPY_TIME_MARGIN_MS, toMs + COPY_TIME_MARGIN_MS];
-      conditions.push(`(tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms <= ${sqlInteger(to)})`);
-    }
+export async function storedEventKeys(db: ChDatabase, keys: Iterable<string>): Promise<Set<string>> {
+  const ids = new Map<string, string[]>();
+  for (const key of keys) {
+    const colon = key.indexOf(':');
+    const tenant = key.slice(0, colon);
+    const list = ids.get(tenant);
+    if (list) list.push(key.slice(colon + 1));
+    else ids.set(tenant, [key.slice(colon + 1)]);
   }
   const stored = new Set<string>();
-  const sql = `SELECT tenant_seq, ${EVENT_ID_TEXT} AS id FROM events WHERE ${conditions.join(' OR ')}`;
-  for await (const rows of db.stream<{ tenant_seq: number; id: string }>(sql)) {
-    for (const row of rows) {
-      const key = eventKey(Number(row.tenant_seq), row.id);
-      if (keys.has(key)) stored.add(key);
-    }
+  if (!ids.size) return stored;
+  const conditions = [...ids].map(
+    ([tenant, list]) => `(tenant_seq = ${sqlInteger(Number(tenant))} AND event_id IN (SELECT arrayJoin(splitByChar(',', ${sqlString(list.join(','))}))))`,
+  );
+  const sql = `SELECT DISTINCT tenant_seq, event_id FROM event_ids WHERE ${conditions.join(' OR ')}`;
+  for await (const rows of db.stream<{ tenant_seq: number; event_id: string }>(sql, ID_LIST_SETTINGS)) {
+    for (const row of rows) stored.add(`${row.tenant_seq}:${row.event_id}`);
   }
   return stored;
 }

@@ -1,3 +1,4 @@
+import { selectEvents } from '../encoded-events';
 import type { EventLogEntry } from './event-log-chunks';
 
 /**
@@ -20,9 +21,11 @@ export async function withoutErasingUsers(entries: EventLogEntry[], erasingSince
   }
   if (!erasingSince) return all;
   const users = new Map<string, { tenantSeq: number; userId: string }>();
-  for (const row of [...all.events, ...all.rejects, ...all.deliveries]) {
-    if (row.userId !== null) users.set(userKey(row.tenantSeq, row.userId), { tenantSeq: row.tenantSeq, userId: row.userId });
-  }
+  const note = (tenantSeq: number, userId: string | null) => {
+    if (userId !== null) users.set(userKey(tenantSeq, userId), { tenantSeq, userId });
+  };
+  for (const block of all.events) for (const userId of block.users) note(block.tenantSeq, userId);
+  for (const row of [...all.rejects, ...all.deliveries]) note(row.tenantSeq, row.userId);
   const since = new Map<string, number>();
   for (const [key, { tenantSeq, userId }] of users) {
     const requestedAt = await erasingSince(tenantSeq, userId);
@@ -30,14 +33,14 @@ export async function withoutErasingUsers(entries: EventLogEntry[], erasingSince
   }
   if (!since.size) return all;
   // User ids are case-sensitive: `Bob` and `bob` are two users.
-  const kept = (row: { tenantSeq: number; userId: string | null }, at: number) => {
-    const requestedAt = row.userId === null ? undefined : since.get(userKey(row.tenantSeq, row.userId));
+  const kept = (tenantSeq: number, userId: string | null, at: number) => {
+    const requestedAt = userId === null ? undefined : since.get(userKey(tenantSeq, userId));
     return requestedAt === undefined || at > requestedAt;
   };
   return {
-    events: all.events.filter((row) => kept(row, row.receivedAtMs)),
-    rejects: all.rejects.filter((row) => kept(row, row.receivedAtMs)),
-    deliveries: all.deliveries.filter((row) => kept(row, row.createdAt)),
+    events: all.events.map((block) => selectEvents(block, (i) => kept(block.tenantSeq, block.users[i]!, block.received[i]!))).filter((b) => b.ids.length),
+    rejects: all.rejects.filter((row) => kept(row.tenantSeq, row.userId, row.receivedAtMs)),
+    deliveries: all.deliveries.filter((row) => kept(row.tenantSeq, row.userId, row.createdAt)),
   };
 }
 

@@ -1,10 +1,13 @@
 import { createHash } from 'node:crypto';
 import { eventKey, type NewDelivery } from '../event-store';
 import type { EventRow, QuarantineRow } from '../records';
+import { encodeEvents, type EncodedEvents } from '../encoded-events';
+import { insertLine } from '../clickhouse/event-sql';
 
 /** What one message of the EVENTS stream carries: rows of one tenant. */
 export interface EventLogEntry {
-  events: EventRow[];
+  /** The events, as the lines the event database inserts (one block per tenant). */
+  events: EncodedEvents[];
   rejects: QuarantineRow[];
   /** Webhook deliveries of these events (or of events of the message just before, see chunkEntries). */
   deliveries: NewDelivery[];
@@ -20,10 +23,21 @@ export interface EventLogChunk {
   keys: string[];
 }
 
-/** Bytes of the body's frame around its items (`{"events":[],"rejects":[],"deliveries":[]}` and slack). */
-const FRAME_BYTES = 64;
+/**
+ * The start of a body of the current format: a header line (JSON: tenant, the events' ids, users
+ * and receipt times, the rejects and deliveries), then one line per event as `insertLine` writes
+ * it, each ending with a newline. Bodies of the first format (one JSON object with the events
+ * as rows, `{"events":[…`) may still wait in a stream after an upgrade: both are read.
+ */
+const HEADER_START = '{"v":2,';
+/** Bytes of the header's frame around its items, and slack. */
+const FRAME_BYTES = 128;
+/** Bytes an event adds to the header besides its user: its id, receipt time, quotes and commas. */
+const EVENT_HEADER_BYTES = 64;
 
-type Item = { kind: 'events'; id: string; text: string; key?: string } | { kind: 'rejects' | 'deliveries'; id: string; text: string };
+type Item =
+  | { kind: 'events'; id: string; text: string; key: string; event: EventRow }
+  | { kind: 'rejects' | 'deliveries'; id: string; text: string };
 
 /**
  * Splits rows into messages, one tenant each, whose bodies stay under `maxBodyBytes`. Each
@@ -53,7 +67,8 @@ export function chunkEntries(
   rows.events.forEach((event, i) => {
     const key = rows.keys[i]!;
     const items = itemsOf(event.tenantSeq);
-    items.push({ kind: 'events', id: `e:${event.eventId.toLowerCase()}`, text: JSON.stringify(event), key });
+    items.push({ kind: 'events', id: `e:${event.eventId.toLowerCase()}`, text: insertLine(event), key, event });
+    if (deliveriesOf.size === 0) return;
     for (const d of deliveriesOf.get(key) ?? []) items.push(delivery(d));
     deliveriesOf.delete(key);
   });
@@ -66,7 +81,7 @@ export function chunkEntries(
     let current: Item[] = [];
     let bytes = FRAME_BYTES;
     for (const item of items) {
-      const size = Buffer.byteLength(item.text) + 1;
+      const size = itemBytes(item);
       if (FRAME_BYTES + size > maxBodyBytes) throw new Error(`A row of ${size} bytes does not fit in a message of at most ${maxBodyBytes} bytes.`);
       if (bytes + size > maxBodyBytes) {
         chunks.push(toChunk(tenantSeq, current));
@@ -81,24 +96,69 @@ export function chunkEntries(
   return chunks;
 }
 
+/** Bytes an item takes in a body, at most (a user id's character is at most 6 bytes in JSON). */
+function itemBytes(item: Item): number {
+  const text = Buffer.byteLength(item.text) + 1;
+  if (item.kind !== 'events') return text;
+  return text + EVENT_HEADER_BYTES + (item.event.userId === null ? 0 : item.event.userId.length * 6);
+}
+
 function toChunk(tenantSeq: number, items: Item[]): EventLogChunk {
   const hash = createHash('sha256').update(`svc.events ${tenantSeq}`);
-  const texts: Record<Item['kind'], string[]> = { events: [], rejects: [], deliveries: [] };
+  const lines: string[] = [];
+  const ids: string[] = [];
+  const users: (string | null)[] = [];
+  const received: number[] = [];
+  const rejects: string[] = [];
+  const deliveries: string[] = [];
   const keys: string[] = [];
   for (const item of items) {
     hash.update(`\n${item.id}`);
-    texts[item.kind].push(item.text);
-    if (item.kind === 'events') keys.push(item.key!);
+    if (item.kind === 'events') {
+      lines.push(item.text);
+      ids.push(item.event.eventId);
+      users.push(item.event.userId);
+      received.push(item.event.receivedAtMs);
+      keys.push(item.key);
+    } else if (item.kind === 'rejects') rejects.push(item.text);
+    else deliveries.push(item.text);
   }
-  const body = `{"events":[${texts.events.join(',')}],"rejects":[${texts.rejects.join(',')}],"deliveries":[${texts.deliveries.join(',')}]}`;
+  const header = `${HEADER_START}"tenantSeq":${tenantSeq},"ids":${JSON.stringify(ids)},"users":${JSON.stringify(users)},"received":[${received.join(',')}],"rejects":[${rejects.join(',')}],"deliveries":[${deliveries.join(',')}]}`;
+  const body = lines.length ? `${header}\n${lines.join('\n')}\n` : `${header}\n`;
   return { tenantSeq, msgId: hash.digest('hex'), body: Buffer.from(body), keys };
 }
 
-/** The rows of a message body written by `chunkEntries`. */
+interface Header {
+  tenantSeq: number;
+  ids: string[];
+  users: (string | null)[];
+  received: number[];
+  rejects: QuarantineRow[];
+  deliveries: NewDelivery[];
+}
+
+/** The rows of a message body written by `chunkEntries`, of either format; throws when it is neither. */
 export function decodeEntry(body: Uint8Array): EventLogEntry {
-  const parsed = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')) as Partial<EventLogEntry>;
+  const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (bytes.toString('latin1', 0, HEADER_START.length) !== HEADER_START) return decodeFirstFormat(bytes);
+  const end = bytes.indexOf(0x0a);
+  if (end < 0) throw new Error('An EVENTS message lacks the end of its header.');
+  const header = JSON.parse(bytes.toString('utf8', 0, end)) as Partial<Header>;
+  const { tenantSeq, ids, users, received, rejects, deliveries } = header;
+  if (typeof tenantSeq !== 'number' || !Array.isArray(ids) || !Array.isArray(users) || !Array.isArray(received) || !Array.isArray(rejects) || !Array.isArray(deliveries)) {
+    throw new Error('An EVENTS message lacks its tenant, events, rejects or deliveries.');
+  }
+  if (users.length !== ids.length || received.length !== ids.length) throw new Error('An EVENTS message has not as many users and receipt times as events.');
+  const lines = bytes.subarray(end + 1);
+  const events = ids.length ? [{ tenantSeq, ids, users, received, lines }] : [];
+  return { events, rejects, deliveries };
+}
+
+/** A body of the first format: `{"events":[rows],"rejects":[…],"deliveries":[…]}`. */
+function decodeFirstFormat(bytes: Buffer): EventLogEntry {
+  const parsed = JSON.parse(bytes.toString('utf8')) as { events?: EventRow[]; rejects?: QuarantineRow[]; deliveries?: NewDelivery[] };
   if (!Array.isArray(parsed.events) || !Array.isArray(parsed.rejects) || !Array.isArray(parsed.deliveries)) {
     throw new Error('An EVENTS message lacks its events, rejects or deliveries.');
   }
-  return { events: parsed.events, rejects: parsed.rejects, deliveries: parsed.deliveries };
+  return { events: encodeEvents(parsed.events), rejects: parsed.rejects, deliveries: parsed.deliveries };
 }

@@ -1,6 +1,9 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import { eventKey, type EventStore, type NewDelivery } from '../event-store';
-import type { EventRow } from '../records';
+import type { EventStore, NewDelivery } from '../event-store';
+import { SvcError } from '@svc/protocol';
+import { decodeEvents, isEncodedEventSink } from '../encoded-events';
+import { isTransient, setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
+import { fromInsertLine } from '../clickhouse/event-sql';
 import { decodeEntry, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
@@ -29,6 +32,12 @@ export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
 export const WRITER_RETRY_DELAY_MS = 5_000;
+/** An event the writer stored. */
+export interface StoredEventKey {
+  tenantSeq: number;
+  eventId: string;
+}
+
 export interface EventLogWriterOptions {
   /** Where events and rejects are written (ClickHouse's store in production). */
   sink: EventStore;
@@ -36,8 +45,8 @@ export interface EventLogWriterOptions {
   enqueueDeliveries: (deliveries: NewDelivery[]) => Promise<void>;
   /** Default: nobody is being erased. */
   erasingSince?: ErasingSince;
-  /** Called with the events each batch stored, after the ack. */
-  onStored?: (rows: EventRow[]) => void;
+  /** Called with the events each batch stored (tenant and lower-case id), after the ack. */
+  onStored?: (stored: StoredEventKey[]) => void;
   /** A failed batch or fetch (it is retried). Default: written to stderr. */
   onError?: (error: unknown) => void;
   /** Default WRITER_BATCH_WAIT_MS (JetStream's minimum is 1,000). */
@@ -55,8 +64,13 @@ export interface EventLogWriterOptions {
  * durable consumer WRITER_CONSUMER, so each message goes to one writer at a time. A batch
  * (about WRITER_BATCH_WAIT_MS or WRITER_BATCH_BYTES) is written with one `sink.commit`, its
  * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
- * When the sink or the queue fails, nothing is acknowledged: the messages come again after
- * WRITER_RETRY_DELAY_MS (to any writer) and the stream grows meanwhile. A writer that dies
+ * When the sink or the queue is unavailable (`storage_unavailable`), nothing is acknowledged:
+ * the messages come again after WRITER_RETRY_DELAY_MS (to any writer) and the stream grows
+ * meanwhile. When the sink refuses rows instead (any other failure), the writer finds them by
+ * writing halves of the batch, writes the others and keeps each refused row in the quarantine
+ * (`event_not_storable`, see poison-rows.ts), so that one bad row never blocks the stream,
+ * later events or erasures. Events go to a sink that takes encoded events (ClickHouse's) as
+ * the lines the nodes encoded, without parsing them; to another sink as rows. A writer that dies
  * before its ack leaves its messages to be delivered again after the ack wait; the sink drops
  * the duplicates (ReplacingMergeTree, or DuckDB's unique key) and the queue drops deliveries
  * it already has by their id.
@@ -67,15 +81,21 @@ export class EventLogWriter {
   private stopping = false;
   private fetching: ConsumerMessages | null = null;
   private running: Promise<void> | null = null;
-  private wake: (() => void) | null = null;
+  /** Resolves when `stop` is called. */
+  private readonly stopped: Promise<void>;
+  private wake!: () => void;
   /** Messages fetched and neither acknowledged nor given back yet. */
   private readonly held = new Set<JsMsg>();
   private progress: ReturnType<typeof setInterval> | null = null;
+  /** Rows the sink refused, kept in the quarantine since the start (`event_not_storable`). */
+  setAsideRows = 0;
 
   constructor(
     private readonly log: EventLog,
     private readonly options: EventLogWriterOptions,
-  ) {}
+  ) {
+    this.stopped = new Promise<void>((resolve) => (this.wake = resolve));
+  }
 
   /** Creates (or updates) the shared consumer and starts writing; `storage_unavailable` when JetStream does not answer. */
   async start(): Promise<void> {
@@ -99,7 +119,7 @@ export class EventLogWriter {
   async stop(): Promise<void> {
     this.stopping = true;
     this.fetching?.stop();
-    this.wake?.();
+    this.wake();
     await this.running;
   }
 
@@ -177,13 +197,12 @@ export class EventLogWriter {
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
       const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
-      const outcome = events.length || rejects.length ? await this.options.sink.commit({ events, rejects }) : { inserted: new Set<string>() };
+      const { inserted } = events.length || rejects.length ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error)) : { inserted: new Set<string>() };
       if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
       for (const message of messages) message.ack();
       this.release(messages);
       await this.log.connection.flush();
-      const stored = events.filter((e) => outcome.inserted.has(eventKey(e.tenantSeq, e.eventId)));
-      if (stored.length) this.announce(stored);
+      if (inserted.size) this.announce(inserted);
     } catch (error) {
       this.report(error);
       this.release(messages);
@@ -218,13 +237,48 @@ export class EventLogWriter {
     return decoded;
   }
 
+  /** Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys of the events it inserted. */
+  private async store({ events, rejects }: WriterRows): Promise<Set<string>> {
+    const sink = this.options.sink;
+    if (isEncodedEventSink(sink)) return (await sink.commitEncoded({ events, rejects })).inserted;
+    return (await sink.commit({ events: events.flatMap((block) => decodeEvents(block, fromInsertLine)), rejects })).inserted;
+  }
+
+  /**
+   * Keeps a row the sink refused in the quarantine (code `event_not_storable`), where it is
+   * listed, counted, erased and purged as the quarantine is, and reports it. A reject the
+   * quarantine refuses (it is one already) is reported and dropped; an event it refuses fails
+   * the batch, which is retried.
+   */
+  private async setAside(row: WriterRows, error: unknown): Promise<void> {
+    const quarantined = setAsideRow(row, error);
+    const what = row.rejects.length ? 'reject' : 'event';
+    try {
+      await this.options.sink.commit({ events: [], rejects: [quarantined] });
+    } catch (setAsideError) {
+      if (row.rejects.length && !isTransient(setAsideError)) {
+        this.report(new SvcError('event_not_storable', `The event database refused the reject ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is dropped.`, { cause: error }));
+        return;
+      }
+      throw setAsideError;
+    }
+    this.setAsideRows++;
+    this.report(new SvcError('event_not_storable', `The event database refused the ${what} ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is kept in the quarantine.`, { cause: error }));
+  }
+
   private release(messages: JsMsg[]): void {
     for (const message of messages) this.held.delete(message);
   }
 
-  private announce(stored: EventRow[]): void {
+  private announce(inserted: Set<string>): void {
     const counts = new Map<number, number>();
-    for (const event of stored) counts.set(event.tenantSeq, (counts.get(event.tenantSeq) ?? 0) + 1);
+    const stored: StoredEventKey[] = [];
+    for (const key of inserted) {
+      const colon = key.indexOf(':');
+      const tenantSeq = Number(key.slice(0, colon));
+      counts.set(tenantSeq, (counts.get(tenantSeq) ?? 0) + 1);
+      if (this.options.onStored) stored.push({ tenantSeq, eventId: key.slice(colon + 1) });
+    }
     publishStoredNotice(this.log.connection, counts);
     try {
       this.options.onStored?.(stored);
@@ -238,17 +292,14 @@ export class EventLogWriter {
     else console.error('event log writer:', error);
   }
 
-  /** Waits the retry delay, or less when the writer stops. */
+  /**
+   * Waits the retry delay, or less when the writer stops. The fetch of the next batch and the
+   * write of this one may both pause at once: each waits for `stopped`, which wakes them all.
+   */
   private async pause(): Promise<void> {
     if (this.stopping) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS);
-      this.wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wake = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS))), this.stopped]);
+    clearTimeout(timer);
   }
 }
-

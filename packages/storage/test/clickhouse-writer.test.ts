@@ -1,0 +1,124 @@
+import { jetstream } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  connectNats,
+  EventLog,
+  EventLogWriter,
+  JetStreamEventStore,
+  type EventLogWriterOptions,
+  type EventRow,
+} from '../src';
+import { ChDatabase } from '../src/clickhouse/ch-database';
+import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
+import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
+import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
+import { eventRow, rejectRow } from './event-log-rows';
+import { natsAvailable, startNats, type NatsServer } from './nats-server';
+
+const available = clickhouseAvailable() && natsAvailable();
+const FAST_WRITER = { batchWaitMs: 1_000, retryDelayMs: 200, ackWaitMs: 2_000 };
+const WAIT = { timeout: 20_000, interval: 50 };
+const HOUR_MS = 3_600_000;
+
+async function text(chunks: AsyncIterable<string>): Promise<string> {
+  let all = '';
+  for await (const chunk of chunks) all += chunk;
+  return all;
+}
+
+/** Events from a node's JetStreamEventStore through the stream EVENTS and the writer into ClickHouse. */
+describe.skipIf(!available)('the event writer into ClickHouse', () => {
+  let nats: NatsServer;
+  let clickhouse: ClickHouseServer;
+  let databases = 0;
+  const closing: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    [nats, clickhouse] = await Promise.all([startNats(), startClickHouse()]);
+  });
+  afterAll(async () => {
+    await Promise.allSettled([nats?.stop(), clickhouse?.stop()]);
+  });
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close().catch(() => undefined);
+  });
+
+  /** A fresh stream (deleted after the test) and database. */
+  async function pipeline(options: Partial<EventLogWriterOptions> = {}) {
+    const connection: NatsConnection = await connectNats(nats.url, { reconnectWaitMs: 100 });
+    closing.push(() => connection.close());
+    const log = await EventLog.open(connection, { publishTimeoutMs: 1_000 });
+    closing.push(() => log.manager().streams.delete('EVENTS'));
+    const db = await ChDatabase.open(clickhouse.url, `svc_writer_${++databases}`);
+    closing.push(() => db.close());
+    const errors: unknown[] = [];
+    /** Another node's writer: a sink of its own (its own recent-ids cache) over the same database. */
+    const startWriter = async () => {
+      const writer = new EventLogWriter(log, { sink: new ClickHouseEventStore(db), enqueueDeliveries: async () => {}, onError: (e) => errors.push(e), ...FAST_WRITER, ...options });
+      await writer.start();
+      closing.push(() => writer.stop());
+      return writer;
+    };
+    const writer = await startWriter();
+    const sink = new ClickHouseEventStore(db);
+    return { log, db, sink, writer, startWriter, errors, node: () => new JetStreamEventStore(log, sink) };
+  }
+
+  const count = async (db: ChDatabase, table = 'events') => Number((await db.query<{ n: string }>(`SELECT count() AS n FROM ${table}`))[0]!.n);
+
+  it('stores an event once when a copy comes again later with a corrected time an hour away, in another message', async () => {
+    const { db, sink, node, writer, startWriter } = await pipeline();
+    const first = eventRow(1);
+    await node().commit({ events: [first, eventRow(2)], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(2);
+    // Another node and its writer (no shared recent-ids cache), another batch: the sender's clock moved on.
+    await writer.stop();
+    await startWriter();
+    const later = (e: EventRow): EventRow => ({ ...e, timestampMs: e.timestampMs + HOUR_MS, receivedAtMs: e.receivedAtMs + HOUR_MS });
+    await node().commit({ events: [later(first), later(eventRow(3))], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(3);
+
+    const filter = { tenantSeq: 1 };
+    expect(await sink.countEvents(filter)).toBe(3);
+    const lines = (await text(sink.streamEventText(filter, 'ndjson'))).trimEnd().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { eventId: string }).eventId).sort()).toEqual([first, eventRow(2), eventRow(3)].map((e) => e.eventId));
+    expect(await count(db)).toBe(3);
+    const analytics = new ClickHouseAnalyticsStore(db, { find: () => undefined });
+    const range = { tenantSeq: 1, fromMs: first.timestampMs - HOUR_MS, toMs: first.timestampMs + 2 * HOUR_MS };
+    const revenue = await analytics.revenue(range);
+    expect(revenue.reduce((sum, r) => sum + r.orders, 0)).toBe(3);
+  });
+
+  it('stores messages of the first format still in the stream after an upgrade, beside messages of the current one', async () => {
+    const { log, db, sink, node } = await pipeline();
+    const old = [eventRow(1), eventRow(2, { userId: null })];
+    // As a node of the previous version published them: the rows as JSON.
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: old, rejects: [rejectRow(1)], deliveries: [] }), { msgID: 'first-format' });
+    await node().commit({ events: [eventRow(3)], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    expect((await sink.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => [e.eventId, e.userId])).toEqual(
+      [...old, eventRow(3)].map((e) => [e.eventId, e.userId]),
+    );
+    // Inserted after the events.
+    await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).length, WAIT).toBe(1);
+  });
+
+  it('sets aside an event ClickHouse refuses, in the quarantine, and stores the others of its batch and the later ones', async () => {
+    const { log, db, sink, writer, errors, node } = await pipeline();
+    const good = [eventRow(1), eventRow(2), eventRow(3)];
+    const refused = eventRow(4, { eventId: 'not-a-uuid' });
+    // A message of the first format with a row the events table cannot take, amid good ones.
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries: [] }), { msgID: 'poison' });
+    await node().commit({ events: [good[2]!], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
+    const quarantined = await sink.listRejected(1, { limit: 10 });
+    expect(quarantined).toMatchObject([{ code: 'event_not_storable', event: 'checkout.completed', payload: { event_id: 'not-a-uuid', user_id: 'u-4' } }]);
+    expect(writer.setAsideRows).toBe(1);
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
+    // Later events are not held up.
+    await node().commit({ events: [eventRow(5)], rejects: [] });
+    await expect.poll(() => count(db), WAIT).toBe(4);
+  });
+});
