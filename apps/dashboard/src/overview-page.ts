@@ -2,6 +2,8 @@ import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
 import { DEFINITIONS } from './definitions';
 import { fmt, h } from './dom';
+import { boundDates } from './overview/date-range';
+import { LatestRequest } from './overview/latest-request';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -55,23 +57,27 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const to = h('input', { type: 'date', name: 'to', 'aria-label': 'To' });
   from.value = filters.get('from') ?? '';
   to.value = filters.get('to') ?? '';
+  boundDates(from, to, () => day(0));
   const presets = h('div', { class: 'presets' });
   for (const [label, days] of PRESETS) {
     const button = h('button', { type: 'button', class: 'secondary' }, label);
     button.addEventListener('click', () => {
       from.value = day(days);
       to.value = '';
+      from.dispatchEvent(new Event('input'));
       apply();
     });
     presets.append(button);
   }
   const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
-  const liveBadge = h('span', { class: 'live-badge', hidden: '' }, '● Live');
+  live.checked = new URLSearchParams(location.search).get('live') === '1';
+  const liveBadge = h('span', { class: 'live-badge', ...(live.checked ? {} : { hidden: '' }) }, '● Live');
   const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
+  const requests = new LatestRequest();
   const query = () => {
     const params = new URLSearchParams();
     for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['country', country], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
@@ -80,10 +86,18 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     }
     return params;
   };
-  const apply = () => {
+  /** The URL holds the whole view (filters and live mode), so that a link or a reload restores it. */
+  const remember = () => {
     const params = query();
+    if (live.checked) params.set('live', '1');
     history.replaceState(null, '', `${location.pathname}?${params}`);
-    void load(params);
+  };
+  const apply = () => {
+    remember();
+    // The live stream of the filters before must not draw over the answer for the new ones.
+    source?.close();
+    source = null;
+    void load(query());
   };
   for (const control of [campaign, broadcast, sponsor, from, to]) control.addEventListener('change', apply);
   country.addEventListener('change', apply);
@@ -93,6 +107,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   });
   live.addEventListener('change', () => {
     liveBadge.hidden = !live.checked;
+    remember();
     connectLive();
   });
 
@@ -109,17 +124,22 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   }
 
   async function load(params: URLSearchParams): Promise<void> {
+    const signal = requests.start();
     panels.setAttribute('aria-busy', 'true');
     try {
-      draw(await api<Overview>(`/v1/analytics/overview?${params}`));
+      const answer = await api<Overview>(`/v1/analytics/overview?${params}`, { signal });
+      if (!requests.isLatest(signal)) return;
+      draw(answer);
       connectLive();
     } catch (error) {
+      // A request replaced by a later one ends here: the later one draws.
+      if (!requests.isLatest(signal)) return;
       const message = error instanceof ApiError ? error.message : 'The overview could not be loaded.';
       const retry = h('button', { type: 'button' }, 'Try again');
       retry.addEventListener('click', () => void load(params));
       panels.replaceChildren(h('div', { class: 'error', role: 'alert' }, message, ' ', retry));
     } finally {
-      panels.removeAttribute('aria-busy');
+      if (requests.isLatest(signal)) panels.removeAttribute('aria-busy');
     }
   }
 
@@ -165,5 +185,8 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   }
 
   await load(filters);
-  return () => source?.close();
+  return () => {
+    requests.cancel();
+    source?.close();
+  };
 }

@@ -157,6 +157,16 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(unknown.statusCode).toBe(400);
   });
 
+  it('refuses an inverted or empty range with a code of its own', async () => {
+    const headers = { authorization: `Bearer ${t.demo.adminToken}` };
+    for (const query of ['from=2026-11-20&to=2026-11-10', 'from=2026-11-10T12:00:00Z&to=2026-11-10T12:00:00Z']) {
+      const response = await t.app.inject({ url: `/v1/analytics/overview?${query}`, headers });
+      expect(response.statusCode, query).toBe(400);
+      expect(response.headers['content-type']).toContain('application/problem+json');
+      expect(response.json(), query).toMatchObject({ code: 'invalid_range', errors: [{ path: '/query/to', code: 'invalid_range' }] });
+    }
+  });
+
   it("shows a tenant only its own events, even where ids are the same as another tenant's", async () => {
     const response = await t.app.inject({ url: `/v1/analytics/overview?${BOTH_DAYS}`, headers: { authorization: `Bearer ${t.other.adminToken}` } });
     expect(response.statusCode, response.body).toBe(200);

@@ -113,9 +113,7 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
   else if (from !== undefined) filter.fromMs = from;
   if (to === null) fail('to', 'must be a calendar date (2026-11-30) or an ISO 8601 date-time with a time zone');
   else if (to !== undefined) filter.toMs = to;
-  if (filter.fromMs !== undefined && filter.toMs !== undefined && filter.fromMs >= filter.toMs) {
-    fail('to', 'must be after from');
-  }
+  const inverted = filter.fromMs !== undefined && filter.toMs !== undefined && filter.fromMs >= filter.toMs;
   for (const name of ['broadcastId', 'userId', 'sponsorId'] as const) {
     const value = params[name];
     if (value === undefined) continue;
@@ -148,6 +146,11 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
   if (params.csvSafe !== undefined) {
     if (params.csvSafe === 'true' || params.csvSafe === 'false') csvSafe = params.csvSafe === 'true';
     else fail('csvSafe', 'must be true or false');
+  }
+  if (inverted && !errors.length) {
+    throw new SvcError('invalid_range', `Invalid query parameter to: must be after from (${params.from} to ${params.to} is empty or inverted).`, {
+      errors: [{ path: '/query/to', code: 'invalid_range', message: 'must be after from' }],
+    });
   }
   if (errors.length) {
     throw new SvcError('validation_failed', `Invalid query parameter ${errors.map((e) => e.path.slice(7)).join(', ')}: ${errors[0]!.message}.`, { errors });

@@ -50,6 +50,8 @@ export const ERROR_CATALOGUE = {
   internal_error: { status: 500, title: 'Internal server error' },
   // Dashboard session cookies work only from the dashboard's own pages.
   cross_origin_request: { status: 403, title: 'Cross-origin request refused' },
+  // A time range whose start is not before its end (e.g. from=2026-11-20&to=2026-11-10).
+  invalid_range: { status: 400, title: 'Time range is inverted or empty' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

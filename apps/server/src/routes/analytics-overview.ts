@@ -12,7 +12,7 @@ export async function analyticsOverviewRoutes(app: FastifyInstance, { services, 
       schema: {
         summary: 'The six dashboard panels for a set of filters',
         description:
-          'Viewer count (live, concurrent per bucket, peak, unique viewers), engagement rate, poll results, sponsor performance, revenue and funnel, as defined in the dashboard tooltips. `from`/`to` as calendar dates are inclusive UTC days; without `from` the last 7 days are shown. `sponsorId` narrows sponsor performance, revenue and funnel only.',
+          'Viewer count (live, concurrent per bucket, peak, unique viewers), engagement rate, poll results, sponsor performance, revenue and funnel, as defined in the dashboard tooltips. `from`/`to` as calendar dates are inclusive UTC days; without `from` the last 7 days are shown. A range whose start is not before its end is refused with 400 `invalid_range`. `sponsorId` narrows sponsor performance, revenue and funnel only.',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
         operationId: 'getAnalyticsOverview',

@@ -1,0 +1,104 @@
+import type { Browser, Page, Route } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { buildDashboard } from '@svc/dashboard/build';
+import { ManualClock } from '@svc/protocol';
+import { loadAnalyticsFixture } from './analytics-fixture';
+import { browserAvailable, launchBrowser } from './browser';
+import { startTestApp, type TestApp } from './test-app';
+
+/** The overview under any sequence of actions: what the panels show always matches the controls. */
+describe.runIf(browserAvailable())('overview filters in a real browser', () => {
+  let browser: Browser;
+  let t: TestApp;
+  let page: Page;
+
+  beforeAll(async () => {
+    await buildDashboard();
+    browser = await launchBrowser();
+  });
+  afterAll(async () => browser?.close());
+  beforeEach(async () => {
+    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
+    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
+  });
+  afterEach(async () => {
+    await page.context().close();
+    await t.close();
+  });
+
+  const text = (testId: string) => page.getByTestId(testId).textContent();
+  async function logIn(query = 'from=2026-11-10&to=2026-11-11'): Promise<void> {
+    await page.goto(`${t.url}/?${query}`);
+    await page.getByLabel('Admin token').fill(t.demo.adminToken);
+    await page.getByRole('button', { name: 'Log in' }).click();
+  }
+
+  it('never shows a slow answer for filters that were changed since', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    // The answer for broadcast b1 is held back until the one for b2 has been drawn.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    let delivered!: Promise<unknown>;
+    await page.route(/\/v1\/analytics\/overview\?.*broadcastId=b1/, async (route: Route) => {
+      held = true;
+      const response = await route.fetch();
+      await released;
+      // Refused by the browser when the page cancelled the request meanwhile.
+      delivered = route.fulfill({ response }).catch(() => undefined);
+      await delivered;
+    });
+    const broadcast = page.getByLabel('Broadcast', { exact: true });
+    await broadcast.selectOption('b1');
+    await expect.poll(() => held).toBe(true);
+    await broadcast.selectOption('b2');
+    await expect.poll(() => page.getByTestId('gross-EUR').count()).toBe(0);
+    expect(await text('gross-USD')).toBe('$100.00');
+    release();
+    await expect.poll(() => delivered !== undefined).toBe(true);
+    await delivered;
+    // Time for the page to draw the held answer, were it to draw it.
+    await page.waitForTimeout(300);
+    expect(await broadcast.inputValue()).toBe('b2');
+    expect(page.url()).toContain('broadcastId=b2');
+    expect(await page.getByTestId('gross-EUR').count()).toBe(0);
+    expect(await page.getByTestId('gross-USD').count()).toBe(1);
+  });
+
+  it('cannot make an inverted range: each date input moves the other', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    const from = page.getByLabel('From', { exact: true });
+    const to = page.getByLabel('To', { exact: true });
+    expect(await from.getAttribute('max', { timeout: 3_000 })).toBe('2026-11-11');
+    expect(await to.getAttribute('min')).toBe('2026-11-10');
+    await from.fill('2026-11-20', { timeout: 3_000 });
+    await expect.poll(() => to.inputValue(), { timeout: 3_000 }).toBe('2026-11-20');
+    await expect.poll(() => page.url()).toContain('to=2026-11-20');
+    await page.getByText('No events for these filters').waitFor({ timeout: 5_000 });
+    await to.fill('2026-11-09', { timeout: 3_000 });
+    expect(await from.inputValue()).toBe('2026-11-09');
+    await expect.poll(() => page.url()).toContain('from=2026-11-09');
+    await to.fill('2026-11-11', { timeout: 3_000 });
+    expect(await from.inputValue()).toBe('2026-11-09');
+    await expect.poll(() => page.url()).toContain('to=2026-11-11');
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+  });
+
+  it('restores live mode and every filter from the URL', async () => {
+    await logIn('from=2026-11-10&to=2026-11-11&broadcastId=b2&live=1');
+    await expect.poll(() => text('gross-USD')).toBe('$100.00');
+    expect(await page.locator('input[name=live]').isChecked()).toBe(true);
+    expect(await page.getByText('● Live').isVisible()).toBe(true);
+    await page.locator('input[name=live]').uncheck();
+    await expect.poll(() => page.url()).not.toContain('live=1');
+    await page.locator('input[name=live]').check();
+    await expect.poll(() => page.url()).toContain('live=1');
+    await page.reload();
+    await expect.poll(() => text('gross-USD')).toBe('$100.00');
+    expect(await page.locator('input[name=live]').isChecked()).toBe(true);
+    expect(await page.getByLabel('Broadcast', { exact: true }).inputValue()).toBe('b2');
+  });
+});
