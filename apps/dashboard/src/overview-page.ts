@@ -4,6 +4,7 @@ import { DEFINITIONS } from './definitions';
 import { fmt, h } from './dom';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
+import { pollResults } from './overview/poll-panel';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -152,13 +153,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     const seriesBox = h('div', { class: 'chart' });
     const viewers = panel('Viewer count', DEFINITIONS.viewers, h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak'), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers')), seriesBox);
     const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate')));
-    const pollList = h('div', {});
-    for (const poll of o.polls.slice(0, 6)) {
-      const box = h('div', { class: 'chart small' });
-      pollList.append(h('h3', {}, `${poll.question} (${fmt.int(poll.totalVotes)} votes)`), box);
-      queueMicrotask(() => barChart(box, poll.options.map((x: any) => `${x.option} ${fmt.pct(x.share)}`), poll.options.map((x: any) => x.votes), PRIMARY));
-    }
-    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollList : h('p', { class: 'muted' }, 'No votes yet.'));
+    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => broadcastName.get(id) ?? id, PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
       h('tr', {}, h('td', {}, sponsorName.get(s.sponsorId) ?? s.sponsorId), h('td', {}, broadcastName.get(s.broadcastId) ?? s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
     );

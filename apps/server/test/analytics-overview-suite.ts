@@ -12,8 +12,9 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
   let t: TestApp;
   let p1 = '';
   let otherP1 = '';
+  const clock = new ManualClock(Date.UTC(2026, 10, 21));
   beforeAll(async () => {
-    t = await start({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
+    t = await start({ clock, listen: true });
     p1 = (await loadAnalyticsFixture(t.app, t.demo.adminToken)).pollId;
     // Every expectation on tenant demo below also holds with another tenant's events on the same broadcasts and days.
     otherP1 = (await loadOtherTenantEvents(t.app, t.other.adminToken)).pollId;
@@ -38,7 +39,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     // u1's second vote does not count.
     expect(o.polls).toEqual([
       {
-        pollId: p1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
+        pollId: p1, broadcastId: 'b1', createdAt: '2026-11-21T00:00:00.000Z', question: 'Who wins?', totalVotes: 2,
         options: [{ optionIndex: 0, option: 'A', votes: 1, share: 0.5 }, { optionIndex: 1, option: 'B', votes: 1, share: 0.5 }],
       },
     ]);
@@ -124,7 +125,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     const o = await overview(`${BOTH_DAYS}&broadcastId=b3`);
     expect(o.polls).toEqual([
       {
-        pollId, broadcastId: 'b3', question: 'Best goal?', totalVotes: 2,
+        pollId, broadcastId: 'b3', createdAt: expect.any(String), question: 'Best goal?', totalVotes: 2,
         options: [
           { optionIndex: 0, option: 'First', votes: 0, share: 0 },
           { optionIndex: 1, option: 'Second', votes: 2, share: 1 },
@@ -132,6 +133,32 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
         ],
       },
     ]);
+  });
+
+  it('lists polls newest first, with shares that add up to 100%', async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    clock.advance(60_000);
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b4', campaignId: 1 } });
+    const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b4/overlays', headers: admin, payload: { type: 'poll', question: 'Man of the match?', options: ['X', 'Y', 'Z'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const pollId = created.json().id as string;
+    clock.advance(1_000);
+    // 4, 8 and 9 of 21 votes: 19.05%, 38.10% and 42.86% rounded on their own add up to 100.1%.
+    const events = [...Array(21).keys()].map((i) => {
+      const optionIndex = i < 4 ? 0 : i < 12 ? 1 : 2;
+      return {
+        event: 'poll.voted', timestamp: `${D11}12:30:00Z`, sessionId: `svc_mm${i}`, broadcastId: 'b4', userId: null,
+        data: { pollId, questionText: 'Man of the match?', optionSelected: ['X', 'Y', 'Z'][optionIndex], optionIndex },
+      };
+    });
+    const sent = await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events } });
+    expect(sent.json().accepted, sent.body).toBe(21);
+    const o = await overview(BOTH_DAYS);
+    expect(o.polls[0]).toMatchObject({ pollId, broadcastId: 'b4', createdAt: new Date(clock.now() - 1_000).toISOString(), totalVotes: 21 });
+    expect(o.polls[0].options.map((x: { share: number }) => x.share)).toEqual([0.19, 0.381, 0.429]);
+    expect(o.polls.at(-1).pollId).toBe(p1);
+    const times = o.polls.map((poll: { createdAt: string }) => poll.createdAt);
+    expect(times).toEqual([...times].sort().reverse());
   });
 
   it('counts live viewers of the matching broadcasts', async () => {
@@ -176,7 +203,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
     expect(o.polls).toEqual([
       {
-        pollId: otherP1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+        pollId: otherP1, broadcastId: 'b1', createdAt: '2026-11-21T00:00:00.000Z', question: 'Who wins?', totalVotes: 1,
         options: [{ optionIndex: 0, option: 'A', votes: 0, share: 0 }, { optionIndex: 1, option: 'B', votes: 1, share: 1 }],
       },
     ]);

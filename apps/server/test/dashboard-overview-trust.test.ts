@@ -11,6 +11,7 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
   let browser: Browser;
   let t: TestApp;
   let page: Page;
+  let clock: ManualClock;
 
   beforeAll(async () => {
     await buildDashboard();
@@ -18,7 +19,8 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
   });
   afterAll(async () => browser?.close());
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
+    clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
+    t = await startTestApp({ listen: true, clock });
     await loadAnalyticsFixture(t.app, t.demo.adminToken);
     page = await (await browser.newContext({ viewport: { width: 1440, height: 900 } })).newPage();
   });
@@ -100,5 +102,24 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     await expect.poll(() => text('gross-USD')).toBe('$100.00');
     expect(await page.locator('input[name=live]').isChecked()).toBe(true);
     expect(await page.getByLabel('Broadcast', { exact: true }).inputValue()).toBe('b2');
+  });
+
+  it('lists polls newest first with their broadcast, every one reachable, and counts "1 vote"', async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    for (let n = 1; n <= 7; n++) {
+      clock.advance(60_000);
+      const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b2/overlays', headers: admin, payload: { type: 'poll', question: `Question ${n}?`, options: ['Yes', 'No'] } });
+      const pollId = created.json().id as string;
+      clock.advance(1_000);
+      const vote = { event: 'poll.voted', timestamp: '2026-11-11T12:00:00Z', sessionId: `svc_q${n}`, broadcastId: 'b2', userId: null, data: { pollId, questionText: `Question ${n}?`, optionSelected: 'Yes', optionIndex: 0 } };
+      expect((await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events: [vote] } })).json().accepted).toBe(1);
+    }
+    await logIn();
+    const questions = page.getByTestId('poll-question');
+    await expect.poll(() => questions.count()).toBe(6);
+    expect(await questions.first().textContent()).toBe('Question 7? · b2 · 1 vote');
+    await page.getByRole('button', { name: 'Show all 8 polls' }).click();
+    await expect.poll(() => questions.count()).toBe(8);
+    expect(await questions.last().textContent()).toBe('Who wins? · b1 · 2 votes');
   });
 });

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, Tenant } from '@svc/storage';
 import { bucketSizeFor } from './bucket-size';
+import { largestRemainderShares } from './largest-remainder';
 
 /** The filters of the dashboard (DESIGN 7). Dates are already resolved to [fromMs, toMs). */
 export type OverviewFilter = Omit<AnalyticsFilter, 'tenantSeq'>;
@@ -98,10 +99,15 @@ export class AnalyticsService {
         engagedViewers: engagement.engagedViewers,
         joinedViewers: engagement.joinedViewers,
       },
-      polls: polls.map((poll) => ({
-        ...poll,
-        options: poll.options.map((o) => ({ ...o, share: ratio(o.votes, poll.totalVotes) })),
-      })),
+      // Newest poll first; shares in tenths of a percent that add up to 100% (largest remainder).
+      polls: polls.map((poll) => {
+        const shares = largestRemainderShares(poll.options.map((o) => o.votes));
+        return {
+          ...poll,
+          createdAt: new Date(poll.createdAt).toISOString(),
+          options: poll.options.map((o, i) => ({ ...o, share: shares[i]! })),
+        };
+      }),
       sponsors: sponsors.map((s) => ({
         sponsorId: s.sponsorId,
         broadcastId: s.broadcastId,

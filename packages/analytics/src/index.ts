@@ -1,2 +1,3 @@
 export * from './bucket-size';
 export * from './analytics-service';
+export * from './largest-remainder';

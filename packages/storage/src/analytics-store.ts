@@ -31,9 +31,12 @@ export interface PollOptionResult {
   votes: number;
 }
 
+/** One poll's counted votes. Stores list polls newest first: creation time descending, then id. */
 export interface PollResult {
   pollId: string;
   broadcastId: string;
+  /** When the poll was created, epoch ms. */
+  createdAt: number;
   question: string;
   totalVotes: number;
   options: PollOptionResult[];
@@ -56,6 +59,12 @@ export interface RevenueRow {
   items: number;
 }
 
+/** Newest poll first: creation time descending, then id ascending. */
+export function newestPollFirst(a: Pick<PollResult, 'createdAt' | 'pollId'>, b: Pick<PollResult, 'createdAt' | 'pollId'>): number {
+  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
+  return a.pollId < b.pollId ? -1 : a.pollId > b.pollId ? 1 : 0;
+}
+
 export interface FunnelCounts {
   productViewed: number;
   cartItemAdded: number;
@@ -67,6 +76,7 @@ export interface FunnelCounts {
 export interface AnalyticsStore {
   viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries>;
   engagement(filter: AnalyticsFilter): Promise<Engagement>;
+  /** Polls with counted votes in the filter, newest first (see `PollResult`). */
   pollResults(filter: AnalyticsFilter): Promise<PollResult[]>;
   sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]>;
   revenue(filter: AnalyticsFilter): Promise<RevenueRow[]>;

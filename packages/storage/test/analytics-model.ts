@@ -75,7 +75,7 @@ function firstOf(events: EventRow[], key: (e: EventRow) => string): EventRow[] {
 export function modelPollResults(all: EventRow[], f: AnalyticsFilter, polls: PollDefinition[]): PollResult[] {
   const votes = filterEvents(all, f, false).filter((e) => e.event === 'poll.voted');
   return [...polls]
-    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? -1 : 1))
     .flatMap((poll) => {
       const valid: CastVote[] = votes
         .filter((e) => {
@@ -87,7 +87,7 @@ export function modelPollResults(all: EventRow[], f: AnalyticsFilter, polls: Pol
       const counted = countedVotes(valid);
       if (!counted.length) return [];
       const options = poll.options.map((option, optionIndex) => ({ optionIndex, option, votes: counted.filter((v) => v.optionIndex === optionIndex).length }));
-      return [{ pollId: poll.id, broadcastId: poll.broadcastId, question: poll.question, totalVotes: counted.length, options }];
+      return [{ pollId: poll.id, broadcastId: poll.broadcastId, createdAt: poll.createdAtMs, question: poll.question, totalVotes: counted.length, options }];
     });
 }
 

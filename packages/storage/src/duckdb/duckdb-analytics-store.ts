@@ -1,13 +1,14 @@
 import { listValue } from '@duckdb/node-api';
-import type {
-  AnalyticsFilter,
-  AnalyticsStore,
-  Engagement,
-  FunnelCounts,
-  PollResult,
-  RevenueRow,
-  SponsorRow,
-  ViewerSeries,
+import {
+  newestPollFirst,
+  type AnalyticsFilter,
+  type AnalyticsStore,
+  type Engagement,
+  type FunnelCounts,
+  type PollResult,
+  type RevenueRow,
+  type SponsorRow,
+  type ViewerSeries,
 } from '../analytics-store';
 import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
 import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
@@ -149,17 +150,18 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   private async withPollLabels(tenantSeq: number, counted: Map<string, Map<number, number>>): Promise<PollResult[]> {
     if (!counted.size) return [];
     const overlays = await this.db.query(
-      `SELECT id, broadcast_id, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
+      `SELECT id, broadcast_id, epoch_ms(created_at) AS created_ms, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
       [tenantSeq, listValue([...counted.keys()])],
     );
     const polls = new Map(overlays.map((row) => [String(row.id), row]));
-    return [...counted].flatMap(([pollId, votes]) => {
+    const results = [...counted].flatMap(([pollId, votes]): PollResult[] => {
       const overlay = polls.get(pollId);
       if (!overlay) return [];
       const content = JSON.parse(String(overlay.content)) as { question: string; options: string[] };
       const options = content.options.map((option, optionIndex) => ({ optionIndex, option, votes: votes.get(optionIndex) ?? 0 }));
-      return [{ pollId, broadcastId: String(overlay.broadcast_id), question: content.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options }];
+      return [{ pollId, broadcastId: String(overlay.broadcast_id), createdAt: numberOrZero(overlay.created_ms), question: content.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options }];
     });
+    return results.sort(newestPollFirst);
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
