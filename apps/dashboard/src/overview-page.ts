@@ -5,6 +5,9 @@ import { fmt, h } from './dom';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
 import { pollResults } from './overview/poll-panel';
+import { dataTable } from './overview/data-table';
+import { bucketLabel, dateIn, format } from './overview/format';
+import { addOverviewStyles } from './overview/overview-styles';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -12,10 +15,8 @@ const PRIMARY = '#5b3df5';
 
 type Overview = any;
 
-const day = (offsetDays: number) => new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);
-
 /** The filter state lives in the URL, so a view can be shared and a reload restores it. */
-function readFilters(): URLSearchParams {
+function readFilters(day: (daysAgo: number) => string): URLSearchParams {
   const params = new URLSearchParams(location.search);
   const out = new URLSearchParams();
   for (const key of FILTERS) {
@@ -35,12 +36,17 @@ function stat(label: string, value: string, testId: string): HTMLElement {
 }
 
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
-  const filters = readFilters();
-  const [campaigns, broadcasts, sponsors] = await Promise.all([
+  addOverviewStyles();
+  const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
     api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
     api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
     api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+    api<{ timeZone?: string }>('/v1/settings'),
   ]);
+  // Days, presets, buckets and labels are those of the tenant's time zone (a setting; UTC by default).
+  let timeZone = settings.timeZone ?? 'UTC';
+  const day = (daysAgo: number) => dateIn(timeZone, daysAgo);
+  const filters = readFilters(day);
   const select = (name: string, label: string, options: Array<[string, string]>) => {
     const control = h('select', { name, 'aria-label': label }, h('option', { value: '' }, `All ${label.toLowerCase()}s`));
     for (const [value, text] of options) control.append(h('option', { value }, text));
@@ -59,6 +65,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   from.value = filters.get('from') ?? '';
   to.value = filters.get('to') ?? '';
   boundDates(from, to, () => day(0));
+  const zone = h('span', { class: 'muted', 'data-testid': 'time-zone', title: 'Days, buckets and times of the dashboard (Settings)' }, `Times in ${timeZone}`);
   const presets = h('div', { class: 'presets' });
   for (const [label, days] of PRESETS) {
     const button = h('button', { type: 'button', class: 'secondary' }, label);
@@ -73,7 +80,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
   live.checked = new URLSearchParams(location.search).get('live') === '1';
   const liveBadge = h('span', { class: 'live-badge', ...(live.checked ? {} : { hidden: '' }) }, '● Live');
-  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
+  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, zone, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
@@ -151,7 +158,16 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       return;
     }
     const seriesBox = h('div', { class: 'chart' });
-    const viewers = panel('Viewer count', DEFINITIONS.viewers, h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak'), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers')), seriesBox);
+    timeZone = o.timeZone ?? timeZone;
+    zone.textContent = `Times in ${timeZone}`;
+    const viewerRows = o.viewers.series.map((p: { at: string; concurrent: number }) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.int(p.concurrent)]);
+    const viewers = panel(
+      'Viewer count',
+      DEFINITIONS.viewers,
+      h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak'), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers')),
+      seriesBox,
+      dataTable('Viewers over time', [`Bucket start (${timeZone})`, 'Sessions watching (highest per minute)'], viewerRows, 'viewer-table'),
+    );
     const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate')));
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => broadcastName.get(id) ?? id, PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>

@@ -122,4 +122,18 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     await expect.poll(() => questions.count()).toBe(8);
     expect(await questions.last().textContent()).toBe('Who wins? · b1 · 2 votes');
   });
+
+  it("shows the tenant's time zone beside the range and the viewer numbers in a data table of its times", async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    expect((await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin, payload: { timeZone: 'America/New_York' } })).statusCode).toBe(200);
+    await logIn('from=2026-11-10&to=2026-11-10');
+    await expect.poll(() => text('time-zone')).toBe('Times in America/New_York');
+    // New York's Nov 10 holds S3, which joined at 23:59:30 UTC.
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    await page.getByText('Viewers over time: data table').click();
+    const rows = page.getByTestId('viewer-table').locator('tbody tr');
+    expect(await rows.count()).toBe(96);
+    expect(await rows.first().locator('th').textContent()).toBe('Nov 10, 2026, 12:00 AM');
+    expect(await rows.nth(20).textContent()).toBe('Nov 10, 2026, 5:00 AM2');
+  });
 });

@@ -1,7 +1,8 @@
-import { systemClock, type Clock } from '@svc/protocol';
+import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, Tenant } from '@svc/storage';
 import { bucketSizeFor } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
+import { peakConcurrent, viewerBuckets } from './viewer-buckets';
 
 /** The filters of the dashboard (DESIGN 7). Dates are already resolved to [fromMs, toMs). */
 export type OverviewFilter = Omit<AnalyticsFilter, 'tenantSeq'>;
@@ -64,9 +65,9 @@ export class AnalyticsService {
     const toMs = filter.toMs ?? now;
     const fromMs = filter.fromMs ?? toMs - DEFAULT_RANGE_MS;
     const ranged: AnalyticsFilter = { ...filter, fromMs, toMs };
-    const bucketMs = bucketSizeFor(toMs - fromMs);
+    const timeZone = tenant.settings.timeZone ?? DEFAULT_TIME_ZONE;
     const [series, engagement, polls, sponsors, revenue, funnel, live] = await Promise.all([
-      this.store.viewerSeries(ranged, bucketMs),
+      this.store.viewerSeries(ranged),
       this.store.engagement(ranged),
       this.store.pollResults(ranged),
       this.store.sponsorPerformance(ranged),
@@ -80,19 +81,32 @@ export class AnalyticsService {
       ['checkout.started', funnel.checkoutStarted],
       ['checkout.completed', funnel.checkoutCompleted],
     ] as const;
+    // The chart's axis runs from the start of the range to its end or now, whichever is first;
+    // for one broadcast, over its sessions (a broadcast lasts hours, not the week around it),
+    // and on to now while viewers are watching it.
+    let axisFrom = fromMs;
+    let axisEnd = Math.min(toMs, now);
+    const minutes = series.steps;
+    if (input.broadcastId !== undefined && minutes.length) {
+      axisFrom = minutes[0]!.at;
+      axisEnd = live > 0 ? Math.max(axisEnd, minutes.at(-1)!.at) : minutes.at(-1)!.at;
+    }
+    const bucketMs = bucketSizeFor(Math.max(0, axisEnd - axisFrom));
+    const points = axisEnd > axisFrom ? viewerBuckets(minutes, axisFrom, axisEnd, bucketMs, timeZone) : [];
     return {
       range: { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() },
+      timeZone,
       filters: input,
       generatedAt: new Date(now).toISOString(),
       /** Panels that do not narrow by sponsor (DESIGN 7). */
       ignoresSponsor: ['viewers', 'engagement', 'polls'],
       viewers: {
         live,
-        peak: series.peak,
+        peak: peakConcurrent(minutes),
         uniqueViewers: series.uniqueViewers,
         sessions: series.sessions,
-        bucketMs: series.bucketMs,
-        series: series.points.map((p) => ({ at: new Date(p.at).toISOString(), concurrent: p.concurrent })),
+        bucketMs,
+        series: points.map((p) => ({ at: new Date(p.at).toISOString(), concurrent: p.concurrent })),
       },
       engagement: {
         rate: ratio(engagement.engagedViewers, engagement.joinedViewers),

@@ -12,10 +12,23 @@ export interface AnalyticsFilter {
   sponsorId?: string;
 }
 
+/** Sessions are counted per minute: a session watches in every minute from its first event's to its last event's. */
+export const VIEWER_MINUTE_MS = 60_000;
+
+/** A change of the number of sessions watching, at the start of a minute (epoch ms). */
+export interface ViewerStep {
+  at: number;
+  /** Sessions starting in this minute minus sessions that ended in the minute before. Never 0. */
+  change: number;
+}
+
+/**
+ * Concurrent sessions per minute, as the minutes where the count changes (ascending): the
+ * count in a minute is the sum of the changes up to it. Buckets and peak are derived from it,
+ * so that the peak does not depend on the bucket size.
+ */
 export interface ViewerSeries {
-  bucketMs: number;
-  points: Array<{ at: number; concurrent: number }>;
-  peak: number;
+  steps: ViewerStep[];
   uniqueViewers: number;
   sessions: number;
 }
@@ -74,7 +87,7 @@ export interface FunnelCounts {
 
 /** The dashboard's queries over one tenant's events. */
 export interface AnalyticsStore {
-  viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries>;
+  viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries>;
   engagement(filter: AnalyticsFilter): Promise<Engagement>;
   /** Polls with counted votes in the filter, newest first (see `PollResult`). */
   pollResults(filter: AnalyticsFilter): Promise<PollResult[]>;

@@ -35,23 +35,23 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return groups;
 }
 
-export function modelViewerSeries(all: EventRow[], f: AnalyticsFilter, bucketMs: number): ViewerSeries {
+export function modelViewerSeries(all: EventRow[], f: AnalyticsFilter): ViewerSeries {
+  const bucketMs = 60_000;
   const sessions = [...groupBy(filterEvents(all, f, false), (e) => `${e.sessionId}|${e.broadcastId}`).values()].map((events) => ({
     first: Math.floor(Math.min(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
     last: Math.floor(Math.max(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
     joined: events.some((e) => e.event === 'broadcast.joined'),
     viewer: viewerOf(events[0]!),
   }));
-  const points: Array<{ at: number; concurrent: number }> = [];
-  if (sessions.length) {
-    const first = Math.min(...sessions.map((s) => s.first));
-    const last = Math.max(...sessions.map((s) => s.last));
-    for (let at = first; at <= last; at += bucketMs) points.push({ at, concurrent: sessions.filter((s) => s.first <= at && at <= s.last).length });
+  // Per minute: +1 where a session starts, −1 in the minute after it ends; minutes where nothing changes are left out.
+  const changes = new Map<number, number>();
+  for (const s of sessions) {
+    changes.set(s.first, (changes.get(s.first) ?? 0) + 1);
+    changes.set(s.last + bucketMs, (changes.get(s.last + bucketMs) ?? 0) - 1);
   }
+  const steps = [...changes].filter(([, change]) => change !== 0).map(([at, change]) => ({ at, change })).sort((a, b) => a.at - b.at);
   return {
-    bucketMs,
-    points,
-    peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+    steps,
     uniqueViewers: new Set(sessions.filter((s) => s.joined).map((s) => s.viewer)).size,
     sessions: sessions.length,
   };

@@ -11,7 +11,7 @@ import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSpon
 async function expectModel(storage: Storage, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
   const label = JSON.stringify(filter);
   const a = storage.analytics;
-  expect(await a.viewerSeries(filter, 15 * 60_000), label).toEqual(modelViewerSeries(events, filter, 15 * 60_000));
+  expect(await a.viewerSeries(filter), label).toEqual(modelViewerSeries(events, filter));
   expect(await a.engagement(filter), label).toEqual(modelEngagement(events, filter));
   expect(await a.pollResults(filter), label).toEqual(modelPollResults(events, filter, pollsOf()));
   expect(await a.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));

@@ -10,8 +10,6 @@ import { insertEvents } from './clickhouse-events';
 
 /** What the ClickHouse dashboard tests share (on the 18.16 server and on the current engine). */
 
-export const BUCKET_MS = 15 * 60_000;
-
 /** The polls of each tenant, as the content service's catalogue would find them. */
 export function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLookup {
   return { find: (tenantSeq, pollId) => byTenant[tenantSeq]?.find((poll) => poll.id === pollId) };
@@ -19,7 +17,7 @@ export function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLook
 
 export async function expectModel(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter, polls: PollDefinition[] = pollsOf()): Promise<void> {
   const label = JSON.stringify(filter);
-  expect(await store.viewerSeries(filter, BUCKET_MS), label).toEqual(modelViewerSeries(events, filter, BUCKET_MS));
+  expect(await store.viewerSeries(filter), label).toEqual(modelViewerSeries(events, filter));
   expect(await store.engagement(filter), label).toEqual(modelEngagement(events, filter));
   expect(await store.pollResults(filter), label).toEqual(modelPollResults(events, filter, polls));
   expect(await store.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));

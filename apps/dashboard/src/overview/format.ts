@@ -25,3 +25,17 @@ export const format = {
   /** "1 vote", "2 votes" (the labels are English; only the number follows the locale). */
   count: (n: number, one: string, other: string) => `${integer.format(n)} ${plural.select(n) === 'one' ? one : other}`,
 };
+
+/** The calendar date (YYYY-MM-DD) `daysAgo` days before now in `timeZone` (the tenant's). */
+export function dateIn(timeZone: string, daysAgo = 0, nowMs = Date.now()): string {
+  // en-CA writes dates as YYYY-MM-DD.
+  const today = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(nowMs);
+  const [y, m, d] = today.split('-').map(Number) as [number, number, number];
+  return new Date(Date.UTC(y, m - 1, d - daysAgo)).toISOString().slice(0, 10);
+}
+
+/** A bucket's start for labels and tables: the date for day buckets, date and time otherwise, in `timeZone`. */
+export function bucketLabel(iso: string, bucketMs: number, timeZone: string): string {
+  const options: Intl.DateTimeFormatOptions = bucketMs >= 86_400_000 ? { timeZone, dateStyle: 'medium' } : { timeZone, dateStyle: 'medium', timeStyle: 'short' };
+  return new Intl.DateTimeFormat(LOCALE, options).format(new Date(iso));
+}

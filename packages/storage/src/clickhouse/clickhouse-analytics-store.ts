@@ -1,4 +1,4 @@
-import type { AnalyticsFilter, AnalyticsStore, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../analytics-store';
+import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
 import { CURRENCY, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
@@ -28,10 +28,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     private readonly polls: PollLookup,
   ) {}
 
-  async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
-    const bucket = sqlInteger(bucketMs);
+  async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
+    const bucket = sqlInteger(VIEWER_MINUTE_MS);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
-    // bucket from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
+    // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
     // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
     const [row] = await this.db.query<{ sessions: string; viewers: string; first: string; last: string; steps: [string[], string[]] }>(
       `SELECT count() AS sessions, uniqExactIf(viewer, joined) AS viewers, min(first_bucket) AS first, max(last_bucket) AS last,
@@ -43,19 +43,16 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
          GROUP BY session_id, broadcast_id)`,
     );
     const sessions = chNumber(row?.sessions ?? 0);
-    const points: Array<{ at: number; concurrent: number }> = [];
+    const steps: ViewerSeries['steps'] = [];
     if (row && sessions > 0) {
-      const steps = new Map(row.steps[0].map((at, i) => [chNumber(at), chNumber(row.steps[1][i])]));
-      let concurrent = 0;
-      for (let at = chNumber(row.first); at <= chNumber(row.last); at += bucketMs) {
-        concurrent += steps.get(at) ?? 0;
-        points.push({ at, concurrent });
-      }
+      row.steps[0].forEach((at, i) => {
+        const change = chNumber(row.steps[1][i]!);
+        if (change !== 0) steps.push({ at: chNumber(at), change });
+      });
+      steps.sort((a, b) => a.at - b.at);
     }
     return {
-      bucketMs,
-      points,
-      peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+      steps,
       uniqueViewers: chNumber(row?.viewers ?? 0),
       sessions,
     };

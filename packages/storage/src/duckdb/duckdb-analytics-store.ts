@@ -9,6 +9,7 @@ import {
   type RevenueRow,
   type SponsorRow,
   type ViewerSeries,
+  VIEWER_MINUTE_MS,
 } from '../analytics-store';
 import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
 import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
@@ -60,13 +61,13 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     return hours;
   }
 
-  async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
+  async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     const partials = hourPartials(SESSION_HOURS, filter, hours, p);
-    const bucket = `${p.add(bucketMs)}::BIGINT`;
+    const bucket = `${p.add(VIEWER_MINUTE_MS)}::BIGINT`;
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
-    // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
+    // counts in every minute from the one it starts in to the one it ends in: +1 there, −1 after.
     const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${partials}, ${aloneAndGrouped(SESSION_HOURS)},
        sessions AS (
@@ -79,24 +80,17 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        steps AS (
          SELECT step_at, sum(step) AS step FROM (
            SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
-         GROUP BY step_at),
-       bounds AS (SELECT min(first_bucket) AS first, max(last_bucket) AS last FROM sessions),
-       buckets AS (SELECT unnest(range(first, last + 1, ${bucket})) AS bucket_at FROM bounds WHERE first IS NOT NULL),
-       series AS (
-         SELECT b.bucket_at, sum(coalesce(s.step, 0)) OVER (ORDER BY b.bucket_at) AS concurrent
-         FROM buckets b LEFT JOIN steps s ON s.step_at = b.bucket_at)
-       SELECT 'point' AS kind, bucket_at, concurrent, NULL AS viewers, NULL AS sessions FROM series
+         GROUP BY step_at HAVING sum(step) <> 0)
+       SELECT 'point' AS kind, step_at AS bucket_at, step AS concurrent, NULL AS viewers, NULL AS sessions FROM steps
        UNION ALL
        SELECT 'totals', NULL, NULL, count(DISTINCT viewer) FILTER (WHERE joined), count(*) FROM sessions
        ORDER BY kind, bucket_at`,
       p.values,
     );
-    const points = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), concurrent: numberOrZero(r.concurrent) }));
+    const steps = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), change: numberOrZero(r.concurrent) }));
     const totals = rows.find((r) => r.kind === 'totals');
     return {
-      bucketMs,
-      points,
-      peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+      steps,
       uniqueViewers: numberOrZero(totals?.viewers),
       sessions: numberOrZero(totals?.sessions),
     };
