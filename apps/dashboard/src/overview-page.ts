@@ -8,6 +8,7 @@ import { pollResults } from './overview/poll-panel';
 import { dataTable } from './overview/data-table';
 import { bucketLabel, dateIn, format } from './overview/format';
 import { addOverviewStyles } from './overview/overview-styles';
+import { comparison } from './overview/compare';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -31,8 +32,8 @@ function panel(title: string, definition: string, ...body: Node[]): HTMLElement 
   return h('section', { class: 'panel', 'aria-label': title }, h('h2', {}, title, h('span', { class: 'info', title: definition, tabindex: '0', role: 'img', 'aria-label': `How ${title} is computed: ${definition}` }, 'i')), ...body);
 }
 
-function stat(label: string, value: string, testId: string): HTMLElement {
-  return h('div', { class: 'stat' }, h('div', { class: 'value', 'data-testid': testId }, value), h('div', { class: 'label' }, label));
+function stat(label: string, value: string, testId: string, change?: HTMLElement): HTMLElement {
+  return h('div', { class: 'stat' }, h('div', { class: 'value', 'data-testid': testId }, value), h('div', { class: 'label' }, label), change);
 }
 
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
@@ -158,17 +159,18 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       return;
     }
     const seriesBox = h('div', { class: 'chart' });
+    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0 };
     timeZone = o.timeZone ?? timeZone;
     zone.textContent = `Times in ${timeZone}`;
     const viewerRows = o.viewers.series.map((p: { at: string; concurrent: number }) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.int(p.concurrent)]);
     const viewers = panel(
       'Viewer count',
       DEFINITIONS.viewers,
-      h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak'), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers')),
+      h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak', comparison(o.viewers.peak, o.previous.viewers.peak)), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers', comparison(o.viewers.uniqueViewers, o.previous.viewers.uniqueViewers, 'count', 'unique-viewers-change'))),
       seriesBox,
       dataTable('Viewers over time', [`Bucket start (${timeZone})`, 'Sessions watching (highest per minute)'], viewerRows, 'viewer-table'),
     );
-    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate')));
+    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => broadcastName.get(id) ?? id, PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
       h('tr', {}, h('td', {}, sponsorName.get(s.sponsorId) ?? s.sponsorId), h('td', {}, broadcastName.get(s.broadcastId) ?? s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
@@ -184,7 +186,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       'Revenue',
       DEFINITIONS.revenue,
       o.revenue.length
-        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, fmt.money(r.gross, r.currency), `gross-${r.currency}`), stat('orders', fmt.int(r.orders), `orders-${r.currency}`), stat('average order', fmt.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', r.itemsPerOrder.toFixed(2), `ipo-${r.currency}`)]))
+        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, fmt.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', fmt.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', fmt.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', r.itemsPerOrder.toFixed(2), `ipo-${r.currency}`)]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
     const funnelBox = h('div', { class: 'chart small' });

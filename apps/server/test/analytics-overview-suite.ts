@@ -130,6 +130,18 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(minutes.viewers.series).toHaveLength(180);
   });
 
+  it('compares the headline numbers with the period just before, with the same filters', async () => {
+    const o = await overview('from=2026-11-11&to=2026-11-11');
+    expect(o.previous.range).toEqual({ from: '2026-11-10T00:00:00.000Z', to: '2026-11-11T00:00:00.000Z' });
+    // Nov 10: S1, S2 and S3 (u1, u2, anonymous), S1 and S2 overlapping; EUR 25 over two orders.
+    expect(o.previous.viewers).toEqual({ peak: 2, uniqueViewers: 3, sessions: 3 });
+    expect(o.previous.engagement).toEqual({ rate: 0.6667, engagedViewers: 2, joinedViewers: 3 });
+    expect(o.previous.revenue).toEqual([{ currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 }]);
+    const b2 = await overview('from=2026-11-11&to=2026-11-11&broadcastId=b2');
+    expect(b2.previous.viewers).toEqual({ peak: 1, uniqueViewers: 1, sessions: 1 });
+    expect(b2.previous.revenue).toEqual([]);
+  });
+
   it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {
     const all = await overview(BOTH_DAYS);
     const acme = await overview(`${BOTH_DAYS}&sponsorId=acme`);

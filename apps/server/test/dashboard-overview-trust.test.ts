@@ -136,4 +136,13 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     expect(await rows.first().locator('th').textContent()).toBe('Nov 10, 2026, 12:00 AM');
     expect(await rows.nth(20).textContent()).toBe('Nov 10, 2026, 5:00 AM2');
   });
+
+  it('compares each headline number with the period before', async () => {
+    await logIn('from=2026-11-11&to=2026-11-11');
+    await expect.poll(() => text('unique-viewers')).toBe('1');
+    // Nov 10: 3 viewers, 66.67% engaged, EUR only.
+    expect(await text('unique-viewers-change')).toBe('▼ 66.7% vs previous period');
+    expect(await text('engagement-rate-change')).toBe('▲ 33.3 pts vs previous period');
+    expect(await text('gross-USD-change')).toBe('new vs previous period');
+  });
 });

@@ -1,5 +1,5 @@
 import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
-import type { AnalyticsFilter, AnalyticsStore, Tenant } from '@svc/storage';
+import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
 import { bucketSizeFor } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
 import { peakConcurrent, viewerBuckets } from './viewer-buckets';
@@ -9,6 +9,14 @@ export type OverviewFilter = Omit<AnalyticsFilter, 'tenantSeq'>;
 
 const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
 const round2 = (value: number) => Math.round(value * 100) / 100;
+
+const revenueRow = (r: RevenueRow) => ({
+  currency: r.currency,
+  gross: r.gross,
+  orders: r.orders,
+  averageOrderValue: r.orders ? round2(r.gross / r.orders) : 0,
+  itemsPerOrder: r.orders ? round2(r.items / r.orders) : 0,
+});
 
 /** Without an explicit start, the overview looks at this much history. */
 export const DEFAULT_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -66,7 +74,9 @@ export class AnalyticsService {
     const fromMs = filter.fromMs ?? toMs - DEFAULT_RANGE_MS;
     const ranged: AnalyticsFilter = { ...filter, fromMs, toMs };
     const timeZone = tenant.settings.timeZone ?? DEFAULT_TIME_ZONE;
-    const [series, engagement, polls, sponsors, revenue, funnel, live] = await Promise.all([
+    // The period just before, as long, with the same filters: the headline numbers are compared with it.
+    const previous: AnalyticsFilter = { ...filter, fromMs: fromMs - (toMs - fromMs), toMs: fromMs };
+    const [series, engagement, polls, sponsors, revenue, funnel, live, before] = await Promise.all([
       this.store.viewerSeries(ranged),
       this.store.engagement(ranged),
       this.store.pollResults(ranged),
@@ -74,7 +84,9 @@ export class AnalyticsService {
       this.store.revenue(ranged),
       this.store.funnel(ranged),
       this.liveViewers(tenant, input),
+      Promise.all([this.store.viewerSeries(previous), this.store.engagement(previous), this.store.revenue(previous)]),
     ]);
+    const [beforeSeries, beforeEngagement, beforeRevenue] = before;
     const steps = [
       ['product.viewed', funnel.productViewed],
       ['cart.item_added', funnel.cartItemAdded],
@@ -131,13 +143,18 @@ export class AnalyticsService {
         conversion: ratio(s.convertedSessions, s.sessionsWithImpression),
         revenue: s.revenue,
       })),
-      revenue: revenue.map((r) => ({
-        currency: r.currency,
-        gross: r.gross,
-        orders: r.orders,
-        averageOrderValue: r.orders ? round2(r.gross / r.orders) : 0,
-        itemsPerOrder: r.orders ? round2(r.items / r.orders) : 0,
-      })),
+      revenue: revenue.map(revenueRow),
+      /** The headline numbers of the period just before (same length, same filters). */
+      previous: {
+        range: { from: new Date(previous.fromMs!).toISOString(), to: new Date(previous.toMs!).toISOString() },
+        viewers: { peak: peakConcurrent(beforeSeries.steps), uniqueViewers: beforeSeries.uniqueViewers, sessions: beforeSeries.sessions },
+        engagement: {
+          rate: ratio(beforeEngagement.engagedViewers, beforeEngagement.joinedViewers),
+          engagedViewers: beforeEngagement.engagedViewers,
+          joinedViewers: beforeEngagement.joinedViewers,
+        },
+        revenue: beforeRevenue.map(revenueRow),
+      },
       funnel: steps.map(([step, sessions], i) => ({
         step,
         sessions,

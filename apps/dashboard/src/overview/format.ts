@@ -6,6 +6,7 @@ const LOCALE = typeof navigator === 'undefined' ? 'en' : (navigator.languages?.[
 
 const integer = new Intl.NumberFormat(LOCALE, { maximumFractionDigits: 0 });
 const decimal = new Intl.NumberFormat(LOCALE, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const oneDecimal = new Intl.NumberFormat(LOCALE, { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const percent = new Intl.NumberFormat(LOCALE, { style: 'percent', minimumFractionDigits: 1, maximumFractionDigits: 1 });
 const plural = new Intl.PluralRules('en');
 
@@ -13,6 +14,7 @@ export const format = {
   locale: LOCALE,
   int: (n: number) => integer.format(n),
   decimal: (n: number) => decimal.format(n),
+  oneDecimal: (n: number) => oneDecimal.format(n),
   /** A fraction (0.381) as a percentage with one decimal (38.1%). */
   pct: (n: number) => percent.format(n),
   money: (n: number, currency: string) => {
