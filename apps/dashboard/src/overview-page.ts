@@ -1,6 +1,7 @@
 import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
 import { DEFINITIONS } from './definitions';
+import { DEFINITIONS_EXTRA } from './overview/definitions-extra';
 import { fmt, h } from './dom';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
@@ -9,6 +10,7 @@ import { dataTable } from './overview/data-table';
 import { bucketLabel, dateIn, format } from './overview/format';
 import { addOverviewStyles } from './overview/overview-styles';
 import { comparison } from './overview/compare';
+import { contestTable } from './overview/contest-panel';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -189,11 +191,25 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
         ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, fmt.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', fmt.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', fmt.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', r.itemsPerOrder.toFixed(2), `ipo-${r.currency}`)]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
+    const contests = panel('Contests', DEFINITIONS_EXTRA.contests, contestTable(o.contests ?? []));
+    const revenueCharts = (o.revenueOverTime ?? []).map((c: { currency: string; points: Array<{ at: string; gross: number; orders: number }> }) => ({ currency: c.currency, points: c.points, box: h('div', { class: 'chart small' }) }));
+    const revenueOverTime = panel(
+      'Revenue over time',
+      DEFINITIONS_EXTRA.revenueOverTime,
+      ...(revenueCharts.length
+        ? revenueCharts.flatMap((c: { currency: string; points: Array<{ at: string; gross: number; orders: number }>; box: HTMLElement }) => [
+            h('h3', {}, `Gross (${c.currency})`),
+            c.box,
+            dataTable(`Revenue in ${c.currency}`, [`Bucket start (${timeZone})`, 'Gross', 'Orders'], c.points.map((p) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.money(p.gross, c.currency), format.int(p.orders)]), `revenue-table-${c.currency}`),
+          ])
+        : [h('p', { class: 'muted' }, 'No orders.')]),
+    );
     const funnelBox = h('div', { class: 'chart small' });
     const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${fmt.int(s.sessions)} sessions (${fmt.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
-    panels.replaceChildren(...[note, viewers, engagement, revenue, funnel, sponsorsPanel, polls].filter((x): x is HTMLElement => x !== null));
+    panels.replaceChildren(...[note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
     lineChart(seriesBox, o.viewers.series, PRIMARY);
+    for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY);
     barChart(funnelBox, o.funnel.map((s: any) => s.step), o.funnel.map((s: any) => s.sessions), PRIMARY);
   }
 

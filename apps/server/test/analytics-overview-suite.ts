@@ -59,7 +59,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
       { step: 'checkout.started', sessions: 1, conversion: 1 },
       { step: 'checkout.completed', sessions: 1, conversion: 1 },
     ]);
-    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls']);
+    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls', 'contests']);
   });
 
   it('narrows by country', async () => {
@@ -140,6 +140,18 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     const b2 = await overview('from=2026-11-11&to=2026-11-11&broadcastId=b2');
     expect(b2.previous.viewers).toEqual({ peak: 1, uniqueViewers: 1, sessions: 1 });
     expect(b2.previous.revenue).toEqual([]);
+  });
+
+  it('counts entries per contest and revenue over time, in the buckets of the viewer chart', async () => {
+    const o = await overview(BOTH_DAYS);
+    expect(o.contests).toEqual([{ contestId: 'c1', entries: 1, entrants: 1 }]);
+    const eur = o.revenueOverTime.find((c: { currency: string }) => c.currency === 'EUR');
+    const usd = o.revenueOverTime.find((c: { currency: string }) => c.currency === 'USD');
+    expect(eur.points).toHaveLength(o.viewers.series.length);
+    // o1 (reported twice) and o2 at 10:06; o3 in USD at 00:01 the next day.
+    expect(eur.points.filter((p: { gross: number }) => p.gross > 0)).toEqual([{ at: `${D10}10:00:00.000Z`, gross: 25, orders: 2 }]);
+    expect(usd.points.filter((p: { gross: number }) => p.gross > 0)).toEqual([{ at: `${D11}00:00:00.000Z`, gross: 100, orders: 1 }]);
+    expect((await overview(`${BOTH_DAYS}&broadcastId=b1`)).contests).toEqual([]);
   });
 
   it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {

@@ -145,4 +145,14 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     expect(await text('engagement-rate-change')).toBe('▲ 33.3 pts vs previous period');
     expect(await text('gross-USD-change')).toBe('new vs previous period');
   });
+
+  it('shows entries per contest and revenue over time with its data table', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    expect(await page.getByTestId('contest-table').locator('tbody tr').allTextContents()).toEqual(['c111']);
+    await page.getByText('Revenue in USD: data table').click();
+    const rows = page.getByTestId('revenue-table-USD').locator('tbody tr');
+    expect(await rows.count()).toBe(192);
+    expect(await rows.filter({ hasText: '$100.00' }).allTextContents()).toEqual(['Nov 11, 2026, 12:00 AM$100.001']);
+  });
 });

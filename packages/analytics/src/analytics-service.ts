@@ -2,6 +2,7 @@ import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
 import { bucketSizeFor } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
+import { revenueBuckets } from './revenue-buckets';
 import { peakConcurrent, viewerBuckets } from './viewer-buckets';
 
 /** The filters of the dashboard (DESIGN 7). Dates are already resolved to [fromMs, toMs). */
@@ -76,7 +77,7 @@ export class AnalyticsService {
     const timeZone = tenant.settings.timeZone ?? DEFAULT_TIME_ZONE;
     // The period just before, as long, with the same filters: the headline numbers are compared with it.
     const previous: AnalyticsFilter = { ...filter, fromMs: fromMs - (toMs - fromMs), toMs: fromMs };
-    const [series, engagement, polls, sponsors, revenue, funnel, live, before] = await Promise.all([
+    const [series, engagement, polls, sponsors, revenue, funnel, live, before, contests, revenueMinutes] = await Promise.all([
       this.store.viewerSeries(ranged),
       this.store.engagement(ranged),
       this.store.pollResults(ranged),
@@ -85,6 +86,8 @@ export class AnalyticsService {
       this.store.funnel(ranged),
       this.liveViewers(tenant, input),
       Promise.all([this.store.viewerSeries(previous), this.store.engagement(previous), this.store.revenue(previous)]),
+      this.store.contestEntries(ranged),
+      this.store.revenueMinutes(ranged),
     ]);
     const [beforeSeries, beforeEngagement, beforeRevenue] = before;
     const steps = [
@@ -111,7 +114,7 @@ export class AnalyticsService {
       filters: input,
       generatedAt: new Date(now).toISOString(),
       /** Panels that do not narrow by sponsor (DESIGN 7). */
-      ignoresSponsor: ['viewers', 'engagement', 'polls'],
+      ignoresSponsor: ['viewers', 'engagement', 'polls', 'contests'],
       viewers: {
         live,
         peak: peakConcurrent(minutes),
@@ -144,6 +147,13 @@ export class AnalyticsService {
         revenue: s.revenue,
       })),
       revenue: revenue.map(revenueRow),
+      /** Per currency, gross and orders in the buckets of the viewer chart. */
+      revenueOverTime: (axisEnd > axisFrom ? revenueBuckets(revenueMinutes, axisFrom, axisEnd, bucketMs, timeZone) : []).map((c) => ({
+        currency: c.currency,
+        points: c.points.map((p) => ({ at: new Date(p.at).toISOString(), gross: p.gross, orders: p.orders })),
+      })),
+      /** Entries per contest, most first. */
+      contests,
       /** The headline numbers of the period just before (same length, same filters). */
       previous: {
         range: { from: new Date(previous.fromMs!).toISOString(), to: new Date(previous.toMs!).toISOString() },

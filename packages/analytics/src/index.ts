@@ -2,3 +2,4 @@ export * from './bucket-size';
 export * from './analytics-service';
 export * from './largest-remainder';
 export * from './viewer-buckets';
+export * from './revenue-buckets';

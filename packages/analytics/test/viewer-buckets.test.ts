@@ -73,6 +73,8 @@ describe('the overview chart', () => {
     sponsorPerformance: async () => [],
     revenue: async () => [],
     funnel: async () => ({ productViewed: 0, cartItemAdded: 0, checkoutStarted: 0, checkoutCompleted: 0 }),
+    contestEntries: async () => [],
+    revenueMinutes: async () => [],
     compact: async () => undefined,
   });
 

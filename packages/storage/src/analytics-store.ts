@@ -78,6 +78,22 @@ export function newestPollFirst(a: Pick<PollResult, 'createdAt' | 'pollId'>, b: 
   return a.pollId < b.pollId ? -1 : a.pollId > b.pollId ? 1 : 0;
 }
 
+/** Entries of one contest: `contest.entered` events, and the viewers (userId, else sessionId) who entered. */
+export interface ContestRow {
+  contestId: string;
+  entries: number;
+  entrants: number;
+}
+
+/** Orders (first report of each `orderId`) in one minute and currency: for revenue over time. */
+export interface RevenueMinute {
+  /** Start of the minute, epoch ms. */
+  at: number;
+  currency: string;
+  orders: number;
+  gross: number;
+}
+
 export interface FunnelCounts {
   productViewed: number;
   cartItemAdded: number;
@@ -94,6 +110,10 @@ export interface AnalyticsStore {
   sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]>;
   revenue(filter: AnalyticsFilter): Promise<RevenueRow[]>;
   funnel(filter: AnalyticsFilter): Promise<FunnelCounts>;
+  /** Per contest (the `contestId` of its entries), most entries first, then contestId. Ignores the sponsor filter. */
+  contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]>;
+  /** Revenue per minute and currency, by minute then currency: the orders `revenue` counts, by the time of their first report. */
+  revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]>;
   /** Housekeeping of whatever the store keeps to answer fast; safe to call at any time. */
   compact(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { countedVotes, pollVoteProblem, type CastVote, type PollDefinition } from '@svc/protocol';
-import type { AnalyticsFilter, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../src';
+import type { AnalyticsFilter, ContestRow, Engagement, FunnelCounts, PollResult, RevenueMinute, RevenueRow, SponsorRow, ViewerSeries } from '../src';
 import type { EventRow } from '../src/records';
 
 /**
@@ -128,6 +128,24 @@ export function modelRevenue(all: EventRow[], f: AnalyticsFilter): RevenueRow[] 
     const items = group.reduce((sum, o) => sum + (JSON.parse(o.items ?? '[]') as Array<{ quantity: number }>).reduce((n, i) => n + i.quantity, 0), 0);
     return { currency, orders: group.length, gross: round2(group.reduce((sum, o) => sum + (o.total ?? 0), 0)), items };
   });
+}
+
+export function modelContestEntries(all: EventRow[], f: AnalyticsFilter): ContestRow[] {
+  const entries = filterEvents(all, f, false).filter((e) => e.event === 'contest.entered' && typeof dataOf(e).contestId === 'string' && dataOf(e).contestId !== '');
+  return [...groupBy(entries, (e) => String(dataOf(e).contestId))]
+    .map(([contestId, group]) => ({ contestId, entries: group.length, entrants: new Set(group.map(viewerOf)).size }))
+    .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : 1));
+}
+
+export function modelRevenueMinutes(all: EventRow[], f: AnalyticsFilter): RevenueMinute[] {
+  const orders = firstOf(filterEvents(all, f, true).filter((e) => e.event === 'checkout.completed' && e.orderId !== null), (e) => String(e.orderId));
+  const minutes = groupBy(orders, (o) => `${Math.floor(o.timestampMs / 60_000) * 60_000}|${String(dataOf(o).currency ?? '?')}`);
+  return [...minutes]
+    .map(([key, group]) => {
+      const [at, currency] = key.split('|') as [string, string];
+      return { at: Number(at), currency, orders: group.length, gross: round2(group.reduce((sum, o) => sum + (o.total ?? 0), 0)) };
+    })
+    .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : 1));
 }
 
 export function modelFunnel(all: EventRow[], f: AnalyticsFilter): FunnelCounts {

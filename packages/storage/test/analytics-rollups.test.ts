@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import type { EventRow } from '../src/records';
-import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelContestEntries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 
 async function expectModel(storage: Storage, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
   const label = JSON.stringify(filter);
@@ -17,6 +17,8 @@ async function expectModel(storage: Storage, events: EventRow[], filter: Analyti
   expect(await a.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
   expect(await a.revenue(filter), label).toEqual(modelRevenue(events, filter));
   expect(await a.funnel(filter), label).toEqual(modelFunnel(events, filter));
+  expect(await a.contestEntries(filter), label).toEqual(modelContestEntries(events, filter));
+  expect(await a.revenueMinutes(filter), label).toEqual(modelRevenueMinutes(events, filter));
 }
 
 describe('dashboard rollups', () => {

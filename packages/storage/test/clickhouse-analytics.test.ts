@@ -58,6 +58,8 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
         expect(await ch.sponsorPerformance(filter), label).toEqual(await duck.sponsorPerformance(filter));
         expect(await ch.revenue(filter), label).toEqual(await duck.revenue(filter));
         expect(await ch.funnel(filter), label).toEqual(await duck.funnel(filter));
+        expect(await ch.contestEntries(filter), label).toEqual(await duck.contestEntries(filter));
+        expect(await ch.revenueMinutes(filter), label).toEqual(await duck.revenueMinutes(filter));
       }
     } finally {
       await Promise.all([storage.close(), db.close()]);

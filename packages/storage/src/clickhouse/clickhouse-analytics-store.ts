@@ -1,5 +1,5 @@
-import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
-import { CURRENCY, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
+import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
+import { CURRENCY, dataString, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { sponsorPerformance } from './ch-sponsor-performance';
@@ -90,6 +90,34 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return rows
       .map((row) => ({ currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)), items: chNumber(row.items) }))
       .sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+  }
+
+  async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
+    // Copies of an event share its id: entries count distinct ids.
+    const rows = await this.db.query<{ contest_id: string; entries: string; entrants: string }>(
+      `SELECT contest_id, uniqExact(event_id) AS entries, uniqExact(viewer) AS entrants
+       FROM (SELECT ${dataString('contestId')} AS contest_id, event_id, ${VIEWER} AS viewer FROM events WHERE ${eventConditions(filter, ['contest.entered'], false)})
+       WHERE contest_id != ''
+       GROUP BY contest_id`,
+    );
+    return rows
+      .map((row) => ({ contestId: row.contest_id, entries: chNumber(row.entries), entrants: chNumber(row.entrants) }))
+      .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : a.contestId > b.contestId ? 1 : 0));
+  }
+
+  async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
+    // The orders of `revenue`, each at the time of its first report.
+    const rows = await this.db.query<{ at: string; currency: string; orders: string; gross: number | null }>(
+      `SELECT intDiv(order_ms, ${sqlInteger(VIEWER_MINUTE_MS)}) * ${sqlInteger(VIEWER_MINUTE_MS)} AS at, currency, count() AS orders, sum(order_total) AS gross
+       FROM (
+         SELECT argMin(timestamp_ms, first) AS order_ms, argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total
+         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
+         GROUP BY order_id)
+       GROUP BY at, currency`,
+    );
+    return rows
+      .map((row) => ({ at: chNumber(row.at), currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)) }))
+      .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {

@@ -3,6 +3,8 @@ import {
   newestPollFirst,
   type AnalyticsFilter,
   type AnalyticsStore,
+  type ContestRow,
+  type RevenueMinute,
   type Engagement,
   type FunnelCounts,
   type PollResult,
@@ -219,6 +221,36 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       p.values,
     );
     return rows.map((row) => ({ currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)), items: numberOrZero(row.items) }));
+  }
+
+  async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('entered', 'events', filter, p, false)}
+       SELECT contest_id, count(DISTINCT event_id) AS entries, count(DISTINCT coalesce(user_id, session_id)) AS entrants
+       FROM (SELECT *, json_extract_string(data, '$.contestId') AS contest_id FROM entered WHERE event = 'contest.entered')
+       WHERE contest_id IS NOT NULL AND contest_id <> ''
+       GROUP BY contest_id ORDER BY entries DESC, contest_id`,
+      p.values,
+    );
+    return rows.map((row) => ({ contestId: String(row.contest_id), entries: numberOrZero(row.entries), entrants: numberOrZero(row.entrants) }));
+  }
+
+  async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
+    await this.db.rollups.settled();
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('reports', 'order_reports', filter, p, true)},
+       orders AS (
+         SELECT ts, total, currency FROM reports WHERE order_id IS NOT NULL
+         QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1)
+       SELECT epoch_ms(ts) // 60000 * 60000 AS minute_ms, currency, count(*) AS orders, sum(total) AS gross
+       FROM orders GROUP BY ALL ORDER BY minute_ms, currency`,
+      p.values,
+    );
+    return rows.map((row) => ({ at: numberOrZero(row.minute_ms), currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)) }));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
