@@ -30,8 +30,15 @@ function readFilters(day: (daysAgo: number) => string): URLSearchParams {
   return out;
 }
 
+/** A panel whose definition opens under its title with a button: by click, tap, Enter or Space (not hover only). */
 function panel(title: string, definition: string, ...body: Node[]): HTMLElement {
-  return h('section', { class: 'panel', 'aria-label': title }, h('h2', {}, title, h('span', { class: 'info', title: definition, tabindex: '0', role: 'img', 'aria-label': `How ${title} is computed: ${definition}` }, 'i')), ...body);
+  const text = h('p', { class: 'definition', hidden: '' }, definition);
+  const info = h('button', { type: 'button', class: 'info', 'aria-expanded': 'false', 'aria-label': `How ${title} is computed`, title: definition }, 'i');
+  info.addEventListener('click', () => {
+    text.hidden = !text.hidden;
+    info.setAttribute('aria-expanded', String(!text.hidden));
+  });
+  return h('section', { class: 'panel', 'aria-label': title }, h('h2', {}, title, info), text, ...body);
 }
 
 function stat(label: string, value: string, testId: string, change?: HTMLElement): HTMLElement {
@@ -154,6 +161,21 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     }
   }
 
+  /** A link that narrows the overview to one broadcast or sponsor (drill-down), in the URL like any filter. */
+  function drill(label: string, narrow: { broadcastId?: string; sponsorId?: string }): HTMLElement {
+    const params = query();
+    if (narrow.broadcastId) params.set('broadcastId', narrow.broadcastId);
+    if (narrow.sponsorId) params.set('sponsorId', narrow.sponsorId);
+    const link = h('a', { href: `${location.pathname}?${params}`, class: 'drill' }, label);
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      if (narrow.broadcastId) broadcast.value = narrow.broadcastId;
+      if (narrow.sponsorId) sponsor.value = narrow.sponsorId;
+      apply();
+    });
+    return link;
+  }
+
   function draw(o: Overview): void {
     const empty = o.viewers.sessions === 0 && o.revenue.length === 0;
     if (empty) {
@@ -173,9 +195,9 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       dataTable('Viewers over time', [`Bucket start (${timeZone})`, 'Sessions watching (highest per minute)'], viewerRows, 'viewer-table'),
     );
     const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
-    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => broadcastName.get(id) ?? id, PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
+    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => drill(broadcastName.get(id) ?? id, { broadcastId: id }), PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
-      h('tr', {}, h('td', {}, sponsorName.get(s.sponsorId) ?? s.sponsorId), h('td', {}, broadcastName.get(s.broadcastId) ?? s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
+      h('tr', {}, h('td', {}, drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId })), h('td', {}, drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId })), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
     );
     const sponsorsPanel = panel(
       'Sponsor performance',

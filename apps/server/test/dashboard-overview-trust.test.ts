@@ -155,4 +155,24 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     expect(await rows.count()).toBe(192);
     expect(await rows.filter({ hasText: '$100.00' }).allTextContents()).toEqual(['Nov 11, 2026, 12:00 AM$100.001']);
   });
+
+  it('drills down from a sponsor or a poll to the overview filtered on it, and opens definitions by keyboard', async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    await page.getByRole('link', { name: 'Bolt Energy' }).click();
+    await expect.poll(() => page.url()).toContain('sponsorId=bolt');
+    await expect.poll(() => page.getByTestId('gross-EUR').count()).toBe(0);
+    expect(await page.getByLabel('Sponsor', { exact: true }).inputValue()).toBe('bolt');
+    await page.getByLabel('Sponsor', { exact: true }).selectOption('');
+    await expect.poll(() => page.getByTestId('gross-EUR').count()).toBe(1);
+    await page.getByTestId('poll-question').getByRole('link', { name: 'b1' }).click();
+    await expect.poll(() => page.url()).toContain('broadcastId=b1');
+    await expect.poll(() => page.getByTestId('gross-USD').count()).toBe(0);
+
+    const info = page.getByRole('button', { name: 'How Engagement rate is computed' });
+    await info.focus();
+    await page.keyboard.press('Enter');
+    expect(await info.getAttribute('aria-expanded')).toBe('true');
+    expect(await page.getByText('Viewers with at least one of poll.voted').isVisible()).toBe(true);
+  });
 });
