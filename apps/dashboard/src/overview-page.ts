@@ -11,6 +11,7 @@ import { bucketLabel, dateIn, format } from './overview/format';
 import { addOverviewStyles } from './overview/overview-styles';
 import { comparison } from './overview/compare';
 import { contestTable } from './overview/contest-panel';
+import { CountryFilter } from './overview/country-filter';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -68,8 +69,9 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const sponsor = select('sponsorId', 'Sponsor', sponsors.data.map((s) => [s.id, s.name]));
   const sponsorName = new Map(sponsors.data.map((s) => [s.id, s.name]));
   const broadcastName = new Map(broadcasts.data.map((b) => [b.id, b.title ?? b.id]));
-  const country = h('input', { name: 'country', 'aria-label': 'Country', placeholder: 'Country (e.g. DE)', maxlength: '2', size: '4' });
-  country.value = filters.get('country') ?? '';
+  let chosenCountry = (filters.get('country') ?? '').toUpperCase();
+  const countryFilter = new CountryFilter(chosenCountry);
+  const country = countryFilter.input;
   const from = h('input', { type: 'date', name: 'from', 'aria-label': 'From' });
   const to = h('input', { type: 'date', name: 'to', 'aria-label': 'To' });
   from.value = filters.get('from') ?? '';
@@ -90,7 +92,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
   live.checked = new URLSearchParams(location.search).get('live') === '1';
   const liveBadge = h('span', { class: 'live-badge', ...(live.checked ? {} : { hidden: '' }) }, '● Live');
-  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, zone, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
+  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, countryFilter.element, sponsor, from, to, zone, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
@@ -98,10 +100,10 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const requests = new LatestRequest();
   const query = () => {
     const params = new URLSearchParams();
-    for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['country', country], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
-      const value = name === 'country' ? control.value.trim().toUpperCase() : control.value;
-      if (value) params.set(name, value);
+    for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
+      if (control.value) params.set(name, control.value);
     }
+    if (chosenCountry) params.set('country', chosenCountry);
     return params;
   };
   /** The URL holds the whole view (filters and live mode), so that a link or a reload restores it. */
@@ -111,6 +113,10 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     history.replaceState(null, '', `${location.pathname}?${params}`);
   };
   const apply = () => {
+    // A country that is not in the list is refused where it was typed, and nothing changes.
+    const code = countryFilter.code(chosenCountry);
+    if (code === null) return;
+    chosenCountry = code;
     remember();
     // The live stream of the filters before must not draw over the answer for the new ones.
     source?.close();
@@ -177,6 +183,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   }
 
   function draw(o: Overview): void {
+    countryFilter.setChoices(o.countries ?? []);
     const empty = o.viewers.sessions === 0 && o.revenue.length === 0;
     if (empty) {
       panels.replaceChildren(h('div', { class: 'empty' }, h('h2', {}, 'No events for these filters'), h('p', {}, 'Widen the date range or clear a filter. Events appear here within a second of arriving.')));

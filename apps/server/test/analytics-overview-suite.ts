@@ -154,6 +154,12 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect((await overview(`${BOTH_DAYS}&broadcastId=b1`)).contests).toEqual([]);
   });
 
+  it("lists the countries of the range's events as the country filter's choices, whatever country is chosen", async () => {
+    expect((await overview(BOTH_DAYS)).countries).toEqual(['DE', 'FR']);
+    expect((await overview(`${BOTH_DAYS}&country=FR`)).countries).toEqual(['DE', 'FR']);
+    expect((await overview(`${BOTH_DAYS}&broadcastId=b2`)).countries).toEqual(['DE']);
+  });
+
   it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {
     const all = await overview(BOTH_DAYS);
     const acme = await overview(`${BOTH_DAYS}&sponsorId=acme`);

@@ -175,4 +175,23 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     expect(await info.getAttribute('aria-expanded')).toBe('true');
     expect(await page.getByText('Viewers with at least one of poll.voted').isVisible()).toBe(true);
   });
+
+  it("filters on a country picked by name from the tenant's countries, and refuses a name it does not know", async () => {
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    const country = page.getByLabel('Country', { exact: true });
+    expect(await page.locator('#country-choices option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).toEqual(['Germany', 'France']);
+    await country.fill('Georgia');
+    await country.press('Enter');
+    await page.getByText('No country named "Georgia" in this data').waitFor();
+    expect(page.url()).not.toContain('country=');
+    expect(await text('unique-viewers')).toBe('3');
+    await country.fill('germany');
+    await country.press('Enter');
+    await expect.poll(() => text('unique-viewers')).toBe('2');
+    expect(page.url()).toContain('country=DE');
+    await page.reload();
+    await expect.poll(() => text('unique-viewers')).toBe('2');
+    expect(await country.inputValue()).toBe('Germany');
+  });
 });

@@ -77,7 +77,7 @@ export class AnalyticsService {
     const timeZone = tenant.settings.timeZone ?? DEFAULT_TIME_ZONE;
     // The period just before, as long, with the same filters: the headline numbers are compared with it.
     const previous: AnalyticsFilter = { ...filter, fromMs: fromMs - (toMs - fromMs), toMs: fromMs };
-    const [series, engagement, polls, sponsors, revenue, funnel, live, before, contests, revenueMinutes] = await Promise.all([
+    const [series, engagement, polls, sponsors, revenue, funnel, live, before, contests, revenueMinutes, countries] = await Promise.all([
       this.store.viewerSeries(ranged),
       this.store.engagement(ranged),
       this.store.pollResults(ranged),
@@ -88,6 +88,7 @@ export class AnalyticsService {
       Promise.all([this.store.viewerSeries(previous), this.store.engagement(previous), this.store.revenue(previous)]),
       this.store.contestEntries(ranged),
       this.store.revenueMinutes(ranged),
+      this.store.countries(ranged),
     ]);
     const [beforeSeries, beforeEngagement, beforeRevenue] = before;
     const steps = [
@@ -154,6 +155,8 @@ export class AnalyticsService {
       })),
       /** Entries per contest, most first. */
       contests,
+      /** The countries of the range's events (other filters applied, country aside): the country filter's choices. */
+      countries,
       /** The headline numbers of the period just before (same length, same filters). */
       previous: {
         range: { from: new Date(previous.fromMs!).toISOString(), to: new Date(previous.toMs!).toISOString() },

@@ -75,6 +75,7 @@ describe('the overview chart', () => {
     funnel: async () => ({ productViewed: 0, cartItemAdded: 0, checkoutStarted: 0, checkoutCompleted: 0 }),
     contestEntries: async () => [],
     revenueMinutes: async () => [],
+    countries: async () => [],
     compact: async () => undefined,
   });
 

@@ -114,6 +114,8 @@ export interface AnalyticsStore {
   contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]>;
   /** Revenue per minute and currency, by minute then currency: the orders `revenue` counts, by the time of their first report. */
   revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]>;
+  /** The countries (ISO codes, sorted) of the events that match the filter, its country and sponsor aside: the choices of the country filter. */
+  countries(filter: AnalyticsFilter): Promise<string[]>;
   /** Housekeeping of whatever the store keeps to answer fast; safe to call at any time. */
   compact(): Promise<void>;
 }

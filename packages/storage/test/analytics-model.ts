@@ -148,6 +148,11 @@ export function modelRevenueMinutes(all: EventRow[], f: AnalyticsFilter): Revenu
     .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : 1));
 }
 
+export function modelCountries(all: EventRow[], f: AnalyticsFilter): string[] {
+  const countries = filterEvents(all, { ...f, country: undefined }, false).map((e) => e.country).filter((c): c is string => typeof c === 'string' && c !== '');
+  return [...new Set(countries)].sort();
+}
+
 export function modelFunnel(all: EventRow[], f: AnalyticsFilter): FunnelCounts {
   const steps = ['product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed'];
   const counts = [0, 0, 0, 0];

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import type { EventRow } from '../src/records';
-import { modelContestEntries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 
 async function expectModel(storage: Storage, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
   const label = JSON.stringify(filter);
@@ -19,6 +19,7 @@ async function expectModel(storage: Storage, events: EventRow[], filter: Analyti
   expect(await a.funnel(filter), label).toEqual(modelFunnel(events, filter));
   expect(await a.contestEntries(filter), label).toEqual(modelContestEntries(events, filter));
   expect(await a.revenueMinutes(filter), label).toEqual(modelRevenueMinutes(events, filter));
+  expect(await a.countries(filter), label).toEqual(modelCountries(events, filter));
 }
 
 describe('dashboard rollups', () => {

@@ -5,7 +5,7 @@ import type { ChDatabase } from '../src/clickhouse/ch-database';
 import type { PollLookup } from '../src/clickhouse/ch-poll-results';
 import type { EventRow } from '../src/records';
 import { pollsOf } from './analytics-dataset';
-import { modelContestEntries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 import { insertEvents } from './clickhouse-events';
 
 /** What the ClickHouse dashboard tests share (on the 18.16 server and on the current engine). */
@@ -25,6 +25,7 @@ export async function expectModel(store: AnalyticsStore, events: EventRow[], fil
   expect(await store.funnel(filter), label).toEqual(modelFunnel(events, filter));
   expect(await store.contestEntries(filter), label).toEqual(modelContestEntries(events, filter));
   expect(await store.revenueMinutes(filter), label).toEqual(modelRevenueMinutes(events, filter));
+  expect(await store.countries(filter), label).toEqual(modelCountries(events, filter));
 }
 
 /**

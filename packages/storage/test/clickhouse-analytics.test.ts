@@ -60,6 +60,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
         expect(await ch.funnel(filter), label).toEqual(await duck.funnel(filter));
         expect(await ch.contestEntries(filter), label).toEqual(await duck.contestEntries(filter));
         expect(await ch.revenueMinutes(filter), label).toEqual(await duck.revenueMinutes(filter));
+        expect(await ch.countries(filter), label).toEqual(await duck.countries(filter));
       }
     } finally {
       await Promise.all([storage.close(), db.close()]);

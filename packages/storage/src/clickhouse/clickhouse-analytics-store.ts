@@ -105,6 +105,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : a.contestId > b.contestId ? 1 : 0));
   }
 
+  async countries(filter: AnalyticsFilter): Promise<string[]> {
+    const rows = await this.db.query<{ country: string }>(
+      `SELECT DISTINCT country FROM events WHERE ${eventConditions({ ...filter, country: undefined }, 'any', false)} AND isNotNull(country) AND country != ''`,
+    );
+    return rows.map((row) => row.country).sort();
+  }
+
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const rows = await this.db.query<{ at: string; currency: string; orders: string; gross: number | null }>(

@@ -237,6 +237,17 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     return rows.map((row) => ({ contestId: String(row.contest_id), entries: numberOrZero(row.entries), entrants: numberOrZero(row.entrants) }));
   }
 
+  async countries(filter: AnalyticsFilter): Promise<string[]> {
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('e', 'events', { ...filter, country: undefined }, p, false)}
+       SELECT DISTINCT country FROM e WHERE country IS NOT NULL AND country <> '' ORDER BY country`,
+      p.values,
+    );
+    return rows.map((row) => String(row.country));
+  }
+
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     await this.db.rollups.settled();
     const p = new Params();
