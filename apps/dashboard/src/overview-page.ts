@@ -2,7 +2,7 @@ import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
 import { DEFINITIONS } from './definitions';
 import { DEFINITIONS_EXTRA } from './overview/definitions-extra';
-import { fmt, h } from './dom';
+import { h } from './dom';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
 import { pollResults } from './overview/poll-panel';
@@ -143,7 +143,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     source.addEventListener('overview', (event) => draw(JSON.parse((event as MessageEvent).data)));
     source.addEventListener('viewers', (event) => {
       const node = panels.querySelector('[data-testid="live-viewers"]');
-      if (node) node.textContent = fmt.int(JSON.parse((event as MessageEvent).data).live);
+      if (node) node.textContent = format.int(JSON.parse((event as MessageEvent).data).live);
     });
   }
 
@@ -197,27 +197,27 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     const viewers = panel(
       'Viewer count',
       DEFINITIONS.viewers,
-      h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak', comparison(o.viewers.peak, o.previous.viewers.peak)), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers', comparison(o.viewers.uniqueViewers, o.previous.viewers.uniqueViewers, 'count', 'unique-viewers-change'))),
+      h('div', { class: 'stats' }, stat('watching now', format.int(o.viewers.live), 'live-viewers'), stat('peak', format.int(o.viewers.peak), 'peak', comparison(o.viewers.peak, o.previous.viewers.peak)), stat('unique viewers', format.int(o.viewers.uniqueViewers), 'unique-viewers', comparison(o.viewers.uniqueViewers, o.previous.viewers.uniqueViewers, 'count', 'unique-viewers-change'))),
       seriesBox,
       dataTable('Viewers over time', [`Bucket start (${timeZone})`, 'Sessions watching (highest per minute)'], viewerRows, 'viewer-table'),
     );
-    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
+    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${format.int(o.engagement.engagedViewers)} of ${format.int(o.engagement.joinedViewers)} viewers interacted`, format.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => drill(broadcastName.get(id) ?? id, { broadcastId: id }), PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
-      h('tr', {}, h('td', {}, drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId })), h('td', {}, drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId })), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
+      h('tr', {}, h('td', {}, drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId })), h('td', {}, drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId })), h('td', {}, format.int(s.impressions)), h('td', {}, format.int(s.taps)), h('td', {}, format.pct(s.tapRate)), h('td', {}, format.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => format.money(r.amount, r.currency)).join(', ') || '–')),
     );
     const sponsorsPanel = panel(
       'Sponsor performance',
       DEFINITIONS.sponsors,
       o.sponsors.length
-        ? h('div', { class: 'scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...sponsorRows)))
+        ? h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Sponsor performance table' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...sponsorRows)))
         : h('p', { class: 'muted' }, 'No sponsor activity.'),
     );
     const revenue = panel(
       'Revenue',
       DEFINITIONS.revenue,
       o.revenue.length
-        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, fmt.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', fmt.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', fmt.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', r.itemsPerOrder.toFixed(2), `ipo-${r.currency}`)]))
+        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`)]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
     const contests = panel('Contests', DEFINITIONS_EXTRA.contests, contestTable(o.contests ?? []));
@@ -234,7 +234,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
         : [h('p', { class: 'muted' }, 'No orders.')]),
     );
     const funnelBox = h('div', { class: 'chart small' });
-    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${fmt.int(s.sessions)} sessions (${fmt.pct(s.conversion)})`))));
+    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
     panels.replaceChildren(...[note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
     lineChart(seriesBox, o.viewers.series, PRIMARY);

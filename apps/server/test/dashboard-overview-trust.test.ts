@@ -194,4 +194,14 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     await expect.poll(() => text('unique-viewers')).toBe('2');
     expect(await country.inputValue()).toBe('Germany');
   });
+
+  it("formats numbers, money and shares for the user's locale", async () => {
+    await page.context().close();
+    page = await (await browser.newContext({ viewport: { width: 1440, height: 900 }, locale: 'de-DE' })).newPage();
+    await logIn();
+    await expect.poll(() => text('unique-viewers')).toBe('3');
+    expect(await text('gross-EUR')).toBe('25,00\u00a0€');
+    expect(await text('engagement-rate')).toBe('66,7\u00a0%');
+    expect(await text('ipo-EUR')).toBe('1,50');
+  });
 });
