@@ -117,7 +117,7 @@ try {
   const [, fromMs, toMs] = ranges[1]!;
   const filter = { tenantSeq: tenant.seq, fromMs, toMs };
   const panels: Array<[string, (store: AnalyticsStore) => Promise<unknown>]> = [
-    ['viewers', (store) => store.viewerSeries(filter, 3_600_000)],
+    ['viewers', (store) => store.viewerSeries(filter)],
     ['engagement', (store) => store.engagement(filter)],
     ['polls', (store) => store.pollResults(filter)],
     ['sponsors', (store) => store.sponsorPerformance(filter)],

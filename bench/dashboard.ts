@@ -3,7 +3,7 @@ import { loadavg } from 'node:os';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { request } from 'undici';
 import { uuidv7 } from 'uuidv7';
-import { AnalyticsService, DEFAULT_RANGE_MS, bucketSizeFor, type OverviewFilter } from '@svc/analytics';
+import { AnalyticsService, DEFAULT_RANGE_MS, type OverviewFilter } from '@svc/analytics';
 import { DuckDbAnalyticsStore, DuckDbDatabase, DuckDbMetaStore, type AnalyticsFilter, type AnalyticsStore, type Tenant } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import { generateDashboardData, type GeneratedData } from './dashboard-data';
@@ -65,7 +65,7 @@ interface ViewResult {
 }
 
 const PANELS: { name: string; run: (store: AnalyticsStore, filter: AnalyticsFilter) => Promise<unknown> }[] = [
-  { name: 'viewerSeries (viewers over time, peak, unique viewers, sessions)', run: (s, f) => s.viewerSeries(f, bucketSizeFor(f.toMs! - f.fromMs!)) },
+  { name: 'viewerSeries (viewers over time, peak, unique viewers, sessions)', run: (s, f) => s.viewerSeries(f) },
   { name: 'engagement (joined vs engaged viewers)', run: (s, f) => s.engagement(f) },
   { name: 'pollResults (first vote per viewer per poll)', run: (s, f) => s.pollResults(f) },
   { name: 'sponsorPerformance (impressions, taps, conversions, revenue)', run: (s, f) => s.sponsorPerformance(f) },

@@ -1,7 +1,17 @@
 import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
 import { DEFINITIONS } from './definitions';
-import { fmt, h } from './dom';
+import { DEFINITIONS_EXTRA } from './overview/definitions-extra';
+import { h } from './dom';
+import { boundDates } from './overview/date-range';
+import { LatestRequest } from './overview/latest-request';
+import { pollResults } from './overview/poll-panel';
+import { dataTable } from './overview/data-table';
+import { bucketLabel, dateIn, format } from './overview/format';
+import { addOverviewStyles } from './overview/overview-styles';
+import { comparison } from './overview/compare';
+import { contestTable } from './overview/contest-panel';
+import { CountryFilter } from './overview/country-filter';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
@@ -9,10 +19,8 @@ const PRIMARY = '#5b3df5';
 
 type Overview = any;
 
-const day = (offsetDays: number) => new Date(Date.now() - offsetDays * 86_400_000).toISOString().slice(0, 10);
-
 /** The filter state lives in the URL, so a view can be shared and a reload restores it. */
-function readFilters(): URLSearchParams {
+function readFilters(day: (daysAgo: number) => string): URLSearchParams {
   const params = new URLSearchParams(location.search);
   const out = new URLSearchParams();
   for (const key of FILTERS) {
@@ -23,21 +31,33 @@ function readFilters(): URLSearchParams {
   return out;
 }
 
+/** A panel whose definition opens under its title with a button: by click, tap, Enter or Space (not hover only). */
 function panel(title: string, definition: string, ...body: Node[]): HTMLElement {
-  return h('section', { class: 'panel', 'aria-label': title }, h('h2', {}, title, h('span', { class: 'info', title: definition, tabindex: '0', role: 'img', 'aria-label': `How ${title} is computed: ${definition}` }, 'i')), ...body);
+  const text = h('p', { class: 'definition', hidden: '' }, definition);
+  const info = h('button', { type: 'button', class: 'info', 'aria-expanded': 'false', 'aria-label': `How ${title} is computed`, title: definition }, 'i');
+  info.addEventListener('click', () => {
+    text.hidden = !text.hidden;
+    info.setAttribute('aria-expanded', String(!text.hidden));
+  });
+  return h('section', { class: 'panel', 'aria-label': title }, h('h2', {}, title, info), text, ...body);
 }
 
-function stat(label: string, value: string, testId: string): HTMLElement {
-  return h('div', { class: 'stat' }, h('div', { class: 'value', 'data-testid': testId }, value), h('div', { class: 'label' }, label));
+function stat(label: string, value: string, testId: string, change?: HTMLElement): HTMLElement {
+  return h('div', { class: 'stat' }, h('div', { class: 'value', 'data-testid': testId }, value), h('div', { class: 'label' }, label), change);
 }
 
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
-  const filters = readFilters();
-  const [campaigns, broadcasts, sponsors] = await Promise.all([
+  addOverviewStyles();
+  const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
     api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
     api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
     api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+    api<{ timeZone?: string }>('/v1/settings'),
   ]);
+  // Days, presets, buckets and labels are those of the tenant's time zone (a setting; UTC by default).
+  let timeZone = settings.timeZone ?? 'UTC';
+  const day = (daysAgo: number) => dateIn(timeZone, daysAgo);
+  const filters = readFilters(day);
   const select = (name: string, label: string, options: Array<[string, string]>) => {
     const control = h('select', { name, 'aria-label': label }, h('option', { value: '' }, `All ${label.toLowerCase()}s`));
     for (const [value, text] of options) control.append(h('option', { value }, text));
@@ -49,41 +69,59 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   const sponsor = select('sponsorId', 'Sponsor', sponsors.data.map((s) => [s.id, s.name]));
   const sponsorName = new Map(sponsors.data.map((s) => [s.id, s.name]));
   const broadcastName = new Map(broadcasts.data.map((b) => [b.id, b.title ?? b.id]));
-  const country = h('input', { name: 'country', 'aria-label': 'Country', placeholder: 'Country (e.g. DE)', maxlength: '2', size: '4' });
-  country.value = filters.get('country') ?? '';
+  let chosenCountry = (filters.get('country') ?? '').toUpperCase();
+  const countryFilter = new CountryFilter(chosenCountry);
+  const country = countryFilter.input;
   const from = h('input', { type: 'date', name: 'from', 'aria-label': 'From' });
   const to = h('input', { type: 'date', name: 'to', 'aria-label': 'To' });
   from.value = filters.get('from') ?? '';
   to.value = filters.get('to') ?? '';
+  boundDates(from, to, () => day(0));
+  const zone = h('span', { class: 'muted', 'data-testid': 'time-zone', title: 'Days, buckets and times of the dashboard (Settings)' }, `Times in ${timeZone}`);
   const presets = h('div', { class: 'presets' });
   for (const [label, days] of PRESETS) {
     const button = h('button', { type: 'button', class: 'secondary' }, label);
     button.addEventListener('click', () => {
       from.value = day(days);
       to.value = '';
+      from.dispatchEvent(new Event('input'));
       apply();
     });
     presets.append(button);
   }
   const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
-  const liveBadge = h('span', { class: 'live-badge', hidden: '' }, '● Live');
-  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
+  live.checked = new URLSearchParams(location.search).get('live') === '1';
+  const liveBadge = h('span', { class: 'live-badge', ...(live.checked ? {} : { hidden: '' }) }, '● Live');
+  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, countryFilter.element, sponsor, from, to, zone, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
+  const requests = new LatestRequest();
   const query = () => {
     const params = new URLSearchParams();
-    for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['country', country], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
-      const value = name === 'country' ? control.value.trim().toUpperCase() : control.value;
-      if (value) params.set(name, value);
+    for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
+      if (control.value) params.set(name, control.value);
     }
+    if (chosenCountry) params.set('country', chosenCountry);
     return params;
   };
-  const apply = () => {
+  /** The URL holds the whole view (filters and live mode), so that a link or a reload restores it. */
+  const remember = () => {
     const params = query();
+    if (live.checked) params.set('live', '1');
     history.replaceState(null, '', `${location.pathname}?${params}`);
-    void load(params);
+  };
+  const apply = () => {
+    // A country that is not in the list is refused where it was typed, and nothing changes.
+    const code = countryFilter.code(chosenCountry);
+    if (code === null) return;
+    chosenCountry = code;
+    remember();
+    // The live stream of the filters before must not draw over the answer for the new ones.
+    source?.close();
+    source = null;
+    void load(query());
   };
   for (const control of [campaign, broadcast, sponsor, from, to]) control.addEventListener('change', apply);
   country.addEventListener('change', apply);
@@ -93,6 +131,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   });
   live.addEventListener('change', () => {
     liveBadge.hidden = !live.checked;
+    remember();
     connectLive();
   });
 
@@ -104,66 +143,108 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     source.addEventListener('overview', (event) => draw(JSON.parse((event as MessageEvent).data)));
     source.addEventListener('viewers', (event) => {
       const node = panels.querySelector('[data-testid="live-viewers"]');
-      if (node) node.textContent = fmt.int(JSON.parse((event as MessageEvent).data).live);
+      if (node) node.textContent = format.int(JSON.parse((event as MessageEvent).data).live);
     });
   }
 
   async function load(params: URLSearchParams): Promise<void> {
+    const signal = requests.start();
     panels.setAttribute('aria-busy', 'true');
     try {
-      draw(await api<Overview>(`/v1/analytics/overview?${params}`));
+      const answer = await api<Overview>(`/v1/analytics/overview?${params}`, { signal });
+      if (!requests.isLatest(signal)) return;
+      draw(answer);
       connectLive();
     } catch (error) {
+      // A request replaced by a later one ends here: the later one draws.
+      if (!requests.isLatest(signal)) return;
       const message = error instanceof ApiError ? error.message : 'The overview could not be loaded.';
       const retry = h('button', { type: 'button' }, 'Try again');
       retry.addEventListener('click', () => void load(params));
       panels.replaceChildren(h('div', { class: 'error', role: 'alert' }, message, ' ', retry));
     } finally {
-      panels.removeAttribute('aria-busy');
+      if (requests.isLatest(signal)) panels.removeAttribute('aria-busy');
     }
   }
 
+  /** A link that narrows the overview to one broadcast or sponsor (drill-down), in the URL like any filter. */
+  function drill(label: string, narrow: { broadcastId?: string; sponsorId?: string }): HTMLElement {
+    const params = query();
+    if (narrow.broadcastId) params.set('broadcastId', narrow.broadcastId);
+    if (narrow.sponsorId) params.set('sponsorId', narrow.sponsorId);
+    const link = h('a', { href: `${location.pathname}?${params}`, class: 'drill' }, label);
+    link.addEventListener('click', (event) => {
+      event.preventDefault();
+      if (narrow.broadcastId) broadcast.value = narrow.broadcastId;
+      if (narrow.sponsorId) sponsor.value = narrow.sponsorId;
+      apply();
+    });
+    return link;
+  }
+
   function draw(o: Overview): void {
+    countryFilter.setChoices(o.countries ?? []);
     const empty = o.viewers.sessions === 0 && o.revenue.length === 0;
     if (empty) {
       panels.replaceChildren(h('div', { class: 'empty' }, h('h2', {}, 'No events for these filters'), h('p', {}, 'Widen the date range or clear a filter. Events appear here within a second of arriving.')));
       return;
     }
     const seriesBox = h('div', { class: 'chart' });
-    const viewers = panel('Viewer count', DEFINITIONS.viewers, h('div', { class: 'stats' }, stat('watching now', fmt.int(o.viewers.live), 'live-viewers'), stat('peak', fmt.int(o.viewers.peak), 'peak'), stat('unique viewers', fmt.int(o.viewers.uniqueViewers), 'unique-viewers')), seriesBox);
-    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${fmt.int(o.engagement.engagedViewers)} of ${fmt.int(o.engagement.joinedViewers)} viewers interacted`, fmt.pct(o.engagement.rate), 'engagement-rate')));
-    const pollList = h('div', {});
-    for (const poll of o.polls.slice(0, 6)) {
-      const box = h('div', { class: 'chart small' });
-      pollList.append(h('h3', {}, `${poll.question} (${fmt.int(poll.totalVotes)} votes)`), box);
-      queueMicrotask(() => barChart(box, poll.options.map((x: any) => `${x.option} ${fmt.pct(x.share)}`), poll.options.map((x: any) => x.votes), PRIMARY));
-    }
-    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollList : h('p', { class: 'muted' }, 'No votes yet.'));
+    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0 };
+    timeZone = o.timeZone ?? timeZone;
+    zone.textContent = `Times in ${timeZone}`;
+    const viewerRows = o.viewers.series.map((p: { at: string; concurrent: number }) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.int(p.concurrent)]);
+    const viewers = panel(
+      'Viewer count',
+      DEFINITIONS.viewers,
+      h('div', { class: 'stats' }, stat('watching now', format.int(o.viewers.live), 'live-viewers'), stat('peak', format.int(o.viewers.peak), 'peak', comparison(o.viewers.peak, o.previous.viewers.peak)), stat('unique viewers', format.int(o.viewers.uniqueViewers), 'unique-viewers', comparison(o.viewers.uniqueViewers, o.previous.viewers.uniqueViewers, 'count', 'unique-viewers-change'))),
+      seriesBox,
+      dataTable('Viewers over time', [`Bucket start (${timeZone})`, 'Sessions watching (highest per minute)'], viewerRows, 'viewer-table'),
+    );
+    const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${format.int(o.engagement.engagedViewers)} of ${format.int(o.engagement.joinedViewers)} viewers interacted`, format.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
+    const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => drill(broadcastName.get(id) ?? id, { broadcastId: id }), PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
-      h('tr', {}, h('td', {}, sponsorName.get(s.sponsorId) ?? s.sponsorId), h('td', {}, broadcastName.get(s.broadcastId) ?? s.broadcastId), h('td', {}, fmt.int(s.impressions)), h('td', {}, fmt.int(s.taps)), h('td', {}, fmt.pct(s.tapRate)), h('td', {}, fmt.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => fmt.money(r.amount, r.currency)).join(', ') || '–')),
+      h('tr', {}, h('td', {}, drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId })), h('td', {}, drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId })), h('td', {}, format.int(s.impressions)), h('td', {}, format.int(s.taps)), h('td', {}, format.pct(s.tapRate)), h('td', {}, format.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => format.money(r.amount, r.currency)).join(', ') || '–')),
     );
     const sponsorsPanel = panel(
       'Sponsor performance',
       DEFINITIONS.sponsors,
       o.sponsors.length
-        ? h('div', { class: 'scroll' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...sponsorRows)))
+        ? h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Sponsor performance table' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...sponsorRows)))
         : h('p', { class: 'muted' }, 'No sponsor activity.'),
     );
     const revenue = panel(
       'Revenue',
       DEFINITIONS.revenue,
       o.revenue.length
-        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, fmt.money(r.gross, r.currency), `gross-${r.currency}`), stat('orders', fmt.int(r.orders), `orders-${r.currency}`), stat('average order', fmt.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', r.itemsPerOrder.toFixed(2), `ipo-${r.currency}`)]))
+        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`)]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
+    const contests = panel('Contests', DEFINITIONS_EXTRA.contests, contestTable(o.contests ?? []));
+    const revenueCharts = (o.revenueOverTime ?? []).map((c: { currency: string; points: Array<{ at: string; gross: number; orders: number }> }) => ({ currency: c.currency, points: c.points, box: h('div', { class: 'chart small' }) }));
+    const revenueOverTime = panel(
+      'Revenue over time',
+      DEFINITIONS_EXTRA.revenueOverTime,
+      ...(revenueCharts.length
+        ? revenueCharts.flatMap((c: { currency: string; points: Array<{ at: string; gross: number; orders: number }>; box: HTMLElement }) => [
+            h('h3', {}, `Gross (${c.currency})`),
+            c.box,
+            dataTable(`Revenue in ${c.currency}`, [`Bucket start (${timeZone})`, 'Gross', 'Orders'], c.points.map((p) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.money(p.gross, c.currency), format.int(p.orders)]), `revenue-table-${c.currency}`),
+          ])
+        : [h('p', { class: 'muted' }, 'No orders.')]),
+    );
     const funnelBox = h('div', { class: 'chart small' });
-    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${fmt.int(s.sessions)} sessions (${fmt.pct(s.conversion)})`))));
+    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
-    panels.replaceChildren(...[note, viewers, engagement, revenue, funnel, sponsorsPanel, polls].filter((x): x is HTMLElement => x !== null));
+    panels.replaceChildren(...[note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
     lineChart(seriesBox, o.viewers.series, PRIMARY);
+    for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY);
     barChart(funnelBox, o.funnel.map((s: any) => s.step), o.funnel.map((s: any) => s.sessions), PRIMARY);
   }
 
   await load(filters);
-  return () => source?.close();
+  return () => {
+    requests.cancel();
+    source?.close();
+  };
 }

@@ -12,8 +12,9 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
   let t: TestApp;
   let p1 = '';
   let otherP1 = '';
+  const clock = new ManualClock(Date.UTC(2026, 10, 21));
   beforeAll(async () => {
-    t = await start({ clock: new ManualClock(Date.UTC(2026, 10, 21)), listen: true });
+    t = await start({ clock, listen: true });
     p1 = (await loadAnalyticsFixture(t.app, t.demo.adminToken)).pollId;
     // Every expectation on tenant demo below also holds with another tenant's events on the same broadcasts and days.
     otherP1 = (await loadOtherTenantEvents(t.app, t.other.adminToken)).pollId;
@@ -38,7 +39,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     // u1's second vote does not count.
     expect(o.polls).toEqual([
       {
-        pollId: p1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 2,
+        pollId: p1, broadcastId: 'b1', createdAt: '2026-11-21T00:00:00.000Z', question: 'Who wins?', totalVotes: 2,
         options: [{ optionIndex: 0, option: 'A', votes: 1, share: 0.5 }, { optionIndex: 1, option: 'B', votes: 1, share: 0.5 }],
       },
     ]);
@@ -58,7 +59,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
       { step: 'checkout.started', sessions: 1, conversion: 1 },
       { step: 'checkout.completed', sessions: 1, conversion: 1 },
     ]);
-    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls']);
+    expect(o.ignoresSponsor).toEqual(['viewers', 'engagement', 'polls', 'contests']);
   });
 
   it('narrows by country', async () => {
@@ -95,6 +96,70 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(nov10.viewers.bucketMs).toBe(15 * 60_000);
   });
 
+  it("cuts days, buckets and the range at the tenant's time zone, validated as an IANA name", async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    const patch = (timeZone: string) => t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin, payload: { timeZone } });
+    expect((await t.app.inject({ url: '/v1/settings', headers: admin })).json().timeZone).toBe('UTC');
+    const bad = await patch('Mars/Olympus');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toMatchObject({ code: 'validation_failed', errors: [{ path: '/timeZone' }] });
+    expect((await patch('America/New_York')).json().timeZone).toBe('America/New_York');
+    try {
+      // Nov 10 in New York is 05:00Z to 05:00Z: S3 and its USD order (just after midnight UTC) fall on it, S4 does not.
+      const o = await overview('from=2026-11-10&to=2026-11-10');
+      expect(o.timeZone).toBe('America/New_York');
+      expect(o.range).toEqual({ from: '2026-11-10T05:00:00.000Z', to: '2026-11-11T05:00:00.000Z' });
+      expect(o.viewers).toMatchObject({ sessions: 3, uniqueViewers: 3, peak: 2, bucketMs: 15 * 60_000 });
+      expect(o.viewers.series[0].at).toBe('2026-11-10T05:00:00.000Z');
+      expect(o.viewers.series.at(-1).at).toBe('2026-11-11T04:45:00.000Z');
+      expect(o.revenue.map((r: { currency: string; gross: number }) => [r.currency, r.gross])).toEqual([['EUR', 25], ['USD', 100]]);
+    } finally {
+      expect((await patch('UTC')).statusCode).toBe(200);
+    }
+  });
+
+  it('gives the peak as the highest per-minute count, the same for every bucket size', async () => {
+    // S1 10:00–10:10 and S2 10:00:30–10:08 overlap: 2 in a minute, whether the chart shows minutes, hours or days.
+    for (const query of ['from=2026-11-10T09:00:00Z&to=2026-11-10T12:00:00Z', 'from=2026-11-10&to=2026-11-12', 'from=2026-11-01&to=2026-11-20']) {
+      const o = await overview(query);
+      expect(o.viewers.peak, query).toBe(2);
+      expect(Math.max(...o.viewers.series.map((p: { concurrent: number }) => p.concurrent)), query).toBe(2);
+    }
+    const minutes = await overview('from=2026-11-10T09:00:00Z&to=2026-11-10T12:00:00Z');
+    expect(minutes.viewers.bucketMs).toBe(60_000);
+    expect(minutes.viewers.series).toHaveLength(180);
+  });
+
+  it('compares the headline numbers with the period just before, with the same filters', async () => {
+    const o = await overview('from=2026-11-11&to=2026-11-11');
+    expect(o.previous.range).toEqual({ from: '2026-11-10T00:00:00.000Z', to: '2026-11-11T00:00:00.000Z' });
+    // Nov 10: S1, S2 and S3 (u1, u2, anonymous), S1 and S2 overlapping; EUR 25 over two orders.
+    expect(o.previous.viewers).toEqual({ peak: 2, uniqueViewers: 3, sessions: 3 });
+    expect(o.previous.engagement).toEqual({ rate: 0.6667, engagedViewers: 2, joinedViewers: 3 });
+    expect(o.previous.revenue).toEqual([{ currency: 'EUR', gross: 25, orders: 2, averageOrderValue: 12.5, itemsPerOrder: 1.5 }]);
+    const b2 = await overview('from=2026-11-11&to=2026-11-11&broadcastId=b2');
+    expect(b2.previous.viewers).toEqual({ peak: 1, uniqueViewers: 1, sessions: 1 });
+    expect(b2.previous.revenue).toEqual([]);
+  });
+
+  it('counts entries per contest and revenue over time, in the buckets of the viewer chart', async () => {
+    const o = await overview(BOTH_DAYS);
+    expect(o.contests).toEqual([{ contestId: 'c1', entries: 1, entrants: 1 }]);
+    const eur = o.revenueOverTime.find((c: { currency: string }) => c.currency === 'EUR');
+    const usd = o.revenueOverTime.find((c: { currency: string }) => c.currency === 'USD');
+    expect(eur.points).toHaveLength(o.viewers.series.length);
+    // o1 (reported twice) and o2 at 10:06; o3 in USD at 00:01 the next day.
+    expect(eur.points.filter((p: { gross: number }) => p.gross > 0)).toEqual([{ at: `${D10}10:00:00.000Z`, gross: 25, orders: 2 }]);
+    expect(usd.points.filter((p: { gross: number }) => p.gross > 0)).toEqual([{ at: `${D11}00:00:00.000Z`, gross: 100, orders: 1 }]);
+    expect((await overview(`${BOTH_DAYS}&broadcastId=b1`)).contests).toEqual([]);
+  });
+
+  it("lists the countries of the range's events as the country filter's choices, whatever country is chosen", async () => {
+    expect((await overview(BOTH_DAYS)).countries).toEqual(['DE', 'FR']);
+    expect((await overview(`${BOTH_DAYS}&country=FR`)).countries).toEqual(['DE', 'FR']);
+    expect((await overview(`${BOTH_DAYS}&broadcastId=b2`)).countries).toEqual(['DE']);
+  });
+
   it('narrows sponsor performance, revenue and funnel by sponsor, and nothing else', async () => {
     const all = await overview(BOTH_DAYS);
     const acme = await overview(`${BOTH_DAYS}&sponsorId=acme`);
@@ -124,7 +189,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     const o = await overview(`${BOTH_DAYS}&broadcastId=b3`);
     expect(o.polls).toEqual([
       {
-        pollId, broadcastId: 'b3', question: 'Best goal?', totalVotes: 2,
+        pollId, broadcastId: 'b3', createdAt: expect.any(String), question: 'Best goal?', totalVotes: 2,
         options: [
           { optionIndex: 0, option: 'First', votes: 0, share: 0 },
           { optionIndex: 1, option: 'Second', votes: 2, share: 1 },
@@ -132,6 +197,33 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
         ],
       },
     ]);
+  });
+
+  it('lists polls newest first, with shares that add up to 100%', async () => {
+    const admin = { authorization: `Bearer ${t.demo.adminToken}` };
+    clock.advance(60_000);
+    await t.app.inject({ method: 'POST', url: '/v1/broadcasts', headers: admin, payload: { id: 'b4', campaignId: 1 } });
+    const created = await t.app.inject({ method: 'POST', url: '/v1/broadcasts/b4/overlays', headers: admin, payload: { type: 'poll', question: 'Man of the match?', options: ['X', 'Y', 'Z'] } });
+    expect(created.statusCode, created.body).toBe(201);
+    const pollId = created.json().id as string;
+    clock.advance(1_000);
+    // 4, 8 and 9 of 21 votes: 19.05%, 38.10% and 42.86% rounded on their own add up to 100.1%.
+    const events = [...Array(21).keys()].map((i) => {
+      const optionIndex = i < 4 ? 0 : i < 12 ? 1 : 2;
+      return {
+        event: 'poll.voted', timestamp: `${D11}12:30:00Z`, sessionId: `svc_mm${i}`, broadcastId: 'b4', userId: null,
+        data: { pollId, questionText: 'Man of the match?', optionSelected: ['X', 'Y', 'Z'][optionIndex], optionIndex },
+      };
+    });
+    const sent = await t.app.inject({ method: 'POST', url: '/v1/events', headers: admin, payload: { events } });
+    expect(sent.json().accepted, sent.body).toBe(21);
+    const o = await overview(BOTH_DAYS);
+    expect(o.polls[0]).toMatchObject({ pollId, broadcastId: 'b4', createdAt: new Date(clock.now() - 1_000).toISOString(), totalVotes: 21 });
+    expect(o.polls[0].options.map((x: { share: number }) => x.share)).toEqual([0.19, 0.381, 0.429]);
+    expect(o.polls.map((poll: { pollId: string }) => poll.pollId)).toContain(p1);
+    // Creation time descending, then id ascending (polls created in the same millisecond).
+    const keys = o.polls.map((poll: { createdAt: string; pollId: string }) => [poll.createdAt, poll.pollId]);
+    expect(keys).toEqual([...keys].sort((a, b) => (a[0] !== b[0] ? (a[0] < b[0] ? 1 : -1) : a[1] < b[1] ? -1 : 1)));
   });
 
   it('counts live viewers of the matching broadcasts', async () => {
@@ -157,6 +249,16 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(unknown.statusCode).toBe(400);
   });
 
+  it('refuses an inverted or empty range with a code of its own', async () => {
+    const headers = { authorization: `Bearer ${t.demo.adminToken}` };
+    for (const query of ['from=2026-11-20&to=2026-11-10', 'from=2026-11-10T12:00:00Z&to=2026-11-10T12:00:00Z']) {
+      const response = await t.app.inject({ url: `/v1/analytics/overview?${query}`, headers });
+      expect(response.statusCode, query).toBe(400);
+      expect(response.headers['content-type']).toContain('application/problem+json');
+      expect(response.json(), query).toMatchObject({ code: 'invalid_range', errors: [{ path: '/query/to', code: 'invalid_range' }] });
+    }
+  });
+
   it("shows a tenant only its own events, even where ids are the same as another tenant's", async () => {
     const response = await t.app.inject({ url: `/v1/analytics/overview?${BOTH_DAYS}`, headers: { authorization: `Bearer ${t.other.adminToken}` } });
     expect(response.statusCode, response.body).toBe(200);
@@ -166,7 +268,7 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     expect(o.engagement).toEqual({ rate: 0.5, engagedViewers: 1, joinedViewers: 2 });
     expect(o.polls).toEqual([
       {
-        pollId: otherP1, broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+        pollId: otherP1, broadcastId: 'b1', createdAt: '2026-11-21T00:00:00.000Z', question: 'Who wins?', totalVotes: 1,
         options: [{ optionIndex: 0, option: 'A', votes: 0, share: 0 }, { optionIndex: 1, option: 'B', votes: 1, share: 1 }],
       },
     ]);

@@ -76,7 +76,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await page.reload();
     await expect.poll(() => text('gross-USD')).toBe('$100.00');
     expect(await page.getByLabel('Broadcast', { exact: true }).inputValue()).toBe('b2');
-    expect(await page.getByLabel('Country', { exact: true }).inputValue()).toBe('DE');
+    expect(await page.getByLabel('Country', { exact: true }).inputValue()).toBe('Germany');
 
     await page.getByRole('button', { name: 'Log out' }).click();
     await page.getByLabel('Admin token').waitFor();

@@ -1,12 +1,23 @@
-import { systemClock, type Clock } from '@svc/protocol';
-import type { AnalyticsFilter, AnalyticsStore, Tenant } from '@svc/storage';
+import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
+import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
 import { bucketSizeFor } from './bucket-size';
+import { largestRemainderShares } from './largest-remainder';
+import { revenueBuckets } from './revenue-buckets';
+import { peakConcurrent, viewerBuckets } from './viewer-buckets';
 
 /** The filters of the dashboard (DESIGN 7). Dates are already resolved to [fromMs, toMs). */
 export type OverviewFilter = Omit<AnalyticsFilter, 'tenantSeq'>;
 
 const ratio = (part: number, whole: number) => (whole ? Math.round((part / whole) * 10_000) / 10_000 : 0);
 const round2 = (value: number) => Math.round(value * 100) / 100;
+
+const revenueRow = (r: RevenueRow) => ({
+  currency: r.currency,
+  gross: r.gross,
+  orders: r.orders,
+  averageOrderValue: r.orders ? round2(r.gross / r.orders) : 0,
+  itemsPerOrder: r.orders ? round2(r.items / r.orders) : 0,
+});
 
 /** Without an explicit start, the overview looks at this much history. */
 export const DEFAULT_RANGE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -75,45 +86,70 @@ export class AnalyticsService {
     const toMs = filter.toMs ?? now;
     const fromMs = filter.fromMs ?? toMs - DEFAULT_RANGE_MS;
     const ranged: AnalyticsFilter = { ...filter, fromMs, toMs };
-    const bucketMs = bucketSizeFor(toMs - fromMs);
-    const [series, engagement, polls, sponsors, revenue, funnel, live] = await Promise.all([
-      this.store.viewerSeries(ranged, bucketMs),
+    const timeZone = tenant.settings.timeZone ?? DEFAULT_TIME_ZONE;
+    // The period just before, as long, with the same filters: the headline numbers are compared with it.
+    const previous: AnalyticsFilter = { ...filter, fromMs: fromMs - (toMs - fromMs), toMs: fromMs };
+    const [series, engagement, polls, sponsors, revenue, funnel, live, before, contests, revenueMinutes, countries] = await Promise.all([
+      this.store.viewerSeries(ranged),
       this.store.engagement(ranged),
       this.store.pollResults(ranged),
       this.store.sponsorPerformance(ranged),
       this.store.revenue(ranged),
       this.store.funnel(ranged),
       this.liveViewers(tenant, input),
+      Promise.all([this.store.viewerSeries(previous), this.store.engagement(previous), this.store.revenue(previous)]),
+      this.store.contestEntries(ranged),
+      this.store.revenueMinutes(ranged),
+      this.store.countries(ranged),
     ]);
+    const [beforeSeries, beforeEngagement, beforeRevenue] = before;
     const steps = [
       ['product.viewed', funnel.productViewed],
       ['cart.item_added', funnel.cartItemAdded],
       ['checkout.started', funnel.checkoutStarted],
       ['checkout.completed', funnel.checkoutCompleted],
     ] as const;
+    // The chart's axis runs from the start of the range to its end or now, whichever is first;
+    // for one broadcast, over its sessions (a broadcast lasts hours, not the week around it),
+    // and on to now while viewers are watching it.
+    let axisFrom = fromMs;
+    let axisEnd = Math.min(toMs, now);
+    const minutes = series.steps;
+    if (input.broadcastId !== undefined && minutes.length) {
+      axisFrom = minutes[0]!.at;
+      axisEnd = live > 0 ? Math.max(axisEnd, minutes.at(-1)!.at) : minutes.at(-1)!.at;
+    }
+    const bucketMs = bucketSizeFor(Math.max(0, axisEnd - axisFrom));
+    const points = axisEnd > axisFrom ? viewerBuckets(minutes, axisFrom, axisEnd, bucketMs, timeZone) : [];
     return {
       range: { from: new Date(fromMs).toISOString(), to: new Date(toMs).toISOString() },
+      timeZone,
       filters: input,
       generatedAt: new Date(now).toISOString(),
       /** Panels that do not narrow by sponsor (DESIGN 7). */
-      ignoresSponsor: ['viewers', 'engagement', 'polls'],
+      ignoresSponsor: ['viewers', 'engagement', 'polls', 'contests'],
       viewers: {
         live,
-        peak: series.peak,
+        peak: peakConcurrent(minutes),
         uniqueViewers: series.uniqueViewers,
         sessions: series.sessions,
-        bucketMs: series.bucketMs,
-        series: series.points.map((p) => ({ at: new Date(p.at).toISOString(), concurrent: p.concurrent })),
+        bucketMs,
+        series: points.map((p) => ({ at: new Date(p.at).toISOString(), concurrent: p.concurrent })),
       },
       engagement: {
         rate: ratio(engagement.engagedViewers, engagement.joinedViewers),
         engagedViewers: engagement.engagedViewers,
         joinedViewers: engagement.joinedViewers,
       },
-      polls: polls.map((poll) => ({
-        ...poll,
-        options: poll.options.map((o) => ({ ...o, share: ratio(o.votes, poll.totalVotes) })),
-      })),
+      // Newest poll first; shares in tenths of a percent that add up to 100% (largest remainder).
+      polls: polls.map((poll) => {
+        const shares = largestRemainderShares(poll.options.map((o) => o.votes));
+        return {
+          ...poll,
+          createdAt: new Date(poll.createdAt).toISOString(),
+          options: poll.options.map((o, i) => ({ ...o, share: shares[i]! })),
+        };
+      }),
       sponsors: sponsors.map((s) => ({
         sponsorId: s.sponsorId,
         broadcastId: s.broadcastId,
@@ -123,13 +159,27 @@ export class AnalyticsService {
         conversion: ratio(s.convertedSessions, s.sessionsWithImpression),
         revenue: s.revenue,
       })),
-      revenue: revenue.map((r) => ({
-        currency: r.currency,
-        gross: r.gross,
-        orders: r.orders,
-        averageOrderValue: r.orders ? round2(r.gross / r.orders) : 0,
-        itemsPerOrder: r.orders ? round2(r.items / r.orders) : 0,
+      revenue: revenue.map(revenueRow),
+      /** Per currency, gross and orders in the buckets of the viewer chart. */
+      revenueOverTime: (axisEnd > axisFrom ? revenueBuckets(revenueMinutes, axisFrom, axisEnd, bucketMs, timeZone) : []).map((c) => ({
+        currency: c.currency,
+        points: c.points.map((p) => ({ at: new Date(p.at).toISOString(), gross: p.gross, orders: p.orders })),
       })),
+      /** Entries per contest, most first. */
+      contests,
+      /** The countries of the range's events (other filters applied, country aside): the country filter's choices. */
+      countries,
+      /** The headline numbers of the period just before (same length, same filters). */
+      previous: {
+        range: { from: new Date(previous.fromMs!).toISOString(), to: new Date(previous.toMs!).toISOString() },
+        viewers: { peak: peakConcurrent(beforeSeries.steps), uniqueViewers: beforeSeries.uniqueViewers, sessions: beforeSeries.sessions },
+        engagement: {
+          rate: ratio(beforeEngagement.engagedViewers, beforeEngagement.joinedViewers),
+          engagedViewers: beforeEngagement.engagedViewers,
+          joinedViewers: beforeEngagement.joinedViewers,
+        },
+        revenue: beforeRevenue.map(revenueRow),
+      },
       funnel: steps.map(([step, sessions], i) => ({
         step,
         sessions,

@@ -1,2 +1,5 @@
 export * from './bucket-size';
 export * from './analytics-service';
+export * from './largest-remainder';
+export * from './viewer-buckets';
+export * from './revenue-buckets';

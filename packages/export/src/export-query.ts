@@ -1,4 +1,4 @@
-import { COUNTRY_PATTERN, EVENT_NAMES, isEventName, SvcError, type FieldError } from '@svc/protocol';
+import { COUNTRY_PATTERN, EVENT_NAMES, isEventName, startOfLocalDay, SvcError, type FieldError } from '@svc/protocol';
 import type { EventFilter, EventOrder } from '@svc/storage';
 
 export type ExportFormat = 'json' | 'ndjson' | 'csv';
@@ -94,7 +94,7 @@ const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{
  * takes the whole of that day); date-times make a half-open range [from, to). Every problem
  * is reported with the parameter it concerns.
  */
-export function parseExportQuery(params: ExportQueryParams, known?: readonly string[]): ExportQuery {
+export function parseExportQuery(params: ExportQueryParams, known?: readonly string[], timeZone = 'UTC'): ExportQuery {
   const errors: FieldError[] = [];
   const fail = (name: string, message: string) => errors.push({ path: `/query/${name}`, code: 'invalid_value', message });
   const filter: ExportQuery['filter'] = {};
@@ -116,15 +116,13 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
     if (/^\d+$/.test(params.campaignId) && Number.isSafeInteger(id) && id > 0) filter.campaignId = id;
     else fail('campaignId', 'must be a positive integer');
   }
-  const from = params.from === undefined ? undefined : parseBound(params.from, 'from');
-  const to = params.to === undefined ? undefined : parseBound(params.to, 'to');
+  const from = params.from === undefined ? undefined : parseBound(params.from, 'from', timeZone);
+  const to = params.to === undefined ? undefined : parseBound(params.to, 'to', timeZone);
   if (from === null) fail('from', 'must be a calendar date (2026-11-01) or an ISO 8601 date-time with a time zone');
   else if (from !== undefined) filter.fromMs = from;
   if (to === null) fail('to', 'must be a calendar date (2026-11-30) or an ISO 8601 date-time with a time zone');
   else if (to !== undefined) filter.toMs = to;
-  if (filter.fromMs !== undefined && filter.toMs !== undefined && filter.fromMs >= filter.toMs) {
-    fail('to', 'must be after from');
-  }
+  const inverted = filter.fromMs !== undefined && filter.toMs !== undefined && filter.fromMs >= filter.toMs;
   for (const name of ['broadcastId', 'userId', 'sponsorId'] as const) {
     const value = params[name];
     if (value === undefined) continue;
@@ -163,21 +161,30 @@ export function parseExportQuery(params: ExportQueryParams, known?: readonly str
     if (params.order === 'asc' || params.order === 'desc') order = params.order;
     else fail('order', 'must be asc or desc');
   }
+  if (inverted && !errors.length) {
+    throw new SvcError('invalid_range', `Invalid query parameter to: must be after from (${params.from} to ${params.to} is empty or inverted).`, {
+      errors: [{ path: '/query/to', code: 'invalid_range', message: 'must be after from' }],
+    });
+  }
   if (errors.length) {
     throw new SvcError('validation_failed', `Invalid query parameter ${errors.map((e) => e.path.slice(7)).join(', ')}: ${errors[0]!.message}.`, { errors });
   }
   return { filter, format, limit, cursor: params.cursor, csvSafe, order };
 }
 
-/** Epoch ms of a bound; `to` as a calendar date means the end of that day. Null when invalid. */
-function parseBound(value: string, which: 'from' | 'to'): number | null {
+/**
+ * Epoch ms of a bound; a calendar date is a day of `timeZone` (the tenant's, for the dashboard),
+ * and `to` as a calendar date means the end of that day. Null when invalid.
+ */
+function parseBound(value: string, which: 'from' | 'to', timeZone: string): number | null {
   const day = CALENDAR_DATE.exec(value);
   if (day) {
     const [year, month, date] = [Number(day[1]), Number(day[2]), Number(day[3])];
     const ms = Date.UTC(year, month - 1, date);
     const check = new Date(ms);
     if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== date) return null;
-    return which === 'to' ? ms + DAY_MS : ms;
+    if (timeZone === 'UTC') return which === 'to' ? ms + DAY_MS : ms;
+    return startOfLocalDay(timeZone, year, month, which === 'to' ? date + 1 : date);
   }
   if (!DATE_TIME.test(value)) return null;
   const ms = Date.parse(value);

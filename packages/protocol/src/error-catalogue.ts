@@ -52,6 +52,8 @@ export const ERROR_CATALOGUE = {
   cross_origin_request: { status: 403, title: 'Cross-origin request refused' },
   // An accepted event the event database refuses to store: set aside in the quarantine, not retried.
   event_not_storable: { status: 500, title: 'Event refused by the event database' },
+  // A time range whose start is not before its end (e.g. from=2026-11-20&to=2026-11-10).
+  invalid_range: { status: 400, title: 'Time range is inverted or empty' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE;

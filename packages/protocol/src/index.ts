@@ -18,3 +18,4 @@ export * from './nesting-depth';
 export * from './cursor-position';
 export * from './poll-votes';
 export * from './poll-tally';
+export * from './time-zone';

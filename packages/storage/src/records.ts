@@ -10,6 +10,8 @@ export interface TenantSettings {
   allowedOrigins: string[];
   commerceApiKey: string;
   defaultCampaignId: number;
+  /** IANA time zone of the dashboard's days, buckets and labels; `UTC` when absent. */
+  timeZone?: string;
 }
 
 export interface Tenant {

@@ -92,7 +92,11 @@ export function dataset(seed: number, tenantSeq: number): EventRow[] {
           break;
         }
         case 1: add(r.pick(['sponsor_moment.viewed', 'sponsor_moment.viewed', 'sponsor_moment.tapped']), { momentId: 'm', sponsorId: r.pick(['acme', 'bolt']) }); break;
-        case 2: add(r.pick(['contest.entered', 'product.tapped', 'lineup.viewed'])); break;
+        case 2: {
+          const name = r.pick(['contest.entered', 'product.tapped', 'lineup.viewed']);
+          add(name, name === 'contest.entered' ? { contestId: `c${n % 3}`, title: 'Win' } : {});
+          break;
+        }
         case 3: add('product.viewed', { productId: 'p' }, { sponsorId: sponsor, items: '[]', total: 0 }); break;
         case 4: add('cart.item_added', { productId: 'p' }, { sponsorId: sponsor, items: JSON.stringify(items), total }); break;
         case 5: add('checkout.started', {}, { sponsorId: sponsor, items: JSON.stringify(items), total }); break;

@@ -1,5 +1,5 @@
 import { countedVotes, pollVoteProblem, type CastVote, type PollDefinition } from '@svc/protocol';
-import type { AnalyticsFilter, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../src';
+import type { AnalyticsFilter, ContestRow, Engagement, FunnelCounts, PollResult, RevenueMinute, RevenueRow, SponsorRow, ViewerSeries } from '../src';
 import type { EventRow } from '../src/records';
 
 /**
@@ -35,23 +35,23 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return groups;
 }
 
-export function modelViewerSeries(all: EventRow[], f: AnalyticsFilter, bucketMs: number): ViewerSeries {
+export function modelViewerSeries(all: EventRow[], f: AnalyticsFilter): ViewerSeries {
+  const bucketMs = 60_000;
   const sessions = [...groupBy(filterEvents(all, f, false), (e) => `${e.sessionId}|${e.broadcastId}`).values()].map((events) => ({
     first: Math.floor(Math.min(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
     last: Math.floor(Math.max(...events.map((e) => e.timestampMs)) / bucketMs) * bucketMs,
     joined: events.some((e) => e.event === 'broadcast.joined'),
     viewer: viewerOf(events[0]!),
   }));
-  const points: Array<{ at: number; concurrent: number }> = [];
-  if (sessions.length) {
-    const first = Math.min(...sessions.map((s) => s.first));
-    const last = Math.max(...sessions.map((s) => s.last));
-    for (let at = first; at <= last; at += bucketMs) points.push({ at, concurrent: sessions.filter((s) => s.first <= at && at <= s.last).length });
+  // Per minute: +1 where a session starts, −1 in the minute after it ends; minutes where nothing changes are left out.
+  const changes = new Map<number, number>();
+  for (const s of sessions) {
+    changes.set(s.first, (changes.get(s.first) ?? 0) + 1);
+    changes.set(s.last + bucketMs, (changes.get(s.last + bucketMs) ?? 0) - 1);
   }
+  const steps = [...changes].filter(([, change]) => change !== 0).map(([at, change]) => ({ at, change })).sort((a, b) => a.at - b.at);
   return {
-    bucketMs,
-    points,
-    peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+    steps,
     uniqueViewers: new Set(sessions.filter((s) => s.joined).map((s) => s.viewer)).size,
     sessions: sessions.length,
   };
@@ -75,7 +75,7 @@ function firstOf(events: EventRow[], key: (e: EventRow) => string): EventRow[] {
 export function modelPollResults(all: EventRow[], f: AnalyticsFilter, polls: PollDefinition[]): PollResult[] {
   const votes = filterEvents(all, f, false).filter((e) => e.event === 'poll.voted');
   return [...polls]
-    .sort((a, b) => (a.id < b.id ? -1 : 1))
+    .sort((a, b) => b.createdAtMs - a.createdAtMs || (a.id < b.id ? -1 : 1))
     .flatMap((poll) => {
       const valid: CastVote[] = votes
         .filter((e) => {
@@ -87,7 +87,7 @@ export function modelPollResults(all: EventRow[], f: AnalyticsFilter, polls: Pol
       const counted = countedVotes(valid);
       if (!counted.length) return [];
       const options = poll.options.map((option, optionIndex) => ({ optionIndex, option, votes: counted.filter((v) => v.optionIndex === optionIndex).length }));
-      return [{ pollId: poll.id, broadcastId: poll.broadcastId, question: poll.question, totalVotes: counted.length, options }];
+      return [{ pollId: poll.id, broadcastId: poll.broadcastId, createdAt: poll.createdAtMs, question: poll.question, totalVotes: counted.length, options }];
     });
 }
 
@@ -128,6 +128,29 @@ export function modelRevenue(all: EventRow[], f: AnalyticsFilter): RevenueRow[] 
     const items = group.reduce((sum, o) => sum + (JSON.parse(o.items ?? '[]') as Array<{ quantity: number }>).reduce((n, i) => n + i.quantity, 0), 0);
     return { currency, orders: group.length, gross: round2(group.reduce((sum, o) => sum + (o.total ?? 0), 0)), items };
   });
+}
+
+export function modelContestEntries(all: EventRow[], f: AnalyticsFilter): ContestRow[] {
+  const entries = filterEvents(all, f, false).filter((e) => e.event === 'contest.entered' && typeof dataOf(e).contestId === 'string' && dataOf(e).contestId !== '');
+  return [...groupBy(entries, (e) => String(dataOf(e).contestId))]
+    .map(([contestId, group]) => ({ contestId, entries: group.length, entrants: new Set(group.map(viewerOf)).size }))
+    .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : 1));
+}
+
+export function modelRevenueMinutes(all: EventRow[], f: AnalyticsFilter): RevenueMinute[] {
+  const orders = firstOf(filterEvents(all, f, true).filter((e) => e.event === 'checkout.completed' && e.orderId !== null), (e) => String(e.orderId));
+  const minutes = groupBy(orders, (o) => `${Math.floor(o.timestampMs / 60_000) * 60_000}|${String(dataOf(o).currency ?? '?')}`);
+  return [...minutes]
+    .map(([key, group]) => {
+      const [at, currency] = key.split('|') as [string, string];
+      return { at: Number(at), currency, orders: group.length, gross: round2(group.reduce((sum, o) => sum + (o.total ?? 0), 0)) };
+    })
+    .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : 1));
+}
+
+export function modelCountries(all: EventRow[], f: AnalyticsFilter): string[] {
+  const countries = filterEvents(all, { ...f, country: undefined }, false).map((e) => e.country).filter((c): c is string => typeof c === 'string' && c !== '');
+  return [...new Set(countries)].sort();
 }
 
 export function modelFunnel(all: EventRow[], f: AnalyticsFilter): FunnelCounts {

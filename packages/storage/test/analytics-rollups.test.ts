@@ -6,17 +6,20 @@ import { describe, expect, it } from 'vitest';
 import { openEmbeddedStorage, type AnalyticsFilter, type Storage } from '../src';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import type { EventRow } from '../src/records';
-import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 
 async function expectModel(storage: Storage, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
   const label = JSON.stringify(filter);
   const a = storage.analytics;
-  expect(await a.viewerSeries(filter, 15 * 60_000), label).toEqual(modelViewerSeries(events, filter, 15 * 60_000));
+  expect(await a.viewerSeries(filter), label).toEqual(modelViewerSeries(events, filter));
   expect(await a.engagement(filter), label).toEqual(modelEngagement(events, filter));
   expect(await a.pollResults(filter), label).toEqual(modelPollResults(events, filter, pollsOf()));
   expect(await a.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
   expect(await a.revenue(filter), label).toEqual(modelRevenue(events, filter));
   expect(await a.funnel(filter), label).toEqual(modelFunnel(events, filter));
+  expect(await a.contestEntries(filter), label).toEqual(modelContestEntries(events, filter));
+  expect(await a.revenueMinutes(filter), label).toEqual(modelRevenueMinutes(events, filter));
+  expect(await a.countries(filter), label).toEqual(modelCountries(events, filter));
 }
 
 describe('dashboard rollups', () => {

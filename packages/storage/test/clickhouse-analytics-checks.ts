@@ -5,12 +5,10 @@ import type { ChDatabase } from '../src/clickhouse/ch-database';
 import type { PollLookup } from '../src/clickhouse/ch-poll-results';
 import type { EventRow } from '../src/records';
 import { pollsOf } from './analytics-dataset';
-import { modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 import { insertEvents } from './clickhouse-events';
 
 /** What the ClickHouse dashboard tests share (on the 18.16 server and on the current engine). */
-
-export const BUCKET_MS = 15 * 60_000;
 
 /** The polls of each tenant, as the content service's catalogue would find them. */
 export function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLookup {
@@ -19,12 +17,15 @@ export function pollLookup(byTenant: Record<number, PollDefinition[]>): PollLook
 
 export async function expectModel(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter, polls: PollDefinition[] = pollsOf()): Promise<void> {
   const label = JSON.stringify(filter);
-  expect(await store.viewerSeries(filter, BUCKET_MS), label).toEqual(modelViewerSeries(events, filter, BUCKET_MS));
+  expect(await store.viewerSeries(filter), label).toEqual(modelViewerSeries(events, filter));
   expect(await store.engagement(filter), label).toEqual(modelEngagement(events, filter));
   expect(await store.pollResults(filter), label).toEqual(modelPollResults(events, filter, polls));
   expect(await store.sponsorPerformance(filter), label).toEqual(modelSponsorPerformance(events, filter));
   expect(await store.revenue(filter), label).toEqual(modelRevenue(events, filter));
   expect(await store.funnel(filter), label).toEqual(modelFunnel(events, filter));
+  expect(await store.contestEntries(filter), label).toEqual(modelContestEntries(events, filter));
+  expect(await store.revenueMinutes(filter), label).toEqual(modelRevenueMinutes(events, filter));
+  expect(await store.countries(filter), label).toEqual(modelCountries(events, filter));
 }
 
 /**

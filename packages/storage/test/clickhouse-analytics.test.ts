@@ -52,12 +52,15 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
       const ch = new ClickHouseAnalyticsStore(db, pollLookup({ [tenant.seq]: pollsOf() }));
       for (const filter of filters(7, tenant.seq)) {
         const label = JSON.stringify(filter);
-        expect(await ch.viewerSeries(filter, HOUR), label).toEqual(await duck.viewerSeries(filter, HOUR));
+        expect(await ch.viewerSeries(filter), label).toEqual(await duck.viewerSeries(filter));
         expect(await ch.engagement(filter), label).toEqual(await duck.engagement(filter));
         expect(await ch.pollResults(filter), label).toEqual(await duck.pollResults(filter));
         expect(await ch.sponsorPerformance(filter), label).toEqual(await duck.sponsorPerformance(filter));
         expect(await ch.revenue(filter), label).toEqual(await duck.revenue(filter));
         expect(await ch.funnel(filter), label).toEqual(await duck.funnel(filter));
+        expect(await ch.contestEntries(filter), label).toEqual(await duck.contestEntries(filter));
+        expect(await ch.revenueMinutes(filter), label).toEqual(await duck.revenueMinutes(filter));
+        expect(await ch.countries(filter), label).toEqual(await duck.countries(filter));
       }
     } finally {
       await Promise.all([storage.close(), db.close()]);

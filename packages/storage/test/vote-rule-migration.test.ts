@@ -55,7 +55,7 @@ describe('migration to the vote rule', () => {
     storage = await openEmbeddedStorage(dir);
     const [poll] = await storage.analytics.pollResults({ tenantSeq: tenant.seq });
     expect(poll).toEqual({
-      pollId: 'poll_1', broadcastId: 'b1', question: 'Who wins?', totalVotes: 1,
+      pollId: 'poll_1', broadcastId: 'b1', createdAt: expect.any(Number), question: 'Who wins?', totalVotes: 1,
       options: [{ optionIndex: 0, option: 'A', votes: 0 }, { optionIndex: 1, option: 'B', votes: 1 }, { optionIndex: 2, option: 'C', votes: 0 }],
     });
     await storage.close();

@@ -1,4 +1,4 @@
-import { COUNTRY_PATTERN, CURRENCY_PATTERN } from '@svc/protocol';
+import { COUNTRY_PATTERN, CURRENCY_PATTERN, isTimeZone, SvcError } from '@svc/protocol';
 import type { TenantSettings } from '@svc/storage';
 
 /** Raw events are kept this many months unless the contract says otherwise. */
@@ -56,6 +56,12 @@ export const SETTINGS_PATCH_SCHEMA = {
     },
     commerceApiKey: { type: 'string', maxLength: 500 },
     defaultCampaignId: { type: 'integer', minimum: 1 },
+    timeZone: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: 'IANA time zone (e.g. Europe/Berlin) of the dashboard: the days of its date filters, its buckets and labels. Default UTC.',
+    },
   },
 } as const;
 
@@ -69,6 +75,11 @@ export interface SettingsPatch extends Partial<Omit<TenantSettings, 'theme' | 'f
 
 /** Applies a validated patch; nested objects are merged, arrays replaced. */
 export function mergeSettings(current: TenantSettings, patch: SettingsPatch): TenantSettings {
+  if (patch.timeZone !== undefined && !isTimeZone(patch.timeZone)) {
+    throw new SvcError('validation_failed', `Invalid timeZone: "${patch.timeZone}" is not an IANA time zone such as Europe/Berlin.`, {
+      errors: [{ path: '/timeZone', code: 'invalid_value', message: 'must be an IANA time zone such as Europe/Berlin' }],
+    });
+  }
   const { name: _name, retentionMonths: _retention, theme, featureFlags, localization, ...flat } = patch;
   return {
     ...current,

@@ -48,7 +48,7 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
-      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES);
+      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES, request.tenant.settings.timeZone);
       const tenant = request.tenant;
       reply.hijack();
       const stream = reply.raw;

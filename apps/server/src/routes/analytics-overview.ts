@@ -12,7 +12,7 @@ export async function analyticsOverviewRoutes(app: FastifyInstance, { services, 
       schema: {
         summary: 'The six dashboard panels for a set of filters',
         description:
-          'Viewer count (live, concurrent per bucket, peak, unique viewers), engagement rate, poll results, sponsor performance, revenue and funnel, as defined in the dashboard tooltips. `from`/`to` as calendar dates are inclusive UTC days; without `from` the last 7 days are shown. `sponsorId` narrows sponsor performance, revenue and funnel only.',
+          'Viewer count (live, concurrent per bucket, peak, unique viewers), engagement rate, poll results, sponsor performance, revenue and funnel, as defined in the dashboard tooltips; `countries` lists the countries of the range (the choices of the country filter), `contests` lists entries per contest, `revenueOverTime` gross and orders per currency in the buckets of the viewer chart; `previous` holds the headline numbers of the period just before, as long, with the same filters. `from`/`to` as calendar dates are inclusive days of the time zone of the tenant (setting `timeZone`, default UTC; answered as `timeZone`); the buckets of the viewer chart (`bucketMs`: a minute, 15 minutes, an hour or a day, following the span shown) start at local times of that zone, each the highest per-minute count of concurrent sessions within it, and `peak` is the highest per-minute count; without `from` the last 7 days are shown. A range whose start is not before its end is refused with 400 `invalid_range`. `sponsorId` narrows sponsor performance, revenue and funnel only.',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
         operationId: 'getAnalyticsOverview',
@@ -23,7 +23,7 @@ export async function analyticsOverviewRoutes(app: FastifyInstance, { services, 
       validatorCompiler: () => () => true,
     },
     async (request) => {
-      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES);
+      const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES, request.tenant.settings.timeZone);
       return services.analytics.overview(request.tenant, filter);
     },
   );

@@ -23,6 +23,7 @@ export async function settingsRoutes(app: FastifyInstance, { services, guards }:
     processingRegion: services.config.processingRegion,
     retentionMonths: tenant.retentionMonths,
     ...tenant.settings,
+    timeZone: tenant.settings.timeZone ?? 'UTC',
   });
 
   app.get(

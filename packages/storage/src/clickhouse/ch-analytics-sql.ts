@@ -18,7 +18,7 @@ export const MOMENT_EVENTS = ['sponsor_moment.viewed', 'sponsor_moment.tapped'] 
 export const FUNNEL_EVENTS = ['product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed'] as const;
 
 /** The fields of `data` the panels read. */
-type DataField = 'sponsorId' | 'pollId' | 'optionSelected' | 'optionIndex' | 'currency';
+type DataField = 'sponsorId' | 'pollId' | 'optionSelected' | 'optionIndex' | 'currency' | 'contestId';
 
 /** A JSON string literal (escapes included), and what is neither a bracket nor a quote. */
 const JSON_STRING = sqlString('"(?:[^"\\\\]|\\\\.)*"');

@@ -1,5 +1,5 @@
 import type { PollDefinition } from '@svc/protocol';
-import type { AnalyticsFilter, PollResult } from '../analytics-store';
+import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
 import { dataRaw, dataString, eventConditions, firstKey } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
@@ -93,11 +93,10 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   }
   return known
     .filter((poll) => counted.has(poll.id))
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-    .map((poll) => {
+    .map((poll): PollResult => {
       const votesOf = counted.get(poll.id)!;
       const options = poll.options.map((option, optionIndex) => ({ optionIndex, option, votes: votesOf.get(optionIndex) ?? 0 }));
-      return { pollId: poll.id, broadcastId: poll.broadcastId, question: poll.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options };
-    });
+      return { pollId: poll.id, broadcastId: poll.broadcastId, createdAt: poll.createdAtMs, question: poll.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options };
+    })
+    .sort(newestPollFirst);
 }
-

@@ -1,5 +1,5 @@
-import type { AnalyticsFilter, AnalyticsStore, Engagement, FunnelCounts, PollResult, RevenueRow, SponsorRow, ViewerSeries } from '../analytics-store';
-import { CURRENCY, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
+import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
+import { CURRENCY, dataString, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { sponsorPerformance } from './ch-sponsor-performance';
@@ -28,10 +28,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     private readonly polls: PollLookup,
   ) {}
 
-  async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
-    const bucket = sqlInteger(bucketMs);
+  async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
+    const bucket = sqlInteger(VIEWER_MINUTE_MS);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
-    // bucket from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
+    // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
     // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
     const [row] = await this.db.query<{ sessions: string; viewers: string; first: string; last: string; steps: [string[], string[]] }>(
       `SELECT count() AS sessions, uniqExactIf(viewer, joined) AS viewers, min(first_bucket) AS first, max(last_bucket) AS last,
@@ -43,19 +43,16 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
          GROUP BY session_id, broadcast_id)`,
     );
     const sessions = chNumber(row?.sessions ?? 0);
-    const points: Array<{ at: number; concurrent: number }> = [];
+    const steps: ViewerSeries['steps'] = [];
     if (row && sessions > 0) {
-      const steps = new Map(row.steps[0].map((at, i) => [chNumber(at), chNumber(row.steps[1][i])]));
-      let concurrent = 0;
-      for (let at = chNumber(row.first); at <= chNumber(row.last); at += bucketMs) {
-        concurrent += steps.get(at) ?? 0;
-        points.push({ at, concurrent });
-      }
+      row.steps[0].forEach((at, i) => {
+        const change = chNumber(row.steps[1][i]!);
+        if (change !== 0) steps.push({ at: chNumber(at), change });
+      });
+      steps.sort((a, b) => a.at - b.at);
     }
     return {
-      bucketMs,
-      points,
-      peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+      steps,
       uniqueViewers: chNumber(row?.viewers ?? 0),
       sessions,
     };
@@ -93,6 +90,41 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return rows
       .map((row) => ({ currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)), items: chNumber(row.items) }))
       .sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
+  }
+
+  async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
+    // Copies of an event share its id: entries count distinct ids.
+    const rows = await this.db.query<{ contest_id: string; entries: string; entrants: string }>(
+      `SELECT contest_id, uniqExact(event_id) AS entries, uniqExact(viewer) AS entrants
+       FROM (SELECT ${dataString('contestId')} AS contest_id, event_id, ${VIEWER} AS viewer FROM events WHERE ${eventConditions(filter, ['contest.entered'], false)})
+       WHERE contest_id != ''
+       GROUP BY contest_id`,
+    );
+    return rows
+      .map((row) => ({ contestId: row.contest_id, entries: chNumber(row.entries), entrants: chNumber(row.entrants) }))
+      .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : a.contestId > b.contestId ? 1 : 0));
+  }
+
+  async countries(filter: AnalyticsFilter): Promise<string[]> {
+    const rows = await this.db.query<{ country: string }>(
+      `SELECT DISTINCT country FROM events WHERE ${eventConditions({ ...filter, country: undefined }, 'any', false)} AND isNotNull(country) AND country != ''`,
+    );
+    return rows.map((row) => row.country).sort();
+  }
+
+  async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
+    // The orders of `revenue`, each at the time of its first report.
+    const rows = await this.db.query<{ at: string; currency: string; orders: string; gross: number | null }>(
+      `SELECT intDiv(order_ms, ${sqlInteger(VIEWER_MINUTE_MS)}) * ${sqlInteger(VIEWER_MINUTE_MS)} AS at, currency, count() AS orders, sum(order_total) AS gross
+       FROM (
+         SELECT argMin(timestamp_ms, first) AS order_ms, argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total
+         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
+         GROUP BY order_id)
+       GROUP BY at, currency`,
+    );
+    return rows
+      .map((row) => ({ at: chNumber(row.at), currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)) }))
+      .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {

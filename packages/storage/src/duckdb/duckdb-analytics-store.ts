@@ -1,13 +1,17 @@
 import { listValue } from '@duckdb/node-api';
-import type {
-  AnalyticsFilter,
-  AnalyticsStore,
-  Engagement,
-  FunnelCounts,
-  PollResult,
-  RevenueRow,
-  SponsorRow,
-  ViewerSeries,
+import {
+  newestPollFirst,
+  type AnalyticsFilter,
+  type AnalyticsStore,
+  type ContestRow,
+  type RevenueMinute,
+  type Engagement,
+  type FunnelCounts,
+  type PollResult,
+  type RevenueRow,
+  type SponsorRow,
+  type ViewerSeries,
+  VIEWER_MINUTE_MS,
 } from '../analytics-store';
 import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
 import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
@@ -59,13 +63,13 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     return hours;
   }
 
-  async viewerSeries(filter: AnalyticsFilter, bucketMs: number): Promise<ViewerSeries> {
+  async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     const partials = hourPartials(SESSION_HOURS, filter, hours, p);
-    const bucket = `${p.add(bucketMs)}::BIGINT`;
+    const bucket = `${p.add(VIEWER_MINUTE_MS)}::BIGINT`;
     // A session lasts from its first to its last event (joined → left, or last sign of life); it
-    // counts in every bucket from the one it starts in to the one it ends in: +1 there, −1 after.
+    // counts in every minute from the one it starts in to the one it ends in: +1 there, −1 after.
     const rows = await this.db.queryTenantEvents(filter.tenantSeq, 
       `WITH ${partials}, ${aloneAndGrouped(SESSION_HOURS)},
        sessions AS (
@@ -78,24 +82,17 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
        steps AS (
          SELECT step_at, sum(step) AS step FROM (
            SELECT first_bucket AS step_at, 1 AS step FROM sessions UNION ALL SELECT last_bucket + ${bucket}, -1 FROM sessions)
-         GROUP BY step_at),
-       bounds AS (SELECT min(first_bucket) AS first, max(last_bucket) AS last FROM sessions),
-       buckets AS (SELECT unnest(range(first, last + 1, ${bucket})) AS bucket_at FROM bounds WHERE first IS NOT NULL),
-       series AS (
-         SELECT b.bucket_at, sum(coalesce(s.step, 0)) OVER (ORDER BY b.bucket_at) AS concurrent
-         FROM buckets b LEFT JOIN steps s ON s.step_at = b.bucket_at)
-       SELECT 'point' AS kind, bucket_at, concurrent, NULL AS viewers, NULL AS sessions FROM series
+         GROUP BY step_at HAVING sum(step) <> 0)
+       SELECT 'point' AS kind, step_at AS bucket_at, step AS concurrent, NULL AS viewers, NULL AS sessions FROM steps
        UNION ALL
        SELECT 'totals', NULL, NULL, count(DISTINCT viewer) FILTER (WHERE joined), count(*) FROM sessions
        ORDER BY kind, bucket_at`,
       p.values,
     );
-    const points = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), concurrent: numberOrZero(r.concurrent) }));
+    const steps = rows.filter((r) => r.kind === 'point').map((r) => ({ at: numberOrZero(r.bucket_at), change: numberOrZero(r.concurrent) }));
     const totals = rows.find((r) => r.kind === 'totals');
     return {
-      bucketMs,
-      points,
-      peak: points.reduce((max, p) => Math.max(max, p.concurrent), 0),
+      steps,
       uniqueViewers: numberOrZero(totals?.viewers),
       sessions: numberOrZero(totals?.sessions),
     };
@@ -149,17 +146,18 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   private async withPollLabels(tenantSeq: number, counted: Map<string, Map<number, number>>): Promise<PollResult[]> {
     if (!counted.size) return [];
     const overlays = await this.db.query(
-      `SELECT id, broadcast_id, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
+      `SELECT id, broadcast_id, epoch_ms(created_at) AS created_ms, content FROM overlays WHERE tenant_seq = $1 AND type = 'poll' AND list_contains($2::VARCHAR[], id)`,
       [tenantSeq, listValue([...counted.keys()])],
     );
     const polls = new Map(overlays.map((row) => [String(row.id), row]));
-    return [...counted].flatMap(([pollId, votes]) => {
+    const results = [...counted].flatMap(([pollId, votes]): PollResult[] => {
       const overlay = polls.get(pollId);
       if (!overlay) return [];
       const content = JSON.parse(String(overlay.content)) as { question: string; options: string[] };
       const options = content.options.map((option, optionIndex) => ({ optionIndex, option, votes: votes.get(optionIndex) ?? 0 }));
-      return [{ pollId, broadcastId: String(overlay.broadcast_id), question: content.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options }];
+      return [{ pollId, broadcastId: String(overlay.broadcast_id), createdAt: numberOrZero(overlay.created_ms), question: content.question, totalVotes: options.reduce((sum, o) => sum + o.votes, 0), options }];
     });
+    return results.sort(newestPollFirst);
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
@@ -223,6 +221,47 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
       p.values,
     );
     return rows.map((row) => ({ currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)), items: numberOrZero(row.items) }));
+  }
+
+  async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('entered', 'events', filter, p, false)}
+       SELECT contest_id, count(DISTINCT event_id) AS entries, count(DISTINCT coalesce(user_id, session_id)) AS entrants
+       FROM (SELECT *, json_extract_string(data, '$.contestId') AS contest_id FROM entered WHERE event = 'contest.entered')
+       WHERE contest_id IS NOT NULL AND contest_id <> ''
+       GROUP BY contest_id ORDER BY entries DESC, contest_id`,
+      p.values,
+    );
+    return rows.map((row) => ({ contestId: String(row.contest_id), entries: numberOrZero(row.entries), entrants: numberOrZero(row.entrants) }));
+  }
+
+  async countries(filter: AnalyticsFilter): Promise<string[]> {
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('e', 'events', { ...filter, country: undefined }, p, false)}
+       SELECT DISTINCT country FROM e WHERE country IS NOT NULL AND country <> '' ORDER BY country`,
+      p.values,
+    );
+    return rows.map((row) => String(row.country));
+  }
+
+  async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
+    await this.db.rollups.settled();
+    const p = new Params();
+    const rows = await this.db.queryTenantEvents(
+      filter.tenantSeq,
+      `WITH ${eventRows('reports', 'order_reports', filter, p, true)},
+       orders AS (
+         SELECT ts, total, currency FROM reports WHERE order_id IS NOT NULL
+         QUALIFY row_number() OVER (PARTITION BY order_id ORDER BY ts, event_id) = 1)
+       SELECT epoch_ms(ts) // 60000 * 60000 AS minute_ms, currency, count(*) AS orders, sum(total) AS gross
+       FROM orders GROUP BY ALL ORDER BY minute_ms, currency`,
+      p.values,
+    );
+    return rows.map((row) => ({ at: numberOrZero(row.minute_ms), currency: String(row.currency), orders: numberOrZero(row.orders), gross: round2(numberOrZero(row.gross)) }));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
