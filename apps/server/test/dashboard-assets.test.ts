@@ -1,0 +1,62 @@
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildDashboard } from '@svc/dashboard/build';
+import { preferredEncoding } from '../src/routes/dashboard-assets';
+import { DASHBOARD_PATHS } from '../src/routes/home';
+import { startTestApp, type TestApp } from './test-app';
+
+describe('dashboard assets', () => {
+  let t: TestApp;
+  let script: string;
+  beforeAll(async () => {
+    script = (await buildDashboard()).script;
+    t = await startTestApp();
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  it('serves the page on every app path, revalidated each visit, naming the content-hashed script', async () => {
+    expect(script).toMatch(/^dashboard-[0-9a-f]{12}\.js$/);
+    for (const path of DASHBOARD_PATHS) {
+      const page = await t.app.inject({ url: path, headers: { accept: 'text/html' } });
+      expect(page.statusCode, path).toBe(200);
+      expect(page.headers['cache-control'], path).toBe('no-cache');
+      expect(page.body, path).toContain(`<script src="/assets/${script}"></script>`);
+    }
+  });
+
+  it('sends the script precompressed as the browser accepts, immutable for a year', async () => {
+    const get = (acceptEncoding?: string) => t.app.inject({ url: `/assets/${script}`, headers: acceptEncoding ? { 'accept-encoding': acceptEncoding } : {} });
+    const plain = await get();
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    const br = await get('gzip, deflate, br, zstd');
+    const gzip = await get('gzip, br;q=0');
+    expect(br.headers['content-encoding']).toBe('br');
+    expect(gzip.headers['content-encoding']).toBe('gzip');
+    expect(brotliDecompressSync(br.rawPayload).equals(plain.rawPayload)).toBe(true);
+    expect(gunzipSync(gzip.rawPayload).equals(plain.rawPayload)).toBe(true);
+    expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 2);
+    for (const response of [plain, br, gzip]) {
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/javascript/);
+      expect(response.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(response.headers.vary).toMatch(/accept-encoding/i);
+    }
+  });
+
+  it('answers 404 for an asset no build made', async () => {
+    const response = await t.app.inject({ url: '/assets/dashboard-000000000000.js', headers: { accept: 'application/json' } });
+    expect(response.statusCode).toBe(404);
+    expect(response.json().code).toBe('not_found');
+  });
+
+  it('picks the best stored encoding by the Accept-Encoding weights', () => {
+    expect(preferredEncoding(undefined)).toBeNull();
+    expect(preferredEncoding('identity')).toBeNull();
+    expect(preferredEncoding('gzip, br')).toBe('br');
+    expect(preferredEncoding('br;q=0.5, gzip')).toBe('gzip');
+    expect(preferredEncoding('BR;Q=0')).toBeNull();
+    expect(preferredEncoding('*')).toBe('br');
+    expect(preferredEncoding('*;q=0.1, gzip;q=0.9')).toBe('gzip');
+    expect(preferredEncoding('br;q=0, *')).toBe('gzip');
+  });
+});
