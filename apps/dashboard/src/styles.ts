@@ -1,5 +1,5 @@
 export const DASHBOARD_CSS = `
-:root { --primary: #5b3df5; --ink: #17152a; --muted: #6b6880; --line: #e6e3f0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f6f5fb; }
+:root { --primary: #5b3df5; --chart: #5b3df5; --surface: #fff; --ink: #17152a; --muted: #6b6880; --line: #e6e3f0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: #f6f5fb; }
 body { margin: 0; }
 header { display: flex; align-items: center; gap: 16px; padding: 12px 20px; background: #fff; border-bottom: 1px solid var(--line); }
 header .brand { font-weight: 700; color: var(--primary); }
@@ -33,6 +33,25 @@ select, input { border: 1px solid var(--line); border-radius: 8px; padding: 6px 
 .stat .label { color: var(--muted); font-size: 13px; }
 .chart { height: 220px; }
 .chart.small { height: 160px; }
+.chart.bars { height: auto; }
+.line-chart { position: relative; height: 100%; padding: 4px 8px 22px 44px; box-sizing: border-box; }
+.plot-area { position: relative; height: 100%; }
+.line-plot { display: block; width: 100%; height: 100%; overflow: visible; }
+.line-plot .grid-line { stroke: var(--line); stroke-width: 1; vector-effect: non-scaling-stroke; }
+.line-plot .line { fill: none; stroke: currentColor; stroke-width: 2; vector-effect: non-scaling-stroke; }
+.line-plot .area { fill: currentColor; fill-opacity: 0.15; stroke: none; }
+.y-labels { position: absolute; left: 0; top: 4px; bottom: 22px; width: 38px; }
+.y-labels span, .x-labels span { position: absolute; font-size: 11px; color: var(--muted); white-space: nowrap; }
+.y-labels span { right: 0; transform: translateY(-50%); }
+.x-labels { position: absolute; left: 44px; right: 8px; bottom: 0; height: 18px; }
+.cursor { position: absolute; top: 0; bottom: 0; width: 1px; background: var(--muted); pointer-events: none; }
+.chart-tip { position: absolute; top: -4px; background: var(--ink); color: var(--surface); font-size: 12px; padding: 3px 6px; border-radius: 6px; white-space: nowrap; pointer-events: none; }
+.bar-chart { list-style: none; margin: 0; padding: 0; display: grid; grid-template-columns: minmax(0, max-content) minmax(40px, 1fr) auto; gap: 4px 8px; align-items: center; font-size: 13px; }
+.bar-chart li { display: contents; }
+.bar-label { overflow-wrap: anywhere; max-width: 16em; }
+.bar-track { display: block; height: 14px; }
+.bar { display: block; height: 100%; min-width: 2px; border-radius: 3px; }
+.bar-value { font-variant-numeric: tabular-nums; }
 table { width: 100%; border-collapse: collapse; font-size: 13px; }
 th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line); }
 .muted { color: var(--muted); }
