@@ -1,6 +1,7 @@
 import { api, ApiError } from './api';
 import { h } from './dom';
-import { ROUTES } from './routes';
+import { renderNotFound } from './not-found-page';
+import { ROUTES, type Route } from './routes';
 import { startRouter } from './router';
 import { DASHBOARD_CSS } from './styles';
 
@@ -35,7 +36,7 @@ async function show(): Promise<void> {
   leave = () => {};
   if (!root.querySelector(':scope > header')) root.replaceChildren(header(), h('main', { tabindex: '-1' }));
   const main = root.querySelector('main')!;
-  const route = ROUTES[location.pathname] ?? ROUTES['/']!;
+  const route: Route = ROUTES[location.pathname] ?? { label: 'Page not found', render: renderNotFound };
   document.title = `${route.label} · Svc dashboard`;
   markCurrent(location.pathname);
   const content = h('div', {});
@@ -87,8 +88,14 @@ async function start(): Promise<void> {
   try {
     tenant = (await api<{ tenant: string }>('/v1/session')).tenant;
   } catch (error) {
-    if (error instanceof ApiError && error.status === 401) login();
-    else root.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The dashboard could not start. Reload to try again.'));
+    if (error instanceof ApiError && error.status === 401) {
+      if (location.pathname in ROUTES) login();
+      else {
+        const main = h('main', {});
+        root.replaceChildren(main);
+        void renderNotFound(main);
+      }
+    } else root.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The dashboard could not start. Reload to try again.'));
     return;
   }
   root.replaceChildren();
@@ -98,7 +105,5 @@ async function start(): Promise<void> {
 const style = document.createElement('style');
 style.textContent = DASHBOARD_CSS;
 document.head.append(style);
-startRouter((path) => path in ROUTES, () => {
-  if (tenant !== null) void show();
-});
+startRouter((path) => path in ROUTES, () => void (tenant === null ? start() : show()));
 void start();

@@ -61,5 +61,7 @@ th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line
 .login { max-width: 380px; margin: 12vh auto; background: #fff; border: 1px solid var(--line); border-radius: 14px; padding: 24px; }
 .login input { width: 100%; box-sizing: border-box; margin: 8px 0 12px; }
 .login .error { padding: 8px; text-align: left; margin-bottom: 8px; }
+.not-found { max-width: 560px; margin: 10vh auto; text-align: center; }
+.not-found h1 { font-size: 28px; margin: 0 0 8px; }
 @media (max-width: 820px) { .panels { grid-template-columns: 1fr; } main { padding: 12px; } }
 `;

@@ -59,4 +59,21 @@ describe('dashboard assets', () => {
     expect(preferredEncoding('*;q=0.1, gzip;q=0.9')).toBe('gzip');
     expect(preferredEncoding('br;q=0, *')).toBe('gzip');
   });
+
+  it('answers browsers on an unknown path with the app as a 404 page, API clients and /v1 with problem+json', async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const page = await t.app.inject({ url: '/nope?x=1', headers: { accept: browser } });
+    expect(page.statusCode).toBe(404);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.body).toContain(`<script src="/assets/${script}"></script>`);
+    expect(page.body).toContain('Page not found');
+    expect(String(page.headers['content-security-policy'])).toMatch(/script-src 'self'/);
+    for (const [url, accept, method] of [['/nope', 'application/json', 'GET'], ['/nope', undefined, 'GET'], ['/v1/nope', browser, 'GET'], ['/nope', browser, 'POST']] as const) {
+      const response = await t.app.inject({ url, method, headers: accept ? { accept } : {} });
+      expect(response.statusCode, `${method} ${url} ${accept}`).toBe(404);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json().code).toBe('not_found');
+      expect(String(response.headers['content-security-policy'])).toMatch(/default-src 'none'/);
+    }
+  });
 });

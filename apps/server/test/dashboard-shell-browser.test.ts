@@ -113,4 +113,18 @@ describe.runIf(browserAvailable())('dashboard shell in a real browser', () => {
     const cut = await funnel.locator('.bar-label').evaluateAll((labels) => labels.filter((l) => l.scrollWidth > l.clientWidth).length);
     expect(cut).toBe(0);
   });
+
+  it('shows a 404 page on an unknown path, with the nav once logged in', async () => {
+    const response = await page.goto(`${t.url}/nope`);
+    expect(response!.status()).toBe(404);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await page.getByLabel('Admin token').count()).toBe(0);
+    await page.getByRole('link', { name: 'Go to the overview' }).click();
+    await page.getByLabel('Admin token').fill(t.demo.adminToken);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByLabel('Campaign', { exact: true }).waitFor();
+    await page.goto(`${t.url}/nope`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').count()).toBe(5);
+  });
 });
