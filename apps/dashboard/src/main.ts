@@ -4,6 +4,7 @@ import { renderNotFound } from './not-found-page';
 import { ROUTES, type Route } from './routes';
 import { startRouter } from './router';
 import { DASHBOARD_CSS } from './styles';
+import { applyStoredTheme, themeToggle } from './theme';
 
 const root = document.getElementById('app')!;
 let tenant: string | null = null;
@@ -19,7 +20,7 @@ function header(): HTMLElement {
     location.href = '/';
   });
   const nav = h('nav', { 'aria-label': 'Pages' }, ...Object.entries(ROUTES).map(([path, route]) => h('a', { href: path }, route.label)));
-  return h('header', {}, h('a', { class: 'brand', href: '/' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted tenant' }, `Tenant: ${tenant}`), logout);
+  return h('header', {}, h('a', { class: 'brand', href: '/' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted tenant' }, `Tenant: ${tenant}`), themeToggle(), logout);
 }
 
 function markCurrent(path: string): void {
@@ -102,6 +103,7 @@ async function start(): Promise<void> {
   await show();
 }
 
+applyStoredTheme();
 const style = document.createElement('style');
 style.textContent = DASHBOARD_CSS;
 document.head.append(style);

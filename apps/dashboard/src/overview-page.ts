@@ -5,7 +5,7 @@ import { fmt, h } from './dom';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
-const PRIMARY = '#5b3df5';
+const PRIMARY = 'var(--chart)';
 
 type Overview = any;
 
@@ -65,9 +65,9 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     });
     presets.append(button);
   }
-  const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
-  const liveBadge = h('span', { class: 'live-badge', hidden: '' }, '● Live');
-  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
+  const live = h('input', { type: 'checkbox', name: 'live', role: 'switch' });
+  live.checked = new URLSearchParams(location.search).get('live') === '1';
+  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, country, sponsor, from, to, presets, h('label', { class: 'live-switch' }, live, h('span', {}, 'Live'), h('span', { class: 'live-dot', 'aria-hidden': 'true' })));
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
@@ -80,9 +80,11 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     }
     return params;
   };
+  /** The view's URL: the filters, and live mode, so a shared link opens the same view. */
+  const viewUrl = (params: URLSearchParams) => `${location.pathname}?${params}${live.checked ? `${params.toString() ? '&' : ''}live=1` : ''}`;
   const apply = () => {
     const params = query();
-    history.replaceState(null, '', `${location.pathname}?${params}`);
+    history.replaceState(null, '', viewUrl(params));
     void load(params);
   };
   for (const control of [campaign, broadcast, sponsor, from, to]) control.addEventListener('change', apply);
@@ -92,7 +94,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     apply();
   });
   live.addEventListener('change', () => {
-    liveBadge.hidden = !live.checked;
+    history.replaceState(null, '', viewUrl(query()));
     connectLive();
   });
 
