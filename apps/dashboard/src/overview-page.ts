@@ -1,11 +1,15 @@
 import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
+import { coalesce } from './coalesce';
 import { DEFINITIONS } from './definitions';
 import { fmt, h } from './dom';
+import { replacePanels } from './replace-panels';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
 const PRIMARY = 'var(--chart)';
+/** Live updates arrive up to four times a second; the screen follows at most once a second. */
+const LIVE_RENDER_INTERVAL_MS = 1_000;
 
 type Overview = any;
 
@@ -72,6 +76,11 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
+  const liveDraw = coalesce<Overview>((o) => draw(o), LIVE_RENDER_INTERVAL_MS);
+  const liveViewers = coalesce<number>((live) => {
+    const node = panels.querySelector('[data-testid="live-viewers"]');
+    if (node) node.textContent = fmt.int(live);
+  }, LIVE_RENDER_INTERVAL_MS);
   const query = () => {
     const params = new URLSearchParams();
     for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['country', country], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
@@ -101,13 +110,12 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   function connectLive(): void {
     source?.close();
     source = null;
+    liveDraw.cancel();
+    liveViewers.cancel();
     if (!live.checked) return;
     source = new EventSource(`/v1/analytics/live?${query()}`);
-    source.addEventListener('overview', (event) => draw(JSON.parse((event as MessageEvent).data)));
-    source.addEventListener('viewers', (event) => {
-      const node = panels.querySelector('[data-testid="live-viewers"]');
-      if (node) node.textContent = fmt.int(JSON.parse((event as MessageEvent).data).live);
-    });
+    source.addEventListener('overview', (event) => liveDraw.push(JSON.parse((event as MessageEvent).data)));
+    source.addEventListener('viewers', (event) => liveViewers.push(JSON.parse((event as MessageEvent).data).live));
   }
 
   async function load(params: URLSearchParams): Promise<void> {
@@ -138,7 +146,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     for (const poll of o.polls.slice(0, 6)) {
       const box = h('div', { class: 'chart small' });
       pollList.append(h('h3', {}, `${poll.question} (${fmt.int(poll.totalVotes)} votes)`), box);
-      queueMicrotask(() => barChart(box, poll.options.map((x: any) => `${x.option} ${fmt.pct(x.share)}`), poll.options.map((x: any) => x.votes), PRIMARY));
+      barChart(box, poll.options.map((x: any) => `${x.option} ${fmt.pct(x.share)}`), poll.options.map((x: any) => x.votes), PRIMARY);
     }
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollList : h('p', { class: 'muted' }, 'No votes yet.'));
     const sponsorRows = o.sponsors.map((s: any) =>
@@ -161,11 +169,15 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     const funnelBox = h('div', { class: 'chart small' });
     const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${fmt.int(s.sessions)} sessions (${fmt.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
-    panels.replaceChildren(...[note, viewers, engagement, revenue, funnel, sponsorsPanel, polls].filter((x): x is HTMLElement => x !== null));
     lineChart(seriesBox, o.viewers.series, PRIMARY);
     barChart(funnelBox, o.funnel.map((s: any) => s.step), o.funnel.map((s: any) => s.sessions), PRIMARY);
+    replacePanels(panels, [note, viewers, engagement, revenue, funnel, sponsorsPanel, polls].filter((x): x is HTMLElement => x !== null));
   }
 
   await load(filters);
-  return () => source?.close();
+  return () => {
+    source?.close();
+    liveDraw.cancel();
+    liveViewers.cancel();
+  };
 }
