@@ -7,7 +7,8 @@ import { DASHBOARD_CSS } from './styles';
 import { applyStoredTheme, themeToggle } from './theme';
 
 const root = document.getElementById('app')!;
-let tenant: string | null = null;
+/** Whether the shell is up (logged in as far as the app knows). */
+let started = false;
 /** Stops what the page on screen started (its live stream); replaced on every navigation. */
 let leave: () => void = () => {};
 /** Counts navigations, so a page that finishes loading after the user moved on is dropped. */
@@ -20,7 +21,7 @@ function header(): HTMLElement {
     location.href = '/';
   });
   const nav = h('nav', { 'aria-label': 'Pages' }, ...Object.entries(ROUTES).map(([path, route]) => h('a', { href: path }, route.label)));
-  return h('header', {}, h('a', { class: 'brand', href: '/' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted tenant' }, `Tenant: ${tenant}`), themeToggle(), logout);
+  return h('header', {}, h('a', { class: 'brand', href: '/' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted tenant' }), themeToggle(), logout);
 }
 
 function markCurrent(path: string): void {
@@ -85,9 +86,28 @@ function login(message?: string): void {
   token.focus();
 }
 
+/**
+ * Starts the app: the session check and the page's own requests go out together (one round
+ * trip less on a first visit); a page refused with 401 shows the login form.
+ */
 async function start(): Promise<void> {
+  started = true;
+  if (location.pathname in ROUTES) {
+    root.replaceChildren();
+    const session = api<{ tenant: string }>('/v1/session');
+    const shown = show();
+    session.then(
+      ({ tenant }) => {
+        const label = root.querySelector('header .tenant');
+        if (label) label.textContent = `Tenant: ${tenant}`;
+      },
+      () => {}, // A refused session also refuses the page, which shows the login form.
+    );
+    await shown;
+    return;
+  }
   try {
-    tenant = (await api<{ tenant: string }>('/v1/session')).tenant;
+    await api('/v1/session');
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) {
       if (location.pathname in ROUTES) login();
@@ -107,5 +127,5 @@ applyStoredTheme();
 const style = document.createElement('style');
 style.textContent = DASHBOARD_CSS;
 document.head.append(style);
-startRouter((path) => path in ROUTES, () => void (tenant === null ? start() : show()));
+startRouter((path) => path in ROUTES, () => void (started ? show() : start()));
 void start();
