@@ -73,7 +73,7 @@ select, input { border: 1px solid var(--field-line); border-radius: 8px; padding
 .bar { display: block; height: 100%; min-width: 2px; border-radius: 3px; }
 .bar-value { font-variant-numeric: tabular-nums; }
 table { width: 100%; border-collapse: collapse; font-size: 13px; }
-th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line); overflow-wrap: anywhere; }
+th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line); }
 .muted { color: var(--muted); }
 .empty, .error { background: var(--surface); border: 1px dashed var(--line); border-radius: 12px; padding: 32px; text-align: center; grid-column: 1 / -1; }
 .error { border-color: var(--live); color: var(--error); }
@@ -83,5 +83,5 @@ th, td { text-align: left; padding: 6px 4px; border-bottom: 1px solid var(--line
 .login .error { padding: 8px; text-align: left; margin-bottom: 8px; }
 .not-found { max-width: 560px; margin: 10vh auto; text-align: center; }
 .not-found h1 { font-size: 28px; margin: 0 0 8px; }
-@media (max-width: 820px) { .panels { grid-template-columns: 1fr; } main { padding: 12px; } header { padding: 10px 12px; } header .tenant { display: none; } nav { order: 10; width: 100%; } }
+@media (max-width: 820px) { .panels { grid-template-columns: 1fr; } main { padding: 12px; } header { padding: 10px 12px; } header .tenant { display: none; } nav { order: 10; width: 100%; } th, td { overflow-wrap: anywhere; } }
 `;

@@ -1,4 +1,6 @@
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildDashboard } from '@svc/dashboard/build';
@@ -8,13 +10,15 @@ import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 
 const AXE_SOURCE: string = createRequire(import.meta.url)('axe-core').source;
+const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
+/** Each page: its path, what shows it is ready, and the name of its screenshots. */
 const PAGES = [
-  ['/?from=2026-11-10&to=2026-11-11', () => '[data-testid="unique-viewers"]'],
-  ['/events', () => 'main table'],
-  ['/broadcasts', () => 'main form'],
-  ['/rejected', () => 'main .empty, main .panel'],
-  ['/settings', () => 'main form'],
-  ['/nope', () => 'main h1'],
+  ['/?from=2026-11-10&to=2026-11-11', () => '[data-testid="unique-viewers"]', 'overview'],
+  ['/events', () => 'main table', 'events'],
+  ['/broadcasts', () => 'main form', 'broadcasts'],
+  ['/rejected', () => 'main .empty, main .panel', 'rejected'],
+  ['/settings', () => 'main form', 'settings'],
+  ['/nope', () => 'main h1', 'not-found'],
 ] as const;
 
 /** What the dashboard looks like: themes, small screens, accessibility. */
@@ -25,6 +29,7 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   beforeAll(async () => {
     await buildDashboard();
     browser = await launchBrowser();
+    mkdirSync(SCREENSHOTS, { recursive: true });
   });
   afterAll(async () => browser?.close());
   beforeEach(async () => {
@@ -81,9 +86,10 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   it('fits every page into 360 px with the whole nav visible, and nothing scrolls sideways at 1440 and 1920', async () => {
     for (const [width, height] of [[360, 740], [1440, 900], [1920, 1080]] as const) {
       const page = await loggedIn({ width, height });
-      for (const [path, ready] of PAGES) {
+      for (const [path, ready, name] of PAGES) {
         await page.goto(`${t.url}${path}`);
         await page.locator(ready()).first().waitFor();
+        if (width === 360) await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}-phone.png`), fullPage: true });
         const where = `${path} at ${width}px`;
         const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('main *')).filter((el) => el.getBoundingClientRect().right > w + 1).slice(0, 5).map((el) => `${el.tagName}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`), width);
         expect(await page.evaluate(() => document.documentElement.scrollWidth), `${where}: ${wide.join('; ')}`).toBeLessThanOrEqual(width);
@@ -104,9 +110,10 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   it('has no serious or critical axe violation on any page, in light and dark mode', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const page = await loggedIn({ width: 1440, height: 900, colorScheme });
-      for (const [path, ready] of PAGES) {
+      for (const [path, ready, name] of PAGES) {
         await page.goto(`${t.url}${path}`);
         await page.locator(ready()).first().waitFor();
+        if (colorScheme === 'dark') await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}-dark.png`) });
         await page.evaluate(AXE_SOURCE);
         const violations = await page.evaluate(async () => {
           // The tables' own scroll boxes belong to their pages (sponsor table, events, rejects): checked there.
