@@ -127,4 +127,23 @@ describe.runIf(browserAvailable())('dashboard shell in a real browser', () => {
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     expect(await page.getByRole('navigation', { name: 'Pages' }).getByRole('link').count()).toBe(5);
   });
+
+  it('shows a loading state while a page waits for its data, then the page', async () => {
+    await logIn();
+    await page.getByTestId('unique-viewers').waitFor();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/v1/analytics/events?**', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    const loading = page.getByRole('status').filter({ hasText: 'Loading…' });
+    await loading.waitFor();
+    expect(await page.locator('main').getAttribute('aria-busy')).toBe('true');
+    release();
+    await page.getByText('events shown').waitFor();
+    expect(await loading.count()).toBe(0);
+    expect(await page.locator('main').getAttribute('aria-busy')).toBeNull();
+  });
 });
