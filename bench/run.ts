@@ -8,6 +8,7 @@
  *     ingest: [--seconds N] [--warmup N] [--connections N] [--repeat N] [--sweep 8,32,64] [--events N]
  *     fanout: [--viewers N] [--client-processes N] [--wave N] [--cycles N] [--vote-rounds N]
  *     dashboard: [--dashboard-events N] [--dashboard-runs N] [--dashboard-probes N]
+ *     dashboard-ui: [--dashboard-ui-runs N]   (needs Chromium at /usr/bin/chromium)
  *     export: [--export-events N] [--export-deletions N]
  *     webhooks: [--webhook-events N] [--webhook-rate N]
  *     metadata: [--metadata-seconds N] [--metadata-repeat N]   (needs PostgreSQL 15)
@@ -16,6 +17,7 @@
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
+import { dashboardUiBenchmark } from './dashboard-ui';
 import { fanoutBenchmark, TARGET_VIEWERS } from './fanout';
 import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
@@ -41,6 +43,7 @@ const { values } = parseArgs({
     'dashboard-events': { type: 'string', default: String(DEFAULT_DASHBOARD_EVENTS) },
     'dashboard-runs': { type: 'string', default: '20' },
     'dashboard-probes': { type: 'string', default: '10' },
+    'dashboard-ui-runs': { type: 'string', default: '5' },
     'export-events': { type: 'string', default: String(DEFAULT_EXPORT_EVENTS) },
     'export-deletions': { type: 'string', default: '5' },
     'webhook-events': { type: 'string', default: String(DEFAULT_WEBHOOK_EVENTS) },
@@ -61,6 +64,7 @@ if (values.help) {
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
+      '  dashboard-ui: [--dashboard-ui-runs 5]   (needs Chromium at /usr/bin/chromium)',
       `  export: [--export-events ${DEFAULT_EXPORT_EVENTS}] [--export-deletions 5]`,
       `  webhooks: [--webhook-events ${DEFAULT_WEBHOOK_EVENTS}] [--webhook-rate ${DEFAULT_WEBHOOK_RATE}]`,
       '  metadata: [--metadata-seconds 5] [--metadata-repeat 3]   (needs PostgreSQL 15: apt-get install postgresql-15)',
@@ -126,6 +130,10 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         probes: Math.round(positive('dashboard-probes', values['dashboard-probes'])),
         log,
       }),
+  },
+  {
+    name: 'dashboard-ui',
+    run: () => dashboardUiBenchmark({ runs: Math.round(positive('dashboard-ui-runs', values['dashboard-ui-runs'])), log }),
   },
   {
     name: 'export',

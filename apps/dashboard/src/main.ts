@@ -1,33 +1,69 @@
 import { api, ApiError } from './api';
 import { h } from './dom';
-import { renderBroadcasts } from './broadcasts-page';
-import { renderEvents } from './events-page';
-import { renderOverview } from './overview-page';
-import { renderRejected } from './rejected-page';
-import { renderSettings } from './settings-page';
-
-const PAGES: Record<string, [string, (root: HTMLElement) => Promise<unknown>]> = {
-  '/': ['Overview', renderOverview],
-  '/events': ['Events', renderEvents],
-  '/broadcasts': ['Broadcasts', renderBroadcasts],
-  '/rejected': ['Rejected events', renderRejected],
-  '/settings': ['Settings', renderSettings],
-};
+import { renderNotFound } from './not-found-page';
+import { ROUTES, type Route } from './routes';
+import { startRouter } from './router';
 import { DASHBOARD_CSS } from './styles';
+import { applyStoredTheme, themeToggle } from './theme';
 
 const root = document.getElementById('app')!;
+/** Whether the shell is up (logged in as far as the app knows). */
+let started = false;
+/** Stops what the page on screen started (its live stream); replaced on every navigation. */
+let leave: () => void = () => {};
+/** Counts navigations, so a page that finishes loading after the user moved on is dropped. */
+let visit = 0;
 
-function shell(tenant: string, content: HTMLElement): void {
+function header(): HTMLElement {
   const logout = h('button', { type: 'button', class: 'secondary' }, 'Log out');
   logout.addEventListener('click', async () => {
     await api('/v1/session', { method: 'DELETE' });
     location.href = '/';
   });
-  const nav = h('nav', { 'aria-label': 'Pages' }, ...Object.entries(PAGES).map(([path, [label]]) => h('a', { href: path, ...(path === location.pathname ? { 'aria-current': 'page' } : {}) }, label)));
-  root.replaceChildren(h('header', {}, h('span', { class: 'brand' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted' }, `Tenant: ${tenant}`), logout), h('main', {}, content));
+  const nav = h('nav', { 'aria-label': 'Pages' }, ...Object.entries(ROUTES).map(([path, route]) => h('a', { href: path }, route.label)));
+  return h('header', {}, h('a', { class: 'brand', href: '/' }, 'Svc'), nav, h('span', { class: 'spacer' }), h('span', { class: 'muted tenant' }), themeToggle(), logout);
+}
+
+function markCurrent(path: string): void {
+  root.querySelectorAll<HTMLAnchorElement>('nav a').forEach((link) => {
+    if (link.pathname === path) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  });
+}
+
+/** Shows the page of the current URL inside the shell (built once per login). */
+async function show(): Promise<void> {
+  const current = ++visit;
+  leave();
+  leave = () => {};
+  if (!root.querySelector(':scope > header')) root.replaceChildren(header(), h('main', { tabindex: '-1' }));
+  const main = root.querySelector('main')!;
+  const route: Route = ROUTES[location.pathname] ?? { label: 'Page not found', render: renderNotFound };
+  document.title = `${route.label} · Svc dashboard`;
+  markCurrent(location.pathname);
+  const content = h('div', {});
+  main.setAttribute('aria-busy', 'true');
+  main.replaceChildren(h('div', { class: 'loading', role: 'status' }, 'Loading…'));
+  try {
+    const stop = await route.render(content);
+    const cleanup = typeof stop === 'function' ? (stop as () => void) : () => {};
+    if (current !== visit) return cleanup();
+    leave = cleanup;
+    main.replaceChildren(content);
+  } catch (error) {
+    if (current !== visit) return;
+    if (error instanceof ApiError && error.status === 401) return login();
+    const retry = h('button', { type: 'button' }, 'Try again');
+    retry.addEventListener('click', () => void show());
+    main.replaceChildren(h('div', { class: 'error', role: 'alert' }, error instanceof ApiError ? error.message : 'This page could not be loaded.', ' ', retry));
+  } finally {
+    if (current === visit) main.removeAttribute('aria-busy');
+  }
 }
 
 function login(message?: string): void {
+  leave();
+  leave = () => {};
   const token = h('input', { type: 'password', name: 'token', autocomplete: 'current-password', placeholder: 'svc_sk_…', 'aria-label': 'Admin token', required: '' });
   const form = h(
     'form',
@@ -46,24 +82,50 @@ function login(message?: string): void {
       login(error instanceof ApiError ? error.message : 'The login failed.');
     }
   });
-  root.replaceChildren(form);
+  root.replaceChildren(h('main', {}, form));
   token.focus();
 }
 
+/**
+ * Starts the app: the session check and the page's own requests go out together (one round
+ * trip less on a first visit); a page refused with 401 shows the login form.
+ */
 async function start(): Promise<void> {
-  try {
-    const session = await api<{ tenant: string }>('/v1/session');
-    const content = h('div', {});
-    shell(session.tenant, content);
-    const [, render] = PAGES[location.pathname] ?? PAGES['/']!;
-    await render(content);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 401) login();
-    else root.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The dashboard could not start. Reload to try again.'));
+  started = true;
+  if (location.pathname in ROUTES) {
+    root.replaceChildren();
+    const session = api<{ tenant: string }>('/v1/session');
+    const shown = show();
+    session.then(
+      ({ tenant }) => {
+        const label = root.querySelector('header .tenant');
+        if (label) label.textContent = `Tenant: ${tenant}`;
+      },
+      () => {}, // A refused session also refuses the page, which shows the login form.
+    );
+    await shown;
+    return;
   }
+  try {
+    await api('/v1/session');
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) {
+      if (location.pathname in ROUTES) login();
+      else {
+        const main = h('main', {});
+        root.replaceChildren(main);
+        void renderNotFound(main);
+      }
+    } else root.replaceChildren(h('div', { class: 'error', role: 'alert' }, 'The dashboard could not start. Reload to try again.'));
+    return;
+  }
+  root.replaceChildren();
+  await show();
 }
 
+applyStoredTheme();
 const style = document.createElement('style');
 style.textContent = DASHBOARD_CSS;
 document.head.append(style);
+startRouter((path) => path in ROUTES, () => void (started ? show() : start()));
 void start();

@@ -1,8 +1,10 @@
 import { api, ApiError } from './api';
 import { barChart, lineChart } from './charts';
+import { coalesce } from './coalesce';
 import { DEFINITIONS } from './definitions';
 import { DEFINITIONS_EXTRA } from './overview/definitions-extra';
 import { h } from './dom';
+import { replacePanels } from './replace-panels';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
 import { pollResults } from './overview/poll-panel';
@@ -15,7 +17,9 @@ import { CountryFilter } from './overview/country-filter';
 
 const FILTERS = ['campaignId', 'broadcastId', 'from', 'to', 'country', 'sponsorId'] as const;
 const PRESETS: Array<[string, number]> = [['Today', 0], ['7 days', 6], ['30 days', 29], ['90 days', 89]];
-const PRIMARY = '#5b3df5';
+const PRIMARY = 'var(--chart)';
+/** Live updates arrive up to four times a second; the screen follows at most once a second. */
+const LIVE_RENDER_INTERVAL_MS = 1_000;
 
 type Overview = any;
 
@@ -89,15 +93,19 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     });
     presets.append(button);
   }
-  const live = h('input', { type: 'checkbox', name: 'live', 'aria-label': 'Live' });
+  const live = h('input', { type: 'checkbox', name: 'live', role: 'switch' });
   live.checked = new URLSearchParams(location.search).get('live') === '1';
-  const liveBadge = h('span', { class: 'live-badge', ...(live.checked ? {} : { hidden: '' }) }, '● Live');
-  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, countryFilter.element, sponsor, from, to, zone, presets, h('label', { class: 'toggle' }, live, ' Live'), liveBadge);
+  const bar = h('form', { class: 'filters', role: 'search' }, campaign, broadcast, countryFilter.element, sponsor, from, to, zone, presets, h('label', { class: 'live-switch' }, live, h('span', {}, 'Live'), h('span', { class: 'live-dot', 'aria-hidden': 'true' })));
   const panels = h('div', { class: 'panels' }, h('p', { class: 'muted' }, 'Loading…'));
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
   const requests = new LatestRequest();
+  const liveDraw = coalesce<Overview>((o) => draw(o), LIVE_RENDER_INTERVAL_MS);
+  const liveViewers = coalesce<number>((live) => {
+    const node = panels.querySelector('[data-testid="live-viewers"]');
+    if (node) node.textContent = format.int(live);
+  }, LIVE_RENDER_INTERVAL_MS);
   const query = () => {
     const params = new URLSearchParams();
     for (const [name, control] of [['campaignId', campaign], ['broadcastId', broadcast], ['sponsorId', sponsor], ['from', from], ['to', to]] as const) {
@@ -130,7 +138,6 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     apply();
   });
   live.addEventListener('change', () => {
-    liveBadge.hidden = !live.checked;
     remember();
     connectLive();
   });
@@ -138,13 +145,12 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   function connectLive(): void {
     source?.close();
     source = null;
+    liveDraw.cancel();
+    liveViewers.cancel();
     if (!live.checked) return;
     source = new EventSource(`/v1/analytics/live?${query()}`);
-    source.addEventListener('overview', (event) => draw(JSON.parse((event as MessageEvent).data)));
-    source.addEventListener('viewers', (event) => {
-      const node = panels.querySelector('[data-testid="live-viewers"]');
-      if (node) node.textContent = format.int(JSON.parse((event as MessageEvent).data).live);
-    });
+    source.addEventListener('overview', (event) => liveDraw.push(JSON.parse((event as MessageEvent).data)));
+    source.addEventListener('viewers', (event) => liveViewers.push(JSON.parse((event as MessageEvent).data).live));
   }
 
   async function load(params: URLSearchParams): Promise<void> {
@@ -236,15 +242,17 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     const funnelBox = h('div', { class: 'chart small' });
     const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
-    panels.replaceChildren(...[note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
-    lineChart(seriesBox, o.viewers.series, PRIMARY);
-    for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY);
+    lineChart(seriesBox, o.viewers.series, PRIMARY, { name: 'Viewers', timeZone });
+    for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY, { name: `Gross (${c.currency})`, timeZone });
     barChart(funnelBox, o.funnel.map((s: any) => s.step), o.funnel.map((s: any) => s.sessions), PRIMARY);
+    replacePanels(panels, [note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
   }
 
   await load(filters);
   return () => {
     requests.cancel();
     source?.close();
+    liveDraw.cancel();
+    liveViewers.cancel();
   };
 }

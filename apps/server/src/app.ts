@@ -29,7 +29,8 @@ import { deletionRoutes } from './routes/deletions';
 import { attachGateway } from './realtime';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
-import { homeRoutes } from './routes/home';
+import { DashboardAssets } from './routes/dashboard-assets';
+import { dashboardNotFoundPage, homeRoutes } from './routes/home';
 import { rejectedEventRoutes } from './routes/rejected-events';
 import { sdkConfigRoutes } from './routes/sdk-config';
 import { settingsRoutes } from './routes/settings';
@@ -85,7 +86,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   if (options.ownsServices !== false) app.addHook('onClose', async () => closeServices(services));
 
-  registerProblemErrors(app);
+  const dashboardAssets = new DashboardAssets();
+  registerProblemErrors(app, { htmlNotFound: dashboardNotFoundPage(dashboardAssets, config) });
   registerEmptyBodyRule(app);
   registerWellFormedJson(app);
   await registerSecurityHeaders(app, config);
@@ -141,7 +143,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   const deps = { services, guards, sessions, limiters };
   await app.register(healthRoutes, deps);
-  await app.register(homeRoutes, deps);
+  await app.register(homeRoutes, { ...deps, dashboardAssets });
   await app.register(sdkConfigRoutes, deps);
   await app.register(eventRoutes, deps);
   await app.register(rejectedEventRoutes, deps);

@@ -104,7 +104,7 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
     await logIn();
     await expect.poll(() => text('live-viewers')).toBe('0');
     await page.locator('input[name=live]').check();
-    await page.getByText('● Live').waitFor();
+    await page.locator('.live-switch .live-dot').waitFor();
     const joined = Date.now();
     const viewer = await TestViewer.connect(t.url, { apiKey: t.demo.apiKey, sessionId: 'svc_dashwatch', contentId: 'b1' });
     await expect.poll(() => text('live-viewers'), { timeout: 2_000 }).toBe('1');

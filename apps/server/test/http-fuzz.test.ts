@@ -50,12 +50,15 @@ class Findings {
 }
 
 /** The contract every answer keeps, whatever was sent. */
-function checkAnswer(request: Pick<FuzzRequest, 'method' | 'url' | 'target'>, answer: Answer, findings: Findings): void {
+function checkAnswer(request: Pick<FuzzRequest, 'method' | 'url' | 'target'> & { headers?: Record<string, string> }, answer: Answer, findings: Findings): void {
   const example = `${request.method} ${request.url.slice(0, 160)} → ${answer.status} ${answer.body.slice(0, 200)}`;
   if (answer.status >= 500) findings.add(`${answer.status} on ${request.target}`, example);
   if (!answer.headers['x-request-id']) findings.add(`no x-request-id on ${request.target} (${answer.status})`, example);
   if (answer.status < 400 || request.method === 'HEAD') return;
   const type = String(answer.headers['content-type'] ?? '');
+  // A browser (Accept: text/html) on a path outside the API gets the dashboard's 404 page.
+  const browserNotFound = answer.status === 404 && request.method === 'GET' && type.startsWith('text/html') && !/^\/v1(\/|$|\?)/.test(request.url) && /text\/html/i.test(request.headers?.accept ?? '');
+  if (browserNotFound) return;
   if (!type.startsWith('application/problem+json')) {
     findings.add(`${answer.status} as "${type}" on ${request.target}`, example);
     return;

@@ -27,7 +27,7 @@ export function pollResults(polls: PollView[], broadcastLink: (id: string) => HT
       h('h3', { 'data-testid': 'poll-question' }, poll.question, ' ', h('span', { class: 'muted' }, '· ', broadcastLink(poll.broadcastId), ` · ${format.count(poll.totalVotes, 'vote', 'votes')}`)),
       box,
     );
-    queueMicrotask(() => barChart(box, poll.options.map((o) => `${o.option} ${format.pct(o.share)}`), poll.options.map((o) => o.votes), color));
+    barChart(box, poll.options.map((o) => `${o.option} ${format.pct(o.share)}`), poll.options.map((o) => o.votes), color);
   }
   if (polls.length > shown.length) {
     const more = h('button', { type: 'button', class: 'secondary' }, `Show all ${format.int(polls.length)} polls`);

@@ -9,7 +9,7 @@ import { AllowedMethods } from './allowed-methods';
  * The one place where errors become RFC 9457 problem+json: catalogue errors as they are,
  * framework errors mapped to catalogue codes, anything else a logged 500 without details.
  */
-export function registerProblemErrors(app: FastifyInstance): void {
+export function registerProblemErrors(app: FastifyInstance, options: { htmlNotFound?: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> } = {}): void {
   const allowed = new AllowedMethods();
   allowed.collect(app);
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -24,8 +24,16 @@ export function registerProblemErrors(app: FastifyInstance): void {
       const allow = methods.join(', ');
       return sendProblem(request, reply, new SvcError('method_not_allowed', `${path} supports ${allow}, not ${request.method}.`, { headers: { allow } }));
     }
+    if (options.htmlNotFound && wantsHtmlPage(request, path)) return options.htmlNotFound(request, reply);
     return sendProblem(request, reply, new SvcError('not_found', `No route ${request.method} ${path}.`));
   });
+}
+
+/** A browser navigating to a path outside the API gets a page; API clients and `/v1/*` keep problem+json. */
+function wantsHtmlPage(request: FastifyRequest, path: string): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+  if (path === '/v1' || path.startsWith('/v1/')) return false;
+  return /\btext\/html\b/i.test(request.headers.accept ?? '');
 }
 
 /**

@@ -68,3 +68,15 @@ export function pageSecurity(config: ServerConfig): HelmetOptions {
     },
   };
 }
+
+/**
+ * The pages' Content-Security-Policy as a header value, for answers that no route with
+ * `pageSecurity` serves (the HTML 404 page comes from the not-found handler).
+ */
+export function pagePolicyHeader(config: ServerConfig): string {
+  const csp = pageSecurity(config).contentSecurityPolicy;
+  const directives = (typeof csp === 'object' && csp.directives) || {};
+  return Object.entries(directives)
+    .map(([name, values]) => [name, ...(values as Array<string | (() => string)>).map((v) => (typeof v === 'function' ? v() : v))].join(' '))
+    .join(';');
+}
