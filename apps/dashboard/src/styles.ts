@@ -1,6 +1,6 @@
 /** The colours of each theme; the dark one applies when the system asks for it, unless the user chose light. */
-const LIGHT = 'color-scheme: light; --bg: #f6f5fb; --surface: #fff; --ink: #17152a; --muted: #5f5c74; --line: #e6e3f0; --field-line: #8e8aa6; --secondary: #ecebf5; --primary: #5b3df5; --accent: #4f32e0; --chart: #5b3df5; --live: #be123c; --error: #9f1239; --danger: #9f1239;';
-const DARK = 'color-scheme: dark; --bg: #121120; --surface: #1c1a2e; --ink: #ecebf5; --muted: #aaa7bf; --line: #2f2c45; --field-line: #6f6b8c; --secondary: #2f2c45; --primary: #5b3df5; --accent: #b3a8ff; --chart: #9d8cff; --live: #fb7185; --error: #fda4af; --danger: #fda4af;';
+const LIGHT = 'color-scheme: light; --bg: #f6f5fb; --surface: #fff; --ink: #17152a; --muted: #5f5c74; --line: #e6e3f0; --field-line: #8e8aa6; --secondary: #ecebf5; --primary: #5b3df5; --accent: #4f32e0; --chart: #5b3df5; --live: #be123c; --error: #9f1239; --danger: #9f1239; --up: #047857;';
+const DARK = 'color-scheme: dark; --bg: #121120; --surface: #1c1a2e; --ink: #ecebf5; --muted: #aaa7bf; --line: #2f2c45; --field-line: #6f6b8c; --secondary: #2f2c45; --primary: #5b3df5; --accent: #b3a8ff; --chart: #9d8cff; --live: #fb7185; --error: #fda4af; --danger: #fda4af; --up: #6ee7b7;';
 
 export const DASHBOARD_CSS = `
 :root { ${LIGHT} font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink); background: var(--bg); }

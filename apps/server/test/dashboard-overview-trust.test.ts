@@ -93,7 +93,7 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     await logIn('from=2026-11-10&to=2026-11-11&broadcastId=b2&live=1');
     await expect.poll(() => text('gross-USD')).toBe('$100.00');
     expect(await page.locator('input[name=live]').isChecked()).toBe(true);
-    expect(await page.getByText('● Live').isVisible()).toBe(true);
+    expect(await page.locator('.live-switch .live-dot').isVisible()).toBe(true);
     await page.locator('input[name=live]').uncheck();
     await expect.poll(() => page.url()).not.toContain('live=1');
     await page.locator('input[name=live]').check();

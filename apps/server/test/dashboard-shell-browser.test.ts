@@ -102,12 +102,13 @@ describe.runIf(browserAvailable())('dashboard shell in a real browser', () => {
   it('draws the viewer line with a named tooltip and the funnel as bars whose labels are not cut', async () => {
     await logIn();
     await page.getByTestId('unique-viewers').waitFor();
-    const line = page.locator('.line-chart path.line');
+    const viewers = page.getByRole('region', { name: 'Viewer count' });
+    const line = viewers.locator('.line-chart path.line');
     expect(await line.getAttribute('d')).toMatch(/^M[\d.]+,[\d.]+(L[\d.]+,[\d.]+)+$/);
-    const plot = page.locator('.line-chart .plot-area');
+    const plot = viewers.locator('.line-chart .plot-area');
     const box = (await plot.boundingBox())!;
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-    await expect.poll(() => page.locator('.chart-tip').textContent()).toMatch(/Viewers: \d+$/);
+    await expect.poll(() => viewers.locator('.chart-tip').textContent()).toMatch(/Viewers: \d+$/);
     const funnel = page.getByRole('region', { name: 'Funnel' });
     expect(await funnel.locator('.bar-chart li').count()).toBe(4);
     const cut = await funnel.locator('.bar-label').evaluateAll((labels) => labels.filter((l) => l.scrollWidth > l.clientWidth).length);

@@ -8,10 +8,10 @@ const OVERVIEW_CSS = `
 .panel h2 button.info { background: none; color: var(--muted); border: 1px solid var(--muted); border-radius: 50%; width: 24px; height: 24px; padding: 0; font-size: 12px; font-style: italic; }
 .definition { font-size: 13px; color: var(--muted); margin: 0 0 8px; }
 a.drill { color: inherit; }
-.field-error { color: #b91c1c; font-size: 13px; margin-left: 4px; }
+.field-error { color: var(--error); font-size: 13px; margin-left: 4px; }
 .delta { font-size: 12px; display: block; }
-.delta.up { color: #047857; }
-.delta.down { color: #b91c1c; }
+.delta.up { color: var(--up); }
+.delta.down { color: var(--error); }
 `;
 
 export function addOverviewStyles(): void {
