@@ -5,6 +5,8 @@ import { DEFINITIONS } from './definitions';
 import { DEFINITIONS_EXTRA } from './overview/definitions-extra';
 import { h } from './dom';
 import { replacePanels } from './replace-panels';
+import { dataTable as responsiveTable, labelledRow } from './pages/data-table';
+import { usePageStyles } from './pages/page-styles';
 import { boundDates } from './overview/date-range';
 import { LatestRequest } from './overview/latest-request';
 import { pollResults } from './overview/poll-panel';
@@ -52,6 +54,7 @@ function stat(label: string, value: string, testId: string, change?: HTMLElement
 
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
   addOverviewStyles();
+  usePageStyles();
   const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
     api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
     api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
@@ -209,16 +212,17 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     );
     const engagement = panel('Engagement rate', DEFINITIONS.engagement, h('div', { class: 'stats' }, stat(`${format.int(o.engagement.engagedViewers)} of ${format.int(o.engagement.joinedViewers)} viewers interacted`, format.pct(o.engagement.rate), 'engagement-rate', comparison(o.engagement.rate, o.previous.engagement.rate, 'rate', 'engagement-rate-change'))));
     const polls = panel('Poll results', DEFINITIONS.polls, o.polls.length ? pollResults(o.polls, (id) => drill(broadcastName.get(id) ?? id, { broadcastId: id }), PRIMARY) : h('p', { class: 'muted' }, 'No votes yet.'));
+    // A labelled table across the whole row of panels; its rows become cards on a phone (no sideways scroll).
+    const sponsorColumns = ['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'];
     const sponsorRows = o.sponsors.map((s: any) =>
-      h('tr', {}, h('td', {}, drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId })), h('td', {}, drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId })), h('td', {}, format.int(s.impressions)), h('td', {}, format.int(s.taps)), h('td', {}, format.pct(s.tapRate)), h('td', {}, format.pct(s.conversion)), h('td', {}, s.revenue.map((r: any) => format.money(r.amount, r.currency)).join(', ') || '–')),
+      labelledRow(sponsorColumns, [drill(sponsorName.get(s.sponsorId) ?? s.sponsorId, { sponsorId: s.sponsorId }), drill(broadcastName.get(s.broadcastId) ?? s.broadcastId, { broadcastId: s.broadcastId }), format.int(s.impressions), format.int(s.taps), format.pct(s.tapRate), format.pct(s.conversion), s.revenue.map((r: any) => format.money(r.amount, r.currency)).join(', ') || '–']),
     );
     const sponsorsPanel = panel(
       'Sponsor performance',
       DEFINITIONS.sponsors,
-      o.sponsors.length
-        ? h('div', { class: 'scroll', tabindex: '0', role: 'region', 'aria-label': 'Sponsor performance table' }, h('table', {}, h('thead', {}, h('tr', {}, ...['Sponsor', 'Broadcast', 'Impressions', 'Taps', 'Tap rate', 'Conversion', 'Revenue'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, ...sponsorRows)))
-        : h('p', { class: 'muted' }, 'No sponsor activity.'),
+      o.sponsors.length ? responsiveTable('Sponsor performance', sponsorColumns, h('tbody', {}, ...sponsorRows), 'sponsor-table') : h('p', { class: 'muted' }, 'No sponsor activity.'),
     );
+    sponsorsPanel.classList.add('wide');
     const revenue = panel(
       'Revenue',
       DEFINITIONS.revenue,

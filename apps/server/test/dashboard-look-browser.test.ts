@@ -107,6 +107,29 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
     }
   }, 120_000);
 
+  it('shows every column of sponsor performance without a sideways scroll: across the row at 1440 px, as cards at 360 px', async () => {
+    for (const [width, height] of [[1440, 900], [360, 740]] as const) {
+      const page = await loggedIn({ width, height });
+      await page.goto(`${t.url}/?from=2026-11-10&to=2026-11-11`);
+      const table = page.getByTestId('sponsor-table');
+      await table.waitFor();
+      const sizes = await table.evaluate((el) => {
+        const panel = el.closest('.panel')!;
+        return { panel: panel.clientWidth, scroll: panel.scrollWidth, right: el.getBoundingClientRect().right, panelRight: panel.getBoundingClientRect().right };
+      });
+      expect(sizes.scroll, `${width}px`).toBeLessThanOrEqual(sizes.panel + 1);
+      expect(sizes.right, `${width}px`).toBeLessThanOrEqual(sizes.panelRight + 1);
+      // Conversion and Revenue of the first sponsor are on screen, not behind a scroll.
+      const cells = table.locator('tbody tr').first().locator('td');
+      for (const index of [5, 6]) {
+        const box = (await cells.nth(index).boundingBox())!;
+        expect(box.x + box.width, `${width}px, column ${index}`).toBeLessThanOrEqual(width);
+      }
+      if (width === 360) expect(await cells.nth(5).evaluate((td) => getComputedStyle(td, '::before').content)).toBe('"Conversion"');
+      await page.context().close();
+    }
+  });
+
   it('has no serious or critical axe violation on any page, in light and dark mode', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const page = await loggedIn({ width: 1440, height: 900, colorScheme });

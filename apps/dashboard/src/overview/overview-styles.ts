@@ -10,6 +10,7 @@ const OVERVIEW_CSS = `
 a.drill { color: inherit; }
 .field-error { color: var(--error); font-size: 13px; margin-left: 4px; }
 .delta { font-size: 12px; display: block; }
+.panels > .panel.wide { grid-column: 1 / -1; }
 .delta.up { color: var(--up); }
 .delta.down { color: var(--error); }
 `;
