@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
+import { MAX_CHART_BUCKETS } from '@svc/analytics';
 import type { startTestApp, TestApp } from './test-app';
 import { TestViewer } from './ws-client';
 import { D10, D11, loadAnalyticsFixture, loadOtherTenantEvents } from './analytics-fixture';
@@ -128,6 +129,24 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     const minutes = await overview('from=2026-11-10T09:00:00Z&to=2026-11-10T12:00:00Z');
     expect(minutes.viewers.bucketMs).toBe(60_000);
     expect(minutes.viewers.series).toHaveLength(180);
+  });
+
+  it('answers a range from the far past with a bounded chart, fast', async () => {
+    const started = performance.now();
+    const response = await t.app.inject({ url: '/v1/analytics/overview?from=0202-01-01', headers: { authorization: `Bearer ${t.demo.adminToken}` } });
+    const elapsedMs = performance.now() - started;
+    expect(response.statusCode, response.body).toBe(200);
+    const o = response.json();
+    // The axis still runs to now, the peak is still the per-minute maximum, and nothing is lost from the totals.
+    expect(o.range.from).toBe('0202-01-01T00:00:00.000Z');
+    expect(o.viewers).toMatchObject({ peak: 2, sessions: 4, uniqueViewers: 3 });
+    expect(o.viewers.series.length).toBeLessThanOrEqual(MAX_CHART_BUCKETS + 1);
+    expect(Math.max(...o.viewers.series.map((p: { concurrent: number }) => p.concurrent))).toBe(2);
+    expect(Date.parse(o.viewers.series.at(-1).at)).toBeGreaterThan(clock.now() - o.viewers.bucketMs - 1);
+    for (const c of o.revenueOverTime) expect(c.points).toHaveLength(o.viewers.series.length);
+    expect(o.revenueOverTime.map((c: { points: Array<{ gross: number }> }) => c.points.reduce((sum, p) => sum + p.gross, 0))).toEqual([25, 100]);
+    expect(response.body.length).toBeLessThan(100_000);
+    expect(elapsedMs).toBeLessThan(3_000);
   });
 
   it('compares the headline numbers with the period just before, with the same filters', async () => {

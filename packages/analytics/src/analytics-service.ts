@@ -1,6 +1,6 @@
 import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
-import { bucketSizeFor } from './bucket-size';
+import { bucketSizeFor, LONGEST_DAY_AXIS_MS } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
 import { revenueBuckets } from './revenue-buckets';
 import { peakConcurrent, viewerBuckets } from './viewer-buckets';
@@ -119,6 +119,10 @@ export class AnalyticsService {
       axisFrom = minutes[0]!.at;
       axisEnd = live > 0 ? Math.max(axisEnd, minutes.at(-1)!.at) : minutes.at(-1)!.at;
     }
+    // A start far before the data (from=0202-01-01) would make weeks of nothing: the axis then
+    // starts at the first minute with data, though never later than a day chart's span before its end.
+    const firstData = Math.min(minutes[0]?.at ?? Infinity, revenueMinutes[0]?.at ?? Infinity);
+    axisFrom = Math.max(axisFrom, Math.min(firstData, axisEnd - LONGEST_DAY_AXIS_MS));
     const bucketMs = bucketSizeFor(Math.max(0, axisEnd - axisFrom));
     const points = axisEnd > axisFrom ? viewerBuckets(minutes, axisFrom, axisEnd, bucketMs, timeZone) : [];
     return {

@@ -1,10 +1,18 @@
 import type { ViewerStep } from '@svc/storage';
 import { instantOfLocal, zoneOffsetMs } from '@svc/protocol';
+import { WEEK_MS } from './bucket-size';
 
-/** Where a bucket of `bucketMs` (a minute to a day) that holds `atMs` starts, in local time of `timeZone`. */
+/** Local Monday 1970-01-05, where week buckets are counted from (the epoch was a Thursday). */
+const FIRST_MONDAY_MS = 4 * 24 * 60 * 60 * 1000;
+
+/**
+ * Where a bucket of `bucketMs` (a minute to a day, or whole weeks starting on Mondays) that
+ * holds `atMs` starts, in local time of `timeZone`.
+ */
 export function bucketStart(atMs: number, bucketMs: number, timeZone: string): number {
   const local = atMs + zoneOffsetMs(timeZone, atMs);
-  return instantOfLocal(timeZone, Math.floor(local / bucketMs) * bucketMs);
+  const anchor = bucketMs % WEEK_MS === 0 ? FIRST_MONDAY_MS : 0;
+  return instantOfLocal(timeZone, Math.floor((local - anchor) / bucketMs) * bucketMs + anchor);
 }
 
 /** The start of the bucket after the one starting at `startMs` (a local day may last 23 or 25 hours). */

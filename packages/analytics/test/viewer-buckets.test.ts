@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isTimeZone, ManualClock, startOfLocalDay } from '@svc/protocol';
 import type { AnalyticsStore, Tenant, ViewerStep } from '@svc/storage';
 import { AnalyticsService } from '../src/analytics-service';
-import { bucketSizeFor } from '../src/bucket-size';
+import { bucketSizeFor, MAX_CHART_BUCKETS } from '../src/bucket-size';
 import { peakConcurrent, viewerBuckets } from '../src/viewer-buckets';
 
 const MINUTE = 60_000;
@@ -56,6 +56,19 @@ describe('viewer buckets', () => {
     expect([2 * HOUR, DAY, 2 * DAY, 3 * DAY, 7 * DAY, 90 * DAY].map(bucketSizeFor)).toEqual([MINUTE, 15 * MINUTE, 15 * MINUTE, HOUR, DAY, DAY]);
   });
 
+  it('grows the bucket to weeks, then whole numbers of weeks, so that no span makes more than MAX_CHART_BUCKETS', () => {
+    expect([400 * DAY, 401 * DAY, 400 * 7 * DAY, 401 * 7 * DAY].map(bucketSizeFor)).toEqual([DAY, 7 * DAY, 7 * DAY, 14 * DAY]);
+    const twoMillennia = Date.UTC(2026, 10, 21) - Date.UTC(2, 0, 1);
+    const bucket = bucketSizeFor(twoMillennia);
+    expect(bucket % (7 * DAY)).toBe(0);
+    expect(twoMillennia / bucket).toBeLessThanOrEqual(MAX_CHART_BUCKETS);
+  });
+
+  it("starts week buckets on the time zone's Mondays", () => {
+    const berlin = viewerBuckets([], Date.UTC(2026, 10, 11), Date.UTC(2026, 10, 20), 7 * DAY, 'Europe/Berlin');
+    expect(berlin.map((p) => new Date(p.at).toISOString())).toEqual(['2026-11-08T23:00:00.000Z', '2026-11-15T23:00:00.000Z']);
+  });
+
   it('knows IANA time zones and local midnights', () => {
     expect(['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata'].every(isTimeZone)).toBe(true);
     expect(['Mars/Olympus', 'CET; DROP', '', '../etc'].some(isTimeZone)).toBe(false);
@@ -87,6 +100,26 @@ describe('the overview chart', () => {
     expect(o.viewers.series.at(-1)!.at).toBe(new Date(now - 15 * MINUTE).toISOString());
     expect(o.viewers.peak).toBe(1);
     expect(o.timeZone).toBe('UTC');
+  });
+
+  it('starts the axis of a range from the far past at its first data, or a day chart before now without data', async () => {
+    const now = T0 + 5 * HOUR;
+    const farPast = Date.UTC(202, 0, 1);
+    const service = new AnalyticsService(store(stepsOf([[0, 4], [6, 9]])), new ManualClock(now));
+    const o = await service.overview(tenant(), { fromMs: farPast });
+    expect(o.viewers.bucketMs).toBe(DAY);
+    expect(o.viewers.series.length).toBeLessThanOrEqual(MAX_CHART_BUCKETS + 1);
+    expect(o.viewers.series.at(-1)!).toEqual({ at: new Date(Date.UTC(2026, 10, 10)).toISOString(), concurrent: 1 });
+    expect(o.range.from).toBe(new Date(farPast).toISOString());
+    // Data since 2020: weeks from then on, not from the year 202.
+    const since2020 = stepsOf([[-(T0 - Date.UTC(2020, 0, 6, 12)) / MINUTE, 0]]);
+    const weeks = await new AnalyticsService(store(since2020), new ManualClock(now)).overview(tenant(), { fromMs: farPast });
+    expect(weeks.viewers.bucketMs).toBe(7 * DAY);
+    expect(weeks.viewers.series[0]).toEqual({ at: '2020-01-06T00:00:00.000Z', concurrent: 1 });
+    expect(weeks.viewers.series.length).toBeLessThanOrEqual(MAX_CHART_BUCKETS + 1);
+    const empty = await new AnalyticsService(store([]), new ManualClock(now)).overview(tenant(), { fromMs: farPast });
+    expect(empty.viewers.series.length).toBeLessThanOrEqual(MAX_CHART_BUCKETS + 1);
+    expect(empty.viewers.series.at(-1)!.at).toBe(new Date(Date.UTC(2026, 10, 10)).toISOString());
   });
 
   it("shows one broadcast over its own sessions, per minute, and labels the tenant's time zone", async () => {
