@@ -278,6 +278,20 @@ export function analyticsOverviewTests(start: typeof startTestApp): void {
     }
   });
 
+  it('refuses a start after now without an end (the range would run backwards to now), on the overview and live alike', async () => {
+    const headers = { authorization: `Bearer ${t.demo.adminToken}` };
+    const tomorrow = new Date(clock.now() + 86_400_000).toISOString().slice(0, 10);
+    for (const url of [`/v1/analytics/overview?from=${tomorrow}`, `/v1/analytics/live?from=${tomorrow}`, `/v1/analytics/overview?from=${new Date(clock.now()).toISOString()}`]) {
+      const response = await t.app.inject({ url, headers });
+      expect(response.statusCode, url).toBe(400);
+      expect(response.headers['content-type'], url).toContain('application/problem+json');
+      expect(response.json(), url).toMatchObject({ code: 'invalid_range', errors: [{ path: '/query/from', code: 'invalid_range' }] });
+    }
+    // With an end, a range in the future is a range like any other (nothing in it yet).
+    const ahead = await overview(`from=${tomorrow}&to=${tomorrow}`);
+    expect(ahead.viewers).toMatchObject({ sessions: 0, series: [] });
+  });
+
   it("shows a tenant only its own events, even where ids are the same as another tenant's", async () => {
     const response = await t.app.inject({ url: `/v1/analytics/overview?${BOTH_DAYS}`, headers: { authorization: `Bearer ${t.other.adminToken}` } });
     expect(response.statusCode, response.body).toBe(200);

@@ -209,6 +209,10 @@ describe('GET /v1/analytics/events', () => {
     const inverted = await exportAs('from=2026-11-02&to=2026-11-01');
     expect(inverted.statusCode).toBe(400);
     expect(inverted.json()).toMatchObject({ code: 'invalid_range', errors: [{ path: '/query/to', code: 'invalid_range' }] });
+    // Without `to` the export has no end: a start in the future is not inverted, it holds no events yet.
+    const ahead = await exportAs(`from=${new Date(NOW + 86_400_000).toISOString().slice(0, 10)}`);
+    expect(ahead.statusCode, ahead.body).toBe(200);
+    expect(ahead.json()).toEqual({ data: [], nextCursor: null });
     const unacceptable = await exportAs('', { accept: 'application/xml' });
     expect(unacceptable.statusCode).toBe(406);
     expect(unacceptable.json().code).toBe('unsupported_format');

@@ -1,4 +1,4 @@
-import { DEFAULT_TIME_ZONE, systemClock, type Clock } from '@svc/protocol';
+import { DEFAULT_TIME_ZONE, SvcError, systemClock, type Clock } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
 import { bucketSizeFor, LONGEST_DAY_AXIS_MS } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
@@ -80,8 +80,20 @@ export class AnalyticsService {
     return this.liveViewers(tenant, filter);
   }
 
+  /**
+   * Refuses a filter whose range would run backwards: without `to` the range ends now, so a
+   * `from` at or after now is `invalid_range` (as `from` after `to` is, see parseExportQuery).
+   */
+  checkRange(input: OverviewFilter, now: number = this.clock.now()): void {
+    if (input.toMs !== undefined || input.fromMs === undefined || input.fromMs < now) return;
+    throw new SvcError('invalid_range', `Invalid query parameter from: must be before now (${new Date(now).toISOString()}) when to is not given.`, {
+      errors: [{ path: '/query/from', code: 'invalid_range', message: 'must be before now when to is not given' }],
+    });
+  }
+
   async overview(tenant: Tenant, input: OverviewFilter) {
     const now = this.clock.now();
+    this.checkRange(input, now);
     const filter: AnalyticsFilter = { ...input, tenantSeq: tenant.seq };
     const toMs = filter.toMs ?? now;
     const fromMs = filter.fromMs ?? toMs - DEFAULT_RANGE_MS;

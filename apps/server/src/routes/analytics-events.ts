@@ -25,7 +25,7 @@ export async function analyticsEventRoutes(app: FastifyInstance, { services, gua
       schema: {
         summary: 'Raw export of every tracked event (JSON pages, NDJSON or CSV streams)',
         description:
-          '`from`/`to` as calendar dates are inclusive UTC days; as date-times they form [from, to). Order: timestamp, then eventId (JSON pages newest first with `order=desc`). ' +
+          '`from`/`to` as calendar dates are inclusive UTC days; as date-times they form [from, to); without `to` there is no end (a `from` in the future answers no events). Order: timestamp, then eventId (JSON pages newest first with `order=desc`). ' +
           `Format by \`format\` or Accept (application/json, application/x-ndjson, text/csv). CSV columns: ${CSV_COLUMNS.join(', ')}. ` +
           'Send Accept-Encoding: gzip for a compressed stream.',
         tags: ['Export'],

@@ -32,6 +32,8 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
       onRequest: guards.admin,
       schema: {
         summary: 'Live dashboard updates (Server-Sent Events: `overview`, `viewers`)',
+        description:
+          'The filters of GET /v1/analytics/overview. A range whose start is not before its end, or a `from` at or after now without `to`, is refused with 400 `invalid_range` before the stream opens.',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
         operationId: 'streamLiveAnalytics',
@@ -49,6 +51,8 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
     },
     async (request, reply) => {
       const { filter } = parseExportQuery(request.query as ExportQueryParams, EXPORT_FILTER_NAMES, request.tenant.settings.timeZone);
+      // Refused here, while a problem+json can still be answered (not once the stream is open).
+      services.analytics.checkRange(filter);
       const tenant = request.tenant;
       reply.hijack();
       const stream = reply.raw;
