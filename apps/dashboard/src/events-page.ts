@@ -4,10 +4,10 @@ import { countryOptions } from './pages/countries';
 import { dataTable, labelledRow } from './pages/data-table';
 import { downloadJson, exportUrl } from './pages/event-downloads';
 import { eventTypeChoice } from './pages/event-type-choice';
+import { localDateTime, localDayQuery } from './pages/local-days';
 import { usePageStyles } from './pages/page-styles';
 
 const PAGE_SIZE = 100;
-const COLUMNS = ['Time (UTC)', 'Event', 'Broadcast', 'User', 'Country', 'Data'];
 /** The filters of the export, in the order of its parameters; each is kept in the page's URL. */
 const FILTERS = ['campaignId', 'broadcastId', 'sponsorId', 'country', 'userId', 'event', 'from', 'to'] as const;
 
@@ -26,11 +26,15 @@ const option = (value: string, label: string) => h('option', { value }, label);
 export async function renderEvents(root: HTMLElement): Promise<void> {
   usePageStyles();
   const params = new URLSearchParams(location.search);
-  const [campaigns, broadcasts, sponsors] = await Promise.all([
+  const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
     api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
     api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
     api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+    api<{ timeZone?: string }>('/v1/settings'),
   ]);
+  // The dates and times of the page are the tenant's (setting `timeZone`), as on the overview.
+  const timeZone = settings.timeZone ?? 'UTC';
+  const columns = [`Time (${timeZone})`, 'Event', 'Broadcast', 'User', 'Country', 'Data'];
   // The name is set on the control too: a label around a select would add the chosen option to it.
   const labelled = (text: string, control: HTMLElement) => {
     control.setAttribute('aria-label', text);
@@ -85,11 +89,13 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
     controller?.abort();
     controller = new AbortController();
     history.replaceState(history.state, '', `${location.pathname}${q.size ? `?${q}` : ''}`);
+    // The URL keeps the days as picked; the export is asked for their local midnights.
+    const sent = localDayQuery(q, timeZone);
     // Marketers open this file in spreadsheets: formula-like cells are neutralised.
-    csv.href = exportUrl(q, 'csv');
-    ndjson.href = exportUrl(q, 'ndjson');
+    csv.href = exportUrl(sent, 'csv');
+    ndjson.href = exportUrl(sent, 'ndjson');
     if (!append) cursor = null;
-    const pageQuery = new URLSearchParams(q);
+    const pageQuery = new URLSearchParams(sent);
     pageQuery.set('format', 'json');
     pageQuery.set('order', 'desc');
     pageQuery.set('limit', String(PAGE_SIZE));
@@ -100,8 +106,8 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
       if (mine !== generation) return;
       if (!append) body.replaceChildren();
       for (const e of page.data) {
-        body.append(labelledRow(COLUMNS, [
-          e.timestamp.replace('T', ' ').slice(0, 19), e.event, e.broadcastId ?? '–', e.userId ?? '–', e.country ?? '–', JSON.stringify(e.data ?? {}),
+        body.append(labelledRow(columns, [
+          localDateTime(e.timestamp, timeZone), e.event, e.broadcastId ?? '–', e.userId ?? '–', e.country ?? '–', JSON.stringify(e.data ?? {}),
         ]));
         (body.lastElementChild!.lastElementChild as HTMLElement).classList.add('data');
       }
@@ -116,7 +122,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
   };
   json.addEventListener('click', () => {
     json.disabled = true;
-    downloadJson(query())
+    downloadJson(localDayQuery(query(), timeZone))
       .catch(() => (status.textContent = 'The JSON download failed.'))
       .finally(() => (json.disabled = false));
   });
@@ -142,7 +148,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
       eventTypes.element,
       h('div', { class: 'actions' }, h('span', { class: 'muted' }, 'Download this view:'), csv, ndjson, json),
       status,
-      dataTable('Events, newest first', COLUMNS, body, 'events-table'),
+      dataTable('Events, newest first', columns, body, 'events-table'),
       more,
     ),
   );

@@ -86,6 +86,26 @@ describe.runIf(browserAvailable())('dashboard Events page', () => {
     expect(await page.getByLabel('From', { exact: true }).getAttribute('max')).toBe('2026-11-10');
   });
 
+  it("filters on the tenant's days and shows times in its time zone, downloads included", async () => {
+    const patched = await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: { authorization: `Bearer ${t.demo.adminToken}` }, payload: { timeZone: 'America/New_York' } });
+    expect(patched.statusCode, patched.body).toBe(200);
+    await open('/events?from=2026-11-10&to=2026-11-10');
+    // Nov 10 in New York is 05:00Z to 05:00Z the next day: S3's events just after midnight UTC are on it, S4's are not.
+    const expected = EVENTS.filter((e) => e.timestamp >= '2026-11-10T05:00:00Z' && e.timestamp < '2026-11-11T05:00:00Z');
+    expect(expected.some((e) => e.timestamp.startsWith('2026-11-11'))).toBe(true);
+    const shown = await times();
+    expect(shown).toHaveLength(expected.length);
+    // The newest, 2026-11-11 00:02:00Z, is 19:02 the evening before in New York.
+    expect(shown[0]).toBe('2026-11-10 19:02:00');
+    await expect.poll(() => page.getByTestId('events-table').locator('thead th').first().textContent()).toBe('Time (America/New_York)');
+    // The page's URL keeps the plain dates; the export is asked for the local midnights.
+    expect(new URL(page.url()).searchParams.get('from')).toBe('2026-11-10');
+    const csv = new URL((await page.getByTestId('download-csv').getAttribute('href'))!, t.url).searchParams;
+    expect([csv.get('from'), csv.get('to')]).toEqual(['2026-11-10T05:00:00.000Z', '2026-11-11T05:00:00.000Z']);
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-ndjson').click()]);
+    expect(readFileSync((await ndjson.path())!, 'utf8').trim().split('\n')).toHaveLength(expected.length);
+  });
+
   it('downloads this view as spreadsheet-safe CSV, NDJSON named .ndjson and a JSON array named .json', async () => {
     await open('/events?country=DE');
     const expected = EVENTS.filter((e) => e.country === 'DE').length;
