@@ -74,6 +74,12 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(operation('get', '/v1/analytics/events').responses['200']!.content!).sort()).toEqual(['application/json', 'application/x-ndjson', 'text/csv']);
   });
 
+  it("says that live viewer counts are the answering node's own in cluster mode", () => {
+    for (const path of ['/v1/analytics/watching-now', '/v1/analytics/overview', '/v1/analytics/live']) {
+      expect((operation('get', path) as { description?: string }).description, path).toMatch(/cluster mode.*only the sockets of the node that answers/i);
+    }
+  });
+
   it('gives query parameters their real types and formats', () => {
     const params = Object.fromEntries(operation('get', '/v1/analytics/events').parameters!.map((p) => [p.name, p]));
     expect(params.campaignId!.schema).toMatchObject({ type: 'integer', minimum: 1 });

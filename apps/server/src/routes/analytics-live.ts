@@ -33,7 +33,7 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
       schema: {
         summary: 'Live dashboard updates (Server-Sent Events: `overview`, `viewers`)',
         description:
-          'The filters of GET /v1/analytics/overview. A range whose start is not before its end, or a `from` at or after now without `to`, is refused with 400 `invalid_range` before the stream opens.',
+          'The filters of GET /v1/analytics/overview. A range whose start is not before its end, or a `from` at or after now without `to`, is refused with 400 `invalid_range` before the stream opens. The live viewer count (`viewers.live`, `viewers`) is, in cluster mode, only the sockets of the node that answers (viewers connected to other nodes are not counted yet).',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
         operationId: 'streamLiveAnalytics',

@@ -11,7 +11,7 @@ export async function analyticsWatchingRoutes(app: FastifyInstance, { services, 
       onRequest: guards.admin,
       schema: {
         summary: 'Viewers connected now, per broadcast',
-        description: 'Each broadcast of the tenant with viewers connected to the realtime gateway now, most watched first. Broadcasts nobody watches are left out. The count is the one `viewers.live` of the overview gives for a broadcast filter.',
+        description: 'Each broadcast of the tenant with viewers connected to the realtime gateway now, most watched first. Broadcasts nobody watches are left out. The count is the one `viewers.live` of the overview gives for a broadcast filter. In cluster mode these counts cover only the sockets of the node that answers (viewers connected to other nodes are not counted yet).',
         tags: ['Analytics'],
         security: ADMIN_SECURITY,
         operationId: 'getWatchingNow',
