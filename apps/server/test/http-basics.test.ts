@@ -39,6 +39,7 @@ describe('HTTP basics', () => {
         '/v1/analytics/events',
         '/v1/analytics/live',
         '/v1/analytics/overview',
+        '/v1/analytics/watching-now',
         '/v1/api-keys',
         '/v1/api-keys/{id}',
         '/v1/broadcasts',
