@@ -4,7 +4,7 @@ import { SvcError } from '@svc/protocol';
 import { decodeEvents, isEncodedEventSink } from '../encoded-events';
 import { isTransient, setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
 import { fromInsertLine } from '../clickhouse/event-sql';
-import { decodeEntry, type EventLogEntry } from './event-log-chunks';
+import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
 import { natsFailure } from './nats-failure';
@@ -32,6 +32,11 @@ export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
 export const WRITER_RETRY_DELAY_MS = 5_000;
+/**
+ * How long a message of a newer format (see NewerEventLogFormatError) waits before it is offered
+ * again: long enough that the writers of the newer version, once running, take it first.
+ */
+export const WRITER_NEWER_FORMAT_DELAY_MS = 60_000;
 /** An event the writer stored. */
 export interface StoredEventKey {
   tenantSeq: number;
@@ -57,6 +62,8 @@ export interface EventLogWriterOptions {
   ackWaitMs?: number;
   /** Default WRITER_RETRY_DELAY_MS. */
   retryDelayMs?: number;
+  /** Default WRITER_NEWER_FORMAT_DELAY_MS. */
+  newerFormatDelayMs?: number;
 }
 
 /**
@@ -216,8 +223,10 @@ export class EventLogWriter {
   }
 
   /**
-   * The messages whose body decodes. Only this service publishes to the stream, so another body
-   * is a message nobody can store: it is reported and terminated rather than retried forever.
+   * The messages whose body decodes. A body of a newer format (a node of a later version wrote
+   * it during a rolling upgrade) is given back with a long delay and reported, never dropped:
+   * a writer of that version stores it. Only this service publishes to the stream, so any other
+   * body is a message nobody can store: it is reported and terminated rather than retried forever.
    */
   private decode(messages: JsMsg[]): { message: JsMsg; entry: EventLogEntry }[] {
     const decoded: { message: JsMsg; entry: EventLogEntry }[] = [];
@@ -225,8 +234,18 @@ export class EventLogWriter {
       try {
         decoded.push({ message, entry: decodeEntry(message.data) });
       } catch (error) {
-        this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
         this.held.delete(message);
+        if (error instanceof NewerEventLogFormatError) {
+          const delayMs = this.options.newerFormatDelayMs ?? WRITER_NEWER_FORMAT_DELAY_MS;
+          this.report(new Error(`EVENTS message ${message.seq} is of a newer format (${error.version}); it is left to a writer of a later version (offered again in ${delayMs} ms).`, { cause: error }));
+          try {
+            message.nak(delayMs);
+          } catch {
+            // The connection is gone: the message comes again after the ack wait.
+          }
+          continue;
+        }
+        this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
         try {
           message.term();
         } catch {
