@@ -51,6 +51,9 @@ describe('ClickHouse failures', () => {
     }
     const syntax = new Error('Code: 62, e.displayText() = DB::Exception: Syntax error');
     expect(chFailure(syntax)).toBe(syntax);
+    // Not a busy server: the same insert fails again, smaller ones go in (the writer splits it).
+    const partitions = new Error("Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 100). The limit is controlled by 'max_partitions_per_insert_block' setting.");
+    expect(chFailure(partitions)).toBe(partitions);
   });
 });
 

@@ -10,6 +10,7 @@ import {
   type EventRow,
 } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
+import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
@@ -120,5 +121,30 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     // Later events are not held up.
     await node().commit({ events: [eventRow(5)], rejects: [] });
     await expect.poll(() => count(db), WAIT).toBe(4);
+  });
+
+  it('retries a batch while a table is missing (a failure of the whole database), setting nothing aside and dropping no reject', async () => {
+    const { log, db, sink, writer, errors, node } = await pipeline();
+    const messages = async () => (await log.manager().streams.info('EVENTS')).state.messages;
+    await db.command('DROP TABLE events');
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    // Tried and retried as it is, nothing set aside.
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(3);
+    expect(writer.setAsideRows).toBe(0);
+    expect(await messages()).toBe(1);
+    await db.command(CH_MIGRATIONS[0]!.statements[0]!);
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    await expect.poll(messages, WAIT).toBe(0);
+
+    // A batch of rejects only, while the quarantine is missing: kept, not dropped.
+    await db.command('DROP TABLE rejected_events');
+    const seen = errors.length;
+    await node().commit({ events: [], rejects: [rejectRow(1), rejectRow(2)] });
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(seen + 3);
+    expect(await messages()).toBe(1);
+    await db.command(CH_MIGRATIONS[0]!.statements[1]!);
+    await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).map((r) => r.code), WAIT).toEqual(['unknown_event', 'unknown_event']);
+    expect(writer.setAsideRows).toBe(0);
+    expect(errors).not.toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
   });
 });

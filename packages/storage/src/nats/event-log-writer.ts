@@ -2,7 +2,7 @@ import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import type { EventStore, NewDelivery } from '../event-store';
 import { SvcError } from '@svc/protocol';
 import { decodeEvents, isEncodedEventSink } from '../encoded-events';
-import { isTransient, setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
+import { setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
 import { fromInsertLine } from '../clickhouse/event-sql';
 import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
@@ -73,7 +73,8 @@ export interface EventLogWriterOptions {
  * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
  * When the sink or the queue is unavailable (`storage_unavailable`), nothing is acknowledged:
  * the messages come again after WRITER_RETRY_DELAY_MS (to any writer) and the stream grows
- * meanwhile. When the sink refuses rows instead (any other failure), the writer finds them by
+ * meanwhile, as after any failure that concerns the whole database (see `isRowRefusal`). When
+ * the sink refuses the data of rows instead, the writer finds them by
  * writing halves of the batch, writes the others and keeps each refused row in the quarantine
  * (`event_not_storable`, see poison-rows.ts), so that one bad row never blocks the stream,
  * later events or erasures. Events go to a sink that takes encoded events (ClickHouse's) as
@@ -265,22 +266,13 @@ export class EventLogWriter {
 
   /**
    * Keeps a row the sink refused in the quarantine (code `event_not_storable`), where it is
-   * listed, counted, erased and purged as the quarantine is, and reports it. A reject the
-   * quarantine refuses (it is one already) is reported and dropped; an event it refuses fails
-   * the batch, which is retried.
+   * listed, counted, erased and purged as the quarantine is, and reports it. When the quarantine
+   * does not take it either, the batch fails and is retried: no row is ever dropped here.
    */
   private async setAside(row: WriterRows, error: unknown): Promise<void> {
     const quarantined = setAsideRow(row, error);
     const what = row.rejects.length ? 'reject' : 'event';
-    try {
-      await this.options.sink.commit({ events: [], rejects: [quarantined] });
-    } catch (setAsideError) {
-      if (row.rejects.length && !isTransient(setAsideError)) {
-        this.report(new SvcError('event_not_storable', `The event database refused the reject ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is dropped.`, { cause: error }));
-        return;
-      }
-      throw setAsideError;
-    }
+    await this.options.sink.commit({ events: [], rejects: [quarantined] });
     this.setAsideRows++;
     this.report(new SvcError('event_not_storable', `The event database refused the ${what} ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is kept in the quarantine.`, { cause: error }));
   }
