@@ -14,7 +14,7 @@ import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
-import { eventRow, rejectRow } from './event-log-rows';
+import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = clickhouseAvailable() && natsAvailable();
@@ -105,18 +105,21 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).length, WAIT).toBe(1);
   });
 
-  it('sets aside an event ClickHouse refuses, in the quarantine, and stores the others of its batch and the later ones', async () => {
-    const { log, db, sink, writer, errors, node } = await pipeline();
+  it('sets aside an event ClickHouse refuses, in the quarantine, sends none of its webhooks, and stores the others of its batch and the later ones', async () => {
+    const enqueued: string[] = [];
+    const { log, db, sink, writer, errors, node } = await pipeline({ enqueueDeliveries: async (deliveries) => void enqueued.push(...deliveries.map((d) => d.eventId)) });
     const good = [eventRow(1), eventRow(2), eventRow(3)];
     const refused = eventRow(4, { eventId: 'not-a-uuid' });
     // A message of the first format with a row the events table cannot take, amid good ones.
-    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries: [] }), { msgID: 'poison' });
+    const deliveries = [deliveryOf(good[0]!), deliveryOf(refused), deliveryOf(good[1]!)];
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries }), { msgID: 'poison' });
     await node().commit({ events: [good[2]!], rejects: [] });
     await expect.poll(() => count(db), WAIT).toBe(3);
     await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
     const quarantined = await sink.listRejected(1, { limit: 10 });
     expect(quarantined).toMatchObject([{ code: 'event_not_storable', event: 'checkout.completed', payload: { event_id: 'not-a-uuid', user_id: 'u-4' } }]);
     expect(writer.setAsideRows).toBe(1);
+    expect(enqueued.sort()).toEqual([good[0]!.eventId, good[1]!.eventId].sort());
     expect(errors).toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
     // Later events are not held up.
     await node().commit({ events: [eventRow(5)], rejects: [] });

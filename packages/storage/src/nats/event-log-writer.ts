@@ -1,5 +1,5 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import type { EventStore, NewDelivery } from '../event-store';
+import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import { SvcError } from '@svc/protocol';
 import { decodeEvents, isEncodedEventSink } from '../encoded-events';
 import { setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
@@ -205,8 +205,12 @@ export class EventLogWriter {
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
       const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
-      const { inserted } = events.length || rejects.length ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error)) : { inserted: new Set<string>() };
-      if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
+      const { inserted, setAsideKeys } = events.length || rejects.length
+        ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error))
+        : { inserted: new Set<string>(), setAsideKeys: new Set<string>() };
+      // An event set aside in the quarantine was not stored: nobody is told of it.
+      const sent = setAsideKeys.size ? deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : deliveries;
+      if (sent.length) await this.options.enqueueDeliveries(sent);
       for (const message of messages) message.ack();
       this.release(messages);
       await this.log.connection.flush();

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { SvcError } from '@svc/protocol';
 import { lineStarts, selectEvents, type EncodedEvents } from '../encoded-events';
 import type { QuarantineRow } from '../records';
+import { eventKey } from '../event-store';
 import { isChRowRefusal, isChTooManyPartitions } from '../clickhouse/ch-failure';
 
 /** Rows the writer stores in one sink commit. */
@@ -16,6 +17,8 @@ export interface StoredOrSetAside {
   inserted: Set<string>;
   /** How many rows (events or rejects) the sink refused and were set aside. */
   setAside: number;
+  /** `eventKey` of each event set aside (its webhook deliveries are not sent). */
+  setAsideKeys: Set<string>;
 }
 
 /**
@@ -78,20 +81,22 @@ export async function storeOrSetAside(
   setAside: (row: WriterRows, error: unknown) => Promise<void>,
 ): Promise<StoredOrSetAside> {
   try {
-    return { inserted: await store(rows), setAside: 0 };
+    return { inserted: await store(rows), setAside: 0, setAsideKeys: new Set() };
   } catch (error) {
     if (!isRowRefusal(error)) throw error;
     if (count(rows) <= 1) {
       // One row spans one partition: a refusal for too many is not about it.
       if (isChTooManyPartitions(error)) throw error;
       await setAside(rows, error);
-      return { inserted: new Set(), setAside: 1 };
+      const block = rows.events[0];
+      return { inserted: new Set(), setAside: 1, setAsideKeys: new Set(block ? [eventKey(block.tenantSeq, block.ids[0]!)] : []) };
     }
     const [first, second] = halves(rows);
     const a = await storeOrSetAside(first, store, setAside);
     const b = await storeOrSetAside(second, store, setAside);
     for (const key of b.inserted) a.inserted.add(key);
-    return { inserted: a.inserted, setAside: a.setAside + b.setAside };
+    for (const key of b.setAsideKeys) a.setAsideKeys.add(key);
+    return { inserted: a.inserted, setAside: a.setAside + b.setAside, setAsideKeys: a.setAsideKeys };
   }
 }
 
