@@ -173,8 +173,20 @@ export function decodeEntry(body: Uint8Array): EventLogEntry {
   }
   if (users.length !== ids.length || received.length !== ids.length) throw new Error('An EVENTS message has not as many users and receipt times as events.');
   const lines = bytes.subarray(end + 1);
+  if (lineCount(lines) !== ids.length) throw new Error(`An EVENTS message has not one line per event (${ids.length} ids).`);
   const events = ids.length ? [{ tenantSeq, ids, users, received, lines }] : [];
   return { events, rejects, deliveries };
+}
+
+/** The lines of a block that ends with a newline (or is empty); -1 when text follows the last newline. */
+function lineCount(lines: Buffer): number {
+  let count = 0;
+  let at = 0;
+  for (let end = lines.indexOf(0x0a); end >= 0; end = lines.indexOf(0x0a, at)) {
+    count++;
+    at = end + 1;
+  }
+  return at === lines.length ? count : -1;
 }
 
 /** A body of the first format: `{"events":[rows],"rejects":[…],"deliveries":[…]}`. */
