@@ -5,34 +5,9 @@ import { chErrorCode, chFailure } from '../src/clickhouse/ch-failure';
 import { CH_MIGRATIONS, type ChMigration } from '../src/clickhouse/ch-migrations';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { freePort } from '../../../apps/server/test/child-server';
-import { createServer, request } from 'node:http';
 import { insertEvents } from './clickhouse-events';
+import { startClickHouseProxy } from './clickhouse-proxy';
 import { eventRow } from './event-log-rows';
-
-/** An HTTP proxy to ClickHouse that records each request's text (URL and body). */
-async function recordingProxy(target: string): Promise<{ url: string; requests: string[]; close(): Promise<void> }> {
-  const requests: string[] = [];
-  const server = createServer((incoming, outgoing) => {
-    const chunks: Buffer[] = [];
-    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
-    incoming.on('end', () => {
-      const body = Buffer.concat(chunks);
-      requests.push(`${decodeURIComponent(incoming.url ?? '')}\n${body.toString()}`);
-      const upstream = request(new URL(incoming.url ?? '/', target), { method: incoming.method, headers: incoming.headers }, (answer) => {
-        outgoing.writeHead(answer.statusCode ?? 500, answer.headers);
-        answer.pipe(outgoing);
-      });
-      upstream.on('error', () => outgoing.destroy());
-      upstream.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    requests,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
-  };
-}
 
 describe('ClickHouse failures', () => {
   it('reads the code from the text of an 18.16 error and of a current one', () => {
@@ -186,7 +161,7 @@ describe.runIf(available)('ClickHouse database', () => {
     await insertEvents(first, events.slice(0, 1));
     await first.close();
 
-    const proxy = await recordingProxy(server.url);
+    const proxy = await startClickHouseProxy(server.url);
     try {
       const upgraded = await ChDatabase.open(proxy.url, name);
       const copies = proxy.requests.filter((text) => /INSERT INTO event_ids/.test(text));

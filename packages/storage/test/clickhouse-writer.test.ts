@@ -13,6 +13,7 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
+import { startClickHouseProxy } from './clickhouse-proxy';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
@@ -149,5 +150,26 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).map((r) => r.code), WAIT).toEqual(['unknown_event', 'unknown_event']);
     expect(writer.setAsideRows).toBe(0);
     expect(errors).not.toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
+  });
+
+  it('retries a batch while a proxy in front of ClickHouse answers its inserts with an error page, setting nothing aside', async () => {
+    const proxy = await startClickHouseProxy(clickhouse.url);
+    closing.push(() => proxy.close());
+    const { log, db, errors, node, writer: first } = await pipeline();
+    const viaProxy = await ChDatabase.open(proxy.url, db.name);
+    closing.push(() => viaProxy.close());
+    const writer = new EventLogWriter(log, { sink: new ClickHouseEventStore(viaProxy), enqueueDeliveries: async () => {}, onError: (e) => errors.push(e), ...FAST_WRITER });
+    proxy.refuse = { match: /INSERT\W+INTO\W+events\W/, status: 502, body: '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>' };
+    // Only this writer runs: the pipeline's own stops first.
+    await first.stop();
+    await writer.start();
+    closing.push(() => writer.stop());
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(3);
+    expect(writer.setAsideRows).toBe(0);
+    expect((await log.manager().streams.info('EVENTS')).state.messages).toBe(1);
+    proxy.refuse = null;
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    expect(writer.setAsideRows).toBe(0);
   });
 });
