@@ -1,7 +1,7 @@
 import { SvcError } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { encodeEvents } from '../src/encoded-events';
-import { storeOrSetAside, type WriterRows } from '../src/nats/poison-rows';
+import { setAsideRow, storeOrSetAside, type WriterRows } from '../src/nats/poison-rows';
 import { eventRow, rejectRow } from './event-log-rows';
 
 const idsOf = (rows: WriterRows) => [...rows.events.flatMap((b) => b.ids), ...rows.rejects.map((r) => r.id)];
@@ -75,5 +75,14 @@ describe('finding the rows a sink refuses', () => {
     expect(stored.sort()).toEqual(idsOf(rows).sort());
     expect(outcome).toMatchObject({ setAside: 0 });
     expect(outcome.inserted.size).toBe(10);
+  });
+
+  it('makes a refused reject storable in the quarantine: a UUID for its id, no lone surrogate in its text', () => {
+    const refused = rejectRow(1, { id: 'not-a-uuid', payload: '{"q":"\ud800"}', userId: 'u\udc00', detail: 'bad \ud800' });
+    const row = setAsideRow({ events: [], rejects: [refused] }, new Error('Code: 25. Cannot parse escape sequence'));
+    expect(row.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-8[0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(setAsideRow({ events: [], rejects: [refused] }, new Error('again')).id).toBe(row.id);
+    expect([row.payload, row.userId, row.code]).toEqual(['{"q":"\ufffd"}', 'u\ufffd', 'event_not_storable']);
+    expect(row.detail).toContain('bad \ufffd');
   });
 });
