@@ -31,16 +31,18 @@ export function isEncodedEventSink(sink: object): sink is EncodedEventSink {
   return typeof (sink as Partial<EncodedEventSink>).commitEncoded === 'function';
 }
 
-/** Where each line of `block` starts (and, last, where the lines end). */
+/** Where each line of `block` starts (and, last, where the lines end); throws unless there is exactly one line per id. */
 export function lineStarts(block: EncodedEvents): number[] {
   const starts = [0];
   const lines = block.lines;
-  for (let at = 0, i = 0; i < block.ids.length; i++) {
+  let at = 0;
+  for (let i = 0; i < block.ids.length; i++) {
     const end = lines.indexOf(NEWLINE, at);
     if (end < 0) throw new Error(`Encoded events of tenant ${block.tenantSeq} hold ${i} lines for ${block.ids.length} ids.`);
     at = end + 1;
     starts.push(at);
   }
+  if (at !== lines.length) throw new Error(`Encoded events of tenant ${block.tenantSeq} hold more lines than their ${block.ids.length} ids.`);
   return starts;
 }
 

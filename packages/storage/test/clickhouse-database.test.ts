@@ -5,6 +5,9 @@ import { chErrorCode, chFailure } from '../src/clickhouse/ch-failure';
 import { CH_MIGRATIONS, type ChMigration } from '../src/clickhouse/ch-migrations';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { freePort } from '../../../apps/server/test/child-server';
+import { insertEvents } from './clickhouse-events';
+import { startClickHouseProxy } from './clickhouse-proxy';
+import { eventRow } from './event-log-rows';
 
 describe('ClickHouse failures', () => {
   it('reads the code from the text of an 18.16 error and of a current one', () => {
@@ -23,6 +26,9 @@ describe('ClickHouse failures', () => {
     }
     const syntax = new Error('Code: 62, e.displayText() = DB::Exception: Syntax error');
     expect(chFailure(syntax)).toBe(syntax);
+    // Not a busy server: the same insert fails again, smaller ones go in (the writer splits it).
+    const partitions = new Error("Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 100). The limit is controlled by 'max_partitions_per_insert_block' setting.");
+    expect(chFailure(partitions)).toBe(partitions);
   });
 });
 
@@ -141,5 +147,42 @@ describe.runIf(available)('ClickHouse database', () => {
     await db.ping();
     await db.close();
     await expect(db.ping()).rejects.toMatchObject({ code: 'not_ready' });
+  });
+
+  it('upgrades a database of the first schema: event ids are copied a month at a time, each once, and a copy run again is harmless', async () => {
+    const name = `svc_db_${++databases}`;
+    const first = await ChDatabase.open(server.url, name, { migrations: CH_MIGRATIONS.filter((m) => m.version === 1) });
+    const day = 86_400_000;
+    // Four months (Jan 31 runs into Feb; Mar, Jul 2024), two tenants, one event twice (a retried batch).
+    const events = [Date.UTC(2024, 0, 31), Date.UTC(2024, 2, 1), Date.UTC(2024, 6, 15)].flatMap((start, month) =>
+      Array.from({ length: 20 }, (_, i) => eventRow(month * 100 + i, { tenantSeq: 1 + (i % 2), timestampMs: start + (i % 3) * day })),
+    );
+    await insertEvents(first, events);
+    await insertEvents(first, events.slice(0, 1));
+    await first.close();
+
+    const proxy = await startClickHouseProxy(server.url);
+    try {
+      const upgraded = await ChDatabase.open(proxy.url, name);
+      const copies = proxy.requests.filter((text) => /INSERT INTO event_ids/.test(text));
+      expect(copies).toHaveLength(4);
+      for (const copy of copies) expect(copy).toMatch(/max_execution_time=3600/);
+      await upgraded.close();
+    } finally {
+      await proxy.close();
+    }
+
+    const db = await ChDatabase.open(server.url, name);
+    const ids = async () => db.query<{ tenant_seq: number; event_id: string; n: string }>(
+      'SELECT tenant_seq, event_id, count() AS n FROM event_ids FINAL GROUP BY tenant_seq, event_id ORDER BY tenant_seq, event_id',
+    );
+    const expected = events.map((e) => ({ tenant_seq: e.tenantSeq, event_id: e.eventId, n: '1' }))
+      .sort((a, b) => a.tenant_seq - b.tenant_seq || a.event_id.localeCompare(b.event_id));
+    expect(await ids()).toEqual(expected);
+    // The copy again, as a node that restarts during the migration runs it.
+    const again = await ChDatabase.open(server.url, name, { migrations: [...CH_MIGRATIONS, { ...CH_MIGRATIONS[1]!, version: 3 }] });
+    await again.close();
+    expect(await ids()).toEqual(expected);
+    await db.close();
   });
 });

@@ -10,10 +10,12 @@ import {
   type EventRow,
 } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
+import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
+import { startClickHouseProxy } from './clickhouse-proxy';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
-import { eventRow, rejectRow } from './event-log-rows';
+import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = clickhouseAvailable() && natsAvailable();
@@ -104,21 +106,70 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).length, WAIT).toBe(1);
   });
 
-  it('sets aside an event ClickHouse refuses, in the quarantine, and stores the others of its batch and the later ones', async () => {
-    const { log, db, sink, writer, errors, node } = await pipeline();
+  it('sets aside an event ClickHouse refuses, in the quarantine, sends none of its webhooks, and stores the others of its batch and the later ones', async () => {
+    const enqueued: string[] = [];
+    const { log, db, sink, writer, errors, node } = await pipeline({ enqueueDeliveries: async (deliveries) => void enqueued.push(...deliveries.map((d) => d.eventId)) });
     const good = [eventRow(1), eventRow(2), eventRow(3)];
     const refused = eventRow(4, { eventId: 'not-a-uuid' });
     // A message of the first format with a row the events table cannot take, amid good ones.
-    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries: [] }), { msgID: 'poison' });
+    const deliveries = [deliveryOf(good[0]!), deliveryOf(refused), deliveryOf(good[1]!)];
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [good[0], refused, good[1]], rejects: [], deliveries }), { msgID: 'poison' });
     await node().commit({ events: [good[2]!], rejects: [] });
     await expect.poll(() => count(db), WAIT).toBe(3);
     await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
     const quarantined = await sink.listRejected(1, { limit: 10 });
     expect(quarantined).toMatchObject([{ code: 'event_not_storable', event: 'checkout.completed', payload: { event_id: 'not-a-uuid', user_id: 'u-4' } }]);
     expect(writer.setAsideRows).toBe(1);
+    expect(enqueued.sort()).toEqual([good[0]!.eventId, good[1]!.eventId].sort());
     expect(errors).toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
     // Later events are not held up.
     await node().commit({ events: [eventRow(5)], rejects: [] });
     await expect.poll(() => count(db), WAIT).toBe(4);
+  });
+
+  it('retries a batch while a table is missing (a failure of the whole database), setting nothing aside and dropping no reject', async () => {
+    const { log, db, sink, writer, errors, node } = await pipeline();
+    const messages = async () => (await log.manager().streams.info('EVENTS')).state.messages;
+    await db.command('DROP TABLE events');
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    // Tried and retried as it is, nothing set aside.
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(3);
+    expect(writer.setAsideRows).toBe(0);
+    expect(await messages()).toBe(1);
+    await db.command(CH_MIGRATIONS[0]!.statements[0]!);
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    await expect.poll(messages, WAIT).toBe(0);
+
+    // A batch of rejects only, while the quarantine is missing: kept, not dropped.
+    await db.command('DROP TABLE rejected_events');
+    const seen = errors.length;
+    await node().commit({ events: [], rejects: [rejectRow(1), rejectRow(2)] });
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(seen + 3);
+    expect(await messages()).toBe(1);
+    await db.command(CH_MIGRATIONS[0]!.statements[1]!);
+    await expect.poll(async () => (await sink.listRejected(1, { limit: 10 })).map((r) => r.code), WAIT).toEqual(['unknown_event', 'unknown_event']);
+    expect(writer.setAsideRows).toBe(0);
+    expect(errors).not.toContainEqual(expect.objectContaining({ code: 'event_not_storable' }));
+  });
+
+  it('retries a batch while a proxy in front of ClickHouse answers its inserts with an error page, setting nothing aside', async () => {
+    const proxy = await startClickHouseProxy(clickhouse.url);
+    closing.push(() => proxy.close());
+    const { log, db, errors, node, writer: first } = await pipeline();
+    const viaProxy = await ChDatabase.open(proxy.url, db.name);
+    closing.push(() => viaProxy.close());
+    const writer = new EventLogWriter(log, { sink: new ClickHouseEventStore(viaProxy), enqueueDeliveries: async () => {}, onError: (e) => errors.push(e), ...FAST_WRITER });
+    proxy.refuse = { match: /INSERT\W+INTO\W+events\W/, status: 502, body: '<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center></body></html>' };
+    // Only this writer runs: the pipeline's own stops first.
+    await first.stop();
+    await writer.start();
+    closing.push(() => writer.stop());
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(3);
+    expect(writer.setAsideRows).toBe(0);
+    expect((await log.manager().streams.info('EVENTS')).state.messages).toBe(1);
+    proxy.refuse = null;
+    await expect.poll(() => count(db), WAIT).toBe(3);
+    expect(writer.setAsideRows).toBe(0);
   });
 });

@@ -76,5 +76,12 @@ describe('chunking a batch into EVENTS messages', () => {
     expect(() => decodeEntry(Buffer.from('not json'))).toThrow();
     expect(() => decodeEntry(Buffer.from('{"v":2,"tenantSeq":1}'))).toThrow(/header/);
     expect(() => decodeEntry(Buffer.from('{"v":2,"tenantSeq":1,"ids":["a"],"users":[],"received":[],"rejects":[],"deliveries":[]}\n'))).toThrow(/as many/);
+    // Exactly one line per id: more, fewer, or text after the last line refuse the message.
+    const header = (ids: number) => `{"v":2,"tenantSeq":1,"ids":${JSON.stringify(Array.from({ length: ids }, (_, i) => `id${i}`))},"users":${JSON.stringify(Array(ids).fill(null))},"received":${JSON.stringify(Array(ids).fill(1))},"rejects":[],"deliveries":[]}\n`;
+    expect(decodeEntry(Buffer.from(`${header(2)}{"a":1}\n{"a":2}\n`)).events[0]!.ids).toHaveLength(2);
+    expect(() => decodeEntry(Buffer.from(`${header(1)}{"a":1}\n{"a":2}\n`))).toThrow(/one line per event/);
+    expect(() => decodeEntry(Buffer.from(`${header(2)}{"a":1}\n`))).toThrow(/one line per event/);
+    expect(() => decodeEntry(Buffer.from(`${header(1)}{"a":1}\n{"a":2}`))).toThrow(/one line per event/);
+    expect(() => decodeEntry(Buffer.from(`${header(0)}{"a":1}\n`))).toThrow(/one line per event/);
   });
 });

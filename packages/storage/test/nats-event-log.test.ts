@@ -217,6 +217,22 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(errors.map(String)).toEqual([expect.stringMatching(/EVENTS message 2 cannot be decoded/)]);
   });
 
+  it('leaves a message of a newer format in the stream for a writer of a later version, reporting it, and stores the others', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    await store.commit({ events: rows(1, 5), rejects: [] });
+    await jetstream(log.connection).publish('svc.events.1', '{"v":3,"tenantSeq":1,"parts":[]}\n{"a":1}\n');
+    await store.commit({ events: rows(6, 5), rejects: [] });
+    const sink = await duckDbSink();
+    const errors: unknown[] = [];
+    await startWriter(log, { sink, onError: (error) => errors.push(error), newerFormatDelayMs: 300 });
+    await vi.waitFor(async () => expect(await sink.countEvents({ tenantSeq: 1 })).toBe(10), WAIT);
+    // Offered again after its delay, and given back each time: never dropped.
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThanOrEqual(2), WAIT);
+    expect(await streamMessages(log)).toBe(1);
+    expect(errors.map(String).every((e) => /EVENTS message 2 is of a newer format \(3\)/.test(e))).toBe(true);
+  });
+
   it('answers storage_unavailable with Retry-After while NATS is down, and stores again once it is back', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());

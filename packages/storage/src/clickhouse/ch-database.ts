@@ -11,6 +11,8 @@ export const DEFAULT_MAX_EXECUTION_TIME_SECONDS = 600;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
 /** How long `waitForMutations` waits by default before it fails with `storage_unavailable`. */
 export const DEFAULT_MUTATION_WAIT_MS = 300_000;
+/** How long one month's copy of a migration may run (server limit; the client waits a minute more). */
+export const PARTITION_COPY_MAX_SECONDS = 3_600;
 /** Between two looks at `system.mutations`. */
 const MUTATION_POLL_INTERVAL_MS = 50;
 
@@ -85,7 +87,9 @@ export class ChDatabase {
           await admin.close();
         }
       }
-      await db.migrate(options.migrations ?? CH_MIGRATIONS, options.now ?? Date.now);
+      // Month copies of a migration run through a client that waits as long as the server may work.
+      const copyClient = () => createClient({ ...config, database, request_timeout: (PARTITION_COPY_MAX_SECONDS + 60) * 1000 });
+      await db.migrate(options.migrations ?? CH_MIGRATIONS, options.now ?? Date.now, copyClient);
     } catch (error) {
       await client.close();
       const failure = chFailure(error);
@@ -200,16 +204,34 @@ export class ChDatabase {
    * Applies the migrations `schema_migrations` does not list. Without locks in ClickHouse,
    * nodes starting at once may both apply one; its statements are idempotent, so that is safe.
    */
-  private async migrate(migrations: ChMigration[], now: () => number): Promise<void> {
+  private async migrate(migrations: ChMigration[], now: () => number, copyClient: () => ClickHouseClient): Promise<void> {
     await this.command(CREATE_SCHEMA_MIGRATIONS_SQL);
     const rows = await this.query<{ version: number }>('SELECT DISTINCT version FROM schema_migrations');
     const applied = new Set(rows.map((row) => Number(row.version)));
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
       for (const statement of migration.statements) await this.command(statement);
+      for (const copy of migration.partitionCopies ?? []) await this.copyByPartition(copy, copyClient);
       await this.command(
         `INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (${sqlInteger(migration.version)}, ${sqlString(migration.name)}, ${sqlInteger(now())})`,
       );
+    }
+  }
+
+  /** Runs a migration's copy once per active month partition of its table, oldest first. */
+  private async copyByPartition(copy: NonNullable<ChMigration['partitionCopies']>[number], copyClient: () => ClickHouseClient): Promise<void> {
+    const rows = await this.query<{ partition: string }>(
+      `SELECT DISTINCT partition FROM system.parts WHERE database = ${sqlString(this.name)} AND table = ${sqlString(copy.table)} AND active`,
+    );
+    const partitions = rows.map((row) => Number(row.partition)).filter((p) => Number.isInteger(p)).sort((a, b) => a - b);
+    if (!partitions.length) return;
+    const client = copyClient();
+    try {
+      for (const partition of partitions) {
+        await this.run(() => client.command({ query: copy.statement(partition), clickhouse_settings: { max_execution_time: PARTITION_COPY_MAX_SECONDS } }));
+      }
+    } finally {
+      await client.close();
     }
   }
 }

@@ -15,10 +15,32 @@ export interface ChMigration {
   name: string;
   /** One statement each (the HTTP interface runs one per request). */
   statements: string[];
+  /**
+   * Copies run after the statements, one month partition of `table` at a time (each a request
+   * of its own, with a long time limit): a whole large table in one request would outlast the
+   * client's request timeout, and a migration that fails is started again at every open. The
+   * copies must be harmless when run again (into a table that merges duplicates away).
+   */
+  partitionCopies?: { table: string; statement: (partition: number) => string }[];
 }
 
 /** The month partition of an epoch-millisecond column, as a UInt32 `YYYYMM`. */
 export const monthPartition = (column: string) => `toYYYYMM(toDateTime(intDiv(${column}, 1000)))`;
+
+/**
+ * Rows of one month partition (`YYYYMM` as `monthPartition` gives it). The exact test uses the
+ * server's time zone, as the partition key does; the range around it (the month ± 1 day, any
+ * time zone) lets the server skip the parts of other months by their minimum and maximum time.
+ */
+export function monthPartitionFilter(column: string, partition: number): string {
+  if (!Number.isInteger(partition) || partition < 100_001 || partition > 999_912) throw new Error(`Not a month partition: ${partition}`);
+  const year = Math.floor(partition / 100);
+  const month = partition % 100;
+  const day = 86_400_000;
+  const from = Date.UTC(year, month - 1, 1) - day;
+  const to = Date.UTC(year, month, 1) + day;
+  return `${column} >= ${from} AND ${column} < ${to} AND ${monthPartition(column)} = ${partition}`;
+}
 
 export const CH_MIGRATIONS: ChMigration[] = [
   {
@@ -83,11 +105,17 @@ export const CH_MIGRATIONS: ChMigration[] = [
       // Every insert into `events` fills it in the same request, whoever inserts.
       `CREATE MATERIALIZED VIEW IF NOT EXISTS event_ids_of_events TO event_ids
       AS SELECT tenant_seq, toString(event_id) AS event_id, timestamp_ms, user_id FROM events`,
-      // Events stored before this migration. Rows the view adds meanwhile come twice, and a
-      // second node running this at once adds them all again: the same keys, merged away later,
-      // and the lookup reads ids as a set.
-      `INSERT INTO event_ids (tenant_seq, event_id, timestamp_ms, user_id)
-      SELECT tenant_seq, toString(event_id), timestamp_ms, user_id FROM events`,
+    ],
+    // Events stored before this migration, a month at a time. Rows the view adds meanwhile come
+    // twice, and a second node (or a restart after a failed open) copies them all again: the
+    // same keys (tenant, id), merged away later, and the lookup reads ids as a set.
+    partitionCopies: [
+      {
+        table: 'events',
+        statement: (partition) => `INSERT INTO event_ids (tenant_seq, event_id, timestamp_ms, user_id)
+      SELECT tenant_seq, toString(event_id), timestamp_ms, user_id FROM events
+      WHERE ${monthPartitionFilter('timestamp_ms', partition)}`,
+      },
     ],
   },
 ];

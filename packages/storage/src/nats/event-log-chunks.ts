@@ -137,10 +137,33 @@ interface Header {
   deliveries: NewDelivery[];
 }
 
-/** The rows of a message body written by `chunkEntries`, of either format; throws when it is neither. */
+/** The newest body format this version reads (the `v` of HEADER_START). */
+export const EVENT_LOG_FORMAT_VERSION = 2;
+/** How a versioned body starts: `{"v":` and the version's digits. */
+const VERSIONED_START = /^\{"v":(\d{1,9}),/;
+
+/**
+ * A body a newer version of the service wrote, in a format this one does not know: it is not
+ * broken, only early (during a rolling upgrade), and a writer of that version will store it.
+ */
+export class NewerEventLogFormatError extends Error {
+  constructor(readonly version: number) {
+    super(`An EVENTS message is of format ${version}; this version reads formats up to ${EVENT_LOG_FORMAT_VERSION}.`);
+    this.name = 'NewerEventLogFormatError';
+  }
+}
+
+/**
+ * The rows of a message body written by `chunkEntries`, of either format; throws
+ * NewerEventLogFormatError for a body of a later format, and another error when it is neither.
+ */
 export function decodeEntry(body: Uint8Array): EventLogEntry {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (bytes.toString('latin1', 0, HEADER_START.length) !== HEADER_START) return decodeFirstFormat(bytes);
+  if (bytes.toString('latin1', 0, HEADER_START.length) !== HEADER_START) {
+    const version = VERSIONED_START.exec(bytes.toString('latin1', 0, 16));
+    if (version && Number(version[1]) > EVENT_LOG_FORMAT_VERSION) throw new NewerEventLogFormatError(Number(version[1]));
+    return decodeFirstFormat(bytes);
+  }
   const end = bytes.indexOf(0x0a);
   if (end < 0) throw new Error('An EVENTS message lacks the end of its header.');
   const header = JSON.parse(bytes.toString('utf8', 0, end)) as Partial<Header>;
@@ -150,8 +173,20 @@ export function decodeEntry(body: Uint8Array): EventLogEntry {
   }
   if (users.length !== ids.length || received.length !== ids.length) throw new Error('An EVENTS message has not as many users and receipt times as events.');
   const lines = bytes.subarray(end + 1);
+  if (lineCount(lines) !== ids.length) throw new Error(`An EVENTS message has not one line per event (${ids.length} ids).`);
   const events = ids.length ? [{ tenantSeq, ids, users, received, lines }] : [];
   return { events, rejects, deliveries };
+}
+
+/** The lines of a block that ends with a newline (or is empty); -1 when text follows the last newline. */
+function lineCount(lines: Buffer): number {
+  let count = 0;
+  let at = 0;
+  for (let end = lines.indexOf(0x0a); end >= 0; end = lines.indexOf(0x0a, at)) {
+    count++;
+    at = end + 1;
+  }
+  return at === lines.length ? count : -1;
 }
 
 /** A body of the first format: `{"events":[rows],"rejects":[…],"deliveries":[…]}`. */

@@ -1,10 +1,10 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
-import type { EventStore, NewDelivery } from '../event-store';
+import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import { SvcError } from '@svc/protocol';
 import { decodeEvents, isEncodedEventSink } from '../encoded-events';
-import { isTransient, setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
+import { setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
 import { fromInsertLine } from '../clickhouse/event-sql';
-import { decodeEntry, type EventLogEntry } from './event-log-chunks';
+import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './event-log-chunks';
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
 import { natsFailure } from './nats-failure';
@@ -32,6 +32,11 @@ export const WRITER_BATCH_BYTES = 16 * 2 ** 20;
 export const WRITER_ACK_WAIT_MS = 60_000;
 /** Pause after a failed batch (sink or queue down) before its messages come again. */
 export const WRITER_RETRY_DELAY_MS = 5_000;
+/**
+ * How long a message of a newer format (see NewerEventLogFormatError) waits before it is offered
+ * again: long enough that the writers of the newer version, once running, take it first.
+ */
+export const WRITER_NEWER_FORMAT_DELAY_MS = 60_000;
 /** An event the writer stored. */
 export interface StoredEventKey {
   tenantSeq: number;
@@ -57,6 +62,8 @@ export interface EventLogWriterOptions {
   ackWaitMs?: number;
   /** Default WRITER_RETRY_DELAY_MS. */
   retryDelayMs?: number;
+  /** Default WRITER_NEWER_FORMAT_DELAY_MS. */
+  newerFormatDelayMs?: number;
 }
 
 /**
@@ -66,7 +73,8 @@ export interface EventLogWriterOptions {
  * webhook deliveries enqueued, and only then acknowledged (which removes it from the stream).
  * When the sink or the queue is unavailable (`storage_unavailable`), nothing is acknowledged:
  * the messages come again after WRITER_RETRY_DELAY_MS (to any writer) and the stream grows
- * meanwhile. When the sink refuses rows instead (any other failure), the writer finds them by
+ * meanwhile, as after any failure that concerns the whole database (see `isRowRefusal`). When
+ * the sink refuses the data of rows instead, the writer finds them by
  * writing halves of the batch, writes the others and keeps each refused row in the quarantine
  * (`event_not_storable`, see poison-rows.ts), so that one bad row never blocks the stream,
  * later events or erasures. Events go to a sink that takes encoded events (ClickHouse's) as
@@ -197,8 +205,12 @@ export class EventLogWriter {
     const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
       const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
-      const { inserted } = events.length || rejects.length ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error)) : { inserted: new Set<string>() };
-      if (deliveries.length) await this.options.enqueueDeliveries(deliveries);
+      const { inserted, setAsideKeys } = events.length || rejects.length
+        ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error))
+        : { inserted: new Set<string>(), setAsideKeys: new Set<string>() };
+      // An event set aside in the quarantine was not stored: nobody is told of it.
+      const sent = setAsideKeys.size ? deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : deliveries;
+      if (sent.length) await this.options.enqueueDeliveries(sent);
       for (const message of messages) message.ack();
       this.release(messages);
       await this.log.connection.flush();
@@ -216,8 +228,10 @@ export class EventLogWriter {
   }
 
   /**
-   * The messages whose body decodes. Only this service publishes to the stream, so another body
-   * is a message nobody can store: it is reported and terminated rather than retried forever.
+   * The messages whose body decodes. A body of a newer format (a node of a later version wrote
+   * it during a rolling upgrade) is given back with a long delay and reported, never dropped:
+   * a writer of that version stores it. Only this service publishes to the stream, so any other
+   * body is a message nobody can store: it is reported and terminated rather than retried forever.
    */
   private decode(messages: JsMsg[]): { message: JsMsg; entry: EventLogEntry }[] {
     const decoded: { message: JsMsg; entry: EventLogEntry }[] = [];
@@ -225,8 +239,18 @@ export class EventLogWriter {
       try {
         decoded.push({ message, entry: decodeEntry(message.data) });
       } catch (error) {
-        this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
         this.held.delete(message);
+        if (error instanceof NewerEventLogFormatError) {
+          const delayMs = this.options.newerFormatDelayMs ?? WRITER_NEWER_FORMAT_DELAY_MS;
+          this.report(new Error(`EVENTS message ${message.seq} is of a newer format (${error.version}); it is left to a writer of a later version (offered again in ${delayMs} ms).`, { cause: error }));
+          try {
+            message.nak(delayMs);
+          } catch {
+            // The connection is gone: the message comes again after the ack wait.
+          }
+          continue;
+        }
+        this.report(new Error(`EVENTS message ${message.seq} cannot be decoded; it is dropped.`, { cause: error }));
         try {
           message.term();
         } catch {
@@ -246,22 +270,13 @@ export class EventLogWriter {
 
   /**
    * Keeps a row the sink refused in the quarantine (code `event_not_storable`), where it is
-   * listed, counted, erased and purged as the quarantine is, and reports it. A reject the
-   * quarantine refuses (it is one already) is reported and dropped; an event it refuses fails
-   * the batch, which is retried.
+   * listed, counted, erased and purged as the quarantine is, and reports it. When the quarantine
+   * does not take it either, the batch fails and is retried: no row is ever dropped here.
    */
   private async setAside(row: WriterRows, error: unknown): Promise<void> {
     const quarantined = setAsideRow(row, error);
     const what = row.rejects.length ? 'reject' : 'event';
-    try {
-      await this.options.sink.commit({ events: [], rejects: [quarantined] });
-    } catch (setAsideError) {
-      if (row.rejects.length && !isTransient(setAsideError)) {
-        this.report(new SvcError('event_not_storable', `The event database refused the reject ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is dropped.`, { cause: error }));
-        return;
-      }
-      throw setAsideError;
-    }
+    await this.options.sink.commit({ events: [], rejects: [quarantined] });
     this.setAsideRows++;
     this.report(new SvcError('event_not_storable', `The event database refused the ${what} ${quarantined.id} of tenant ${quarantined.tenantSeq}; it is kept in the quarantine.`, { cause: error }));
   }
