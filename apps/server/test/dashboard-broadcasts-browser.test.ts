@@ -1,26 +1,19 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { ManualClock } from '@svc/protocol';
-import { loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { browserAvailable } from './browser';
 import { accessibilityProblems, layoutProblems, newDashboardPage, PAGE_VIEWPORTS } from './dashboard-page-checks';
-import { startTestApp, type TestApp } from './test-app';
+import type { TestApp } from './test-app';
 import { TestViewer } from './ws-client';
+import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
   let browser: Browser;
   let t: TestApp;
   let page: Page;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    t = await startFixtureApp();
   });
   afterEach(async () => {
     await page?.context().close();

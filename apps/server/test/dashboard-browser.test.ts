@@ -1,16 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
 import { loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import { TestViewer } from './ws-client';
 import { WebhookReceiver } from './webhook-receiver';
+import { useDashboardBrowser } from './dashboard-test-bed';
 
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
 
@@ -20,12 +20,8 @@ describe.runIf(browserAvailable())('dashboard in a real browser', () => {
   let page: Page;
   let cspViolations: string[];
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-    mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
+  beforeAll(() => void mkdirSync(SCREENSHOTS, { recursive: true }));
   beforeEach(async () => {
     t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)), config: { webhookAllowPrivate: true } });
     await loadAnalyticsFixture(t.app, t.demo.adminToken);

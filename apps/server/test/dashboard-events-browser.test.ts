@@ -1,27 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'csv-parse/sync';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { ManualClock } from '@svc/protocol';
-import { EVENTS, loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EVENTS } from './analytics-fixture';
+import { browserAvailable } from './browser';
 import { accessibilityProblems, layoutProblems, newDashboardPage, PAGE_VIEWPORTS } from './dashboard-page-checks';
-import { startTestApp, type TestApp } from './test-app';
+import type { TestApp } from './test-app';
+import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 describe.runIf(browserAvailable())('dashboard Events page', () => {
   let browser: Browser;
   let t: TestApp;
   let page: Page;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    t = await startFixtureApp();
     // A formula-like value, to see the CSV made safe for spreadsheets.
     await t.app.inject({
       method: 'POST', url: '/v1/events', headers: { authorization: `Bearer ${t.demo.adminToken}` },

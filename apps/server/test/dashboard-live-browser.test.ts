@@ -1,11 +1,10 @@
 import { uuidv7 } from 'uuidv7';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { ManualClock } from '@svc/protocol';
-import { D11, loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
-import { startTestApp, type TestApp } from './test-app';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { D11 } from './analytics-fixture';
+import { browserAvailable } from './browser';
+import type { TestApp } from './test-app';
+import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 const JOINS = 12;
 const JOIN_EVERY_MS = 150;
@@ -16,14 +15,9 @@ describe.runIf(browserAvailable())('dashboard live mode in a real browser', () =
   let t: TestApp;
   let page: Page;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    t = await startFixtureApp();
     const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
     await context.request.post(`${t.url}/v1/session`, { data: { token: t.demo.adminToken } });
     page = await context.newPage();

@@ -2,12 +2,10 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { ManualClock } from '@svc/protocol';
-import { loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
-import { startTestApp, type TestApp } from './test-app';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { browserAvailable } from './browser';
+import type { TestApp } from './test-app';
+import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 const AXE_SOURCE: string = createRequire(import.meta.url)('axe-core').source;
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
@@ -26,15 +24,10 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   let browser: Browser;
   let t: TestApp;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-    mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
+  beforeAll(() => void mkdirSync(SCREENSHOTS, { recursive: true }));
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    t = await startFixtureApp();
   });
   afterEach(async () => t.close());
 

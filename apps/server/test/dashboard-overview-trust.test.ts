@@ -1,10 +1,10 @@
 import type { Browser, Page, Route } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
 import { loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable } from './browser';
 import { startTestApp, type TestApp } from './test-app';
+import { useDashboardBrowser } from './dashboard-test-bed';
 
 /** The overview under any sequence of actions: what the panels show always matches the controls. */
 describe.runIf(browserAvailable())('overview filters in a real browser', () => {
@@ -13,11 +13,7 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
   let page: Page;
   let clock: ManualClock;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
     clock = new ManualClock(Date.UTC(2026, 10, 21, 12));
     t = await startTestApp({ listen: true, clock });

@@ -1,20 +1,16 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { browserAvailable, launchBrowser } from './browser';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { browserAvailable } from './browser';
 import { accessibilityProblems, layoutProblems, newDashboardPage, PAGE_VIEWPORTS } from './dashboard-page-checks';
 import { startTestApp, type TestApp } from './test-app';
+import { useDashboardBrowser } from './dashboard-test-bed';
 
 describe.runIf(browserAvailable())('dashboard Rejected events page', () => {
   let browser: Browser;
   let t: TestApp;
   let page: Page;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
     t = await startTestApp({ listen: true });
     // Refused events with long reasons: what the page must show without a sideways scroll.

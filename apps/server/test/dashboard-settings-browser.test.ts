@@ -1,11 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable } from './browser';
 import { accessibilityProblems, layoutProblems, newDashboardPage, PAGE_VIEWPORTS } from './dashboard-page-checks';
 import { startTestApp, type TestApp } from './test-app';
 import { WebhookReceiver } from './webhook-receiver';
+import { useDashboardBrowser } from './dashboard-test-bed';
 
 describe.runIf(browserAvailable())('dashboard Settings page', () => {
   let browser: Browser;
@@ -13,11 +13,7 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
   let page: Page;
   let receiver: WebhookReceiver;
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
     t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)), config: { webhookAllowPrivate: true } });
     receiver = await new WebhookReceiver().start();

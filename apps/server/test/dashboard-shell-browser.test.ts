@@ -1,10 +1,8 @@
 import type { Browser, Page, Request } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildDashboard } from '@svc/dashboard/build';
-import { ManualClock } from '@svc/protocol';
-import { loadAnalyticsFixture } from './analytics-fixture';
-import { browserAvailable, launchBrowser } from './browser';
-import { startTestApp, type TestApp } from './test-app';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { browserAvailable } from './browser';
+import type { TestApp } from './test-app';
+import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 /** The app shell: client-side routing, cached assets. */
 describe.runIf(browserAvailable())('dashboard shell in a real browser', () => {
@@ -13,14 +11,9 @@ describe.runIf(browserAvailable())('dashboard shell in a real browser', () => {
   let page: Page;
   let requests: Request[];
 
-  beforeAll(async () => {
-    await buildDashboard();
-    browser = await launchBrowser();
-  });
-  afterAll(async () => browser?.close());
+  useDashboardBrowser((b) => (browser = b));
   beforeEach(async () => {
-    t = await startTestApp({ listen: true, clock: new ManualClock(Date.UTC(2026, 10, 21, 12)) });
-    await loadAnalyticsFixture(t.app, t.demo.adminToken);
+    t = await startFixtureApp();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     requests = [];
     page.on('request', (request) => void requests.push(request));
