@@ -9,6 +9,7 @@ import { childPids, totalCpuSeconds } from './engine-cpu';
 import { EVENTS_PER_BATCH, makeBodies } from './events';
 import { base62, CyclingBodies, startBare, UniqueBodies } from './ingest';
 import { percentile, runLoad, type BodySource, type LoadResult } from './load';
+import { FreshTimestampBodies } from './fresh-timestamp-bodies';
 import { cpuSeconds, startService, tempFolder, type Child } from './processes';
 import { LOOK_INTERVAL_MS, PROBE_INTERVAL_MS, QueryableLag } from './queryable-lag';
 import { fmt, type BenchTable, type Row } from './report';
@@ -60,24 +61,6 @@ class CountingBodies implements BodySource {
   next(): Buffer {
     this.handedOut++;
     return this.inner.next();
-  }
-}
-
-/**
- * The bodies with the time they are sent as `sentAt` and every event's `timestamp`, as a live
- * SDK sends them: the pool is built before the run, and events all stamped with the pool's few
- * seconds would make every writer batch's stored-id lookup read all the events stored so far.
- */
-class FreshTimestampBodies implements BodySource {
-  constructor(private readonly inner: BodySource) {}
-  get eventsPerBody() {
-    return this.inner.eventsPerBody;
-  }
-  next(): Buffer {
-    const body = this.inner.next().toString();
-    // `{"sentAt":"2026-11-25T17:00:00.000Z",…`: every event carries the same text as its timestamp.
-    const stamped = body.slice(11, 35);
-    return Buffer.from(body.replaceAll(stamped, new Date().toISOString()));
   }
 }
 

@@ -16,7 +16,8 @@ import { startNats } from '../packages/storage/test/nats-server';
 import { startPostgres } from '../packages/storage/test/postgres-server';
 import { EVENTS_PER_BATCH, makeBodies } from './events';
 import { base62, UniqueBodies } from './ingest';
-import { runLoad, type BodySource } from './load';
+import { runLoad } from './load';
+import { FreshTimestampBodies } from './fresh-timestamp-bodies';
 import { cpuSeconds, READY_LINE, ROOT, startServer, tempFolder } from './processes';
 
 const WARMUP_MS = 3_000;
@@ -28,18 +29,6 @@ const mode = process.argv[2] ?? 'cluster';
 const seconds = Number(process.argv[3] ?? 10);
 const profileFolder = process.argv[4];
 if (!['cluster', 'cluster-without-writer', 'embedded'].includes(mode)) throw new Error(`unknown mode ${mode}`);
-
-/** Every timestamp of a body set to the time it is sent, as bench/cluster-ingest.ts does. */
-class FreshTimestampBodies implements BodySource {
-  constructor(private readonly inner: BodySource) {}
-  get eventsPerBody() {
-    return this.inner.eventsPerBody;
-  }
-  next(): Buffer {
-    const body = this.inner.next().toString();
-    return Buffer.from(body.replaceAll(body.slice(11, 35), new Date().toISOString()));
-  }
-}
 
 const pool = makeBodies(Math.ceil(((seconds + WARMUP_MS / 1000) * POOL_EVENTS_PER_SECOND) / EVENTS_PER_BATCH));
 const apiKey = `svc_pk_${base62(32)}`;
