@@ -1,27 +1,55 @@
 import { eventKey, type CommitBatch } from './event-store';
 import type { EventRow } from './records';
+import { EventIdTable, UUID_WORDS } from './event-id-table';
 
 /**
- * Keys known to be stored, in two generations: when the current one is full it becomes the
- * old one and the old one is dropped, so memory stays bounded while retries, which come soon
- * after the original, are still recognised.
+ * Events known to be stored, by tenant and event id, in two generations: when the current one
+ * is full it becomes the old one and the old one is dropped, so memory stays bounded while
+ * retries, which come soon after the original, are still recognised.
+ *
+ * An id in the canonical UUID form (every id ingest stores) is kept as its 128 bits in a typed
+ * array (EventIdTable): a lookup reads one slot instead of walking a Set of half a million key
+ * strings, and the garbage collector has nothing to trace. Any other id is kept as its
+ * `eventKey` string. Both are exact: an event is reported known only when that very
+ * (tenant, id) was added.
  */
 export class RecentKeys {
-  private current = new Set<string>();
-  private previous = new Set<string>();
+  private current: Generation;
+  private previous: Generation | null = null;
+  private readonly words = new Uint32Array(UUID_WORDS);
 
-  constructor(private readonly perGeneration: number) {}
-
-  has(key: string): boolean {
-    return this.current.has(key) || this.previous.has(key);
+  constructor(private readonly perGeneration: number) {
+    this.current = new Generation(perGeneration);
   }
 
-  add(key: string): void {
-    if (this.current.size >= this.perGeneration) {
-      this.previous = this.current;
-      this.current = new Set();
+  has(tenantSeq: number, eventId: string): boolean {
+    if (EventIdTable.holds(tenantSeq) && EventIdTable.parseUuid(eventId, this.words)) {
+      return this.current.ids.has(tenantSeq, this.words) || (this.previous?.ids.has(tenantSeq, this.words) ?? false);
     }
-    this.current.add(key);
+    const key = eventKey(tenantSeq, eventId);
+    return this.current.others.has(key) || (this.previous?.others.has(key) ?? false);
+  }
+
+  add(tenantSeq: number, eventId: string): void {
+    if (this.current.size() >= this.perGeneration) {
+      this.previous = this.current;
+      this.current = new Generation(this.perGeneration);
+    }
+    if (EventIdTable.holds(tenantSeq) && EventIdTable.parseUuid(eventId, this.words)) this.current.ids.add(tenantSeq, this.words);
+    else this.current.others.add(eventKey(tenantSeq, eventId));
+  }
+}
+
+class Generation {
+  readonly ids: EventIdTable;
+  readonly others = new Set<string>();
+
+  constructor(capacity: number) {
+    this.ids = new EventIdTable(capacity);
+  }
+
+  size(): number {
+    return this.ids.size + this.others.size;
   }
 }
 
@@ -37,7 +65,7 @@ export function unseenEvents(batch: CommitBatch, recent: RecentKeys): { events: 
   for (let i = 0; i < batch.events.length; i++) {
     const event = batch.events[i]!;
     const key = batch.keys?.[i] ?? eventKey(event.tenantSeq, event.eventId);
-    if (unseen.has(key) || recent.has(key)) continue;
+    if (unseen.has(key) || recent.has(event.tenantSeq, event.eventId)) continue;
     events.push(event);
     keys.push(key);
     unseen.add(key);

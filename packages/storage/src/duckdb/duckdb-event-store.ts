@@ -86,7 +86,7 @@ export class DuckDbEventStore implements EventStore {
     // Commits must not outrun the rollups by much: readers of the dashboard wait for them.
     if (this.db.rollups.isFull()) await this.db.rollups.settled();
     // Ids stored recently are answered from memory; only the rest go to the database.
-    const { events, candidates } = this.candidates(batch);
+    const { events, keys, candidates } = this.candidates(batch);
     const deliveries = (batch.deliveries ?? []).filter((d) => candidates.has(eventKey(d.tenantSeq, d.eventId)));
     let commitBatch = 0;
     const inserted = await this.db.write(async (connection) => {
@@ -114,15 +114,15 @@ export class DuckDbEventStore implements EventStore {
         throw error;
       }
     });
-    for (const key of inserted) this.recent.add(key);
+    for (let i = 0; i < events.length; i++) if (inserted === candidates || inserted.has(keys[i]!)) this.recent.add(events[i]!.tenantSeq, events[i]!.eventId);
     this.queued(commitBatch, events, inserted);
     return { inserted };
   }
 
   /** The events to write: each id once (its first occurrence), none stored recently; with their keys. */
-  private candidates(batch: CommitBatch): { events: EventRow[]; candidates: Set<string> } {
-    const { events, unseen } = unseenEvents(batch, this.recent);
-    return { events, candidates: unseen };
+  private candidates(batch: CommitBatch): { events: EventRow[]; keys: string[]; candidates: Set<string> } {
+    const { events, keys, unseen } = unseenEvents(batch, this.recent);
+    return { events, keys, candidates: unseen };
   }
 
   /** Has the rollups of the batch's stored events derived. */

@@ -21,6 +21,8 @@ export interface EventLogChunk {
   body: Uint8Array;
   /** `eventKey` of each event in the chunk. */
   keys: string[];
+  /** The id of each event in the chunk, as in `keys`. */
+  ids: string[];
 }
 
 /**
@@ -125,7 +127,7 @@ function toChunk(tenantSeq: number, items: Item[]): EventLogChunk {
   }
   const header = `${HEADER_START}"tenantSeq":${tenantSeq},"ids":${JSON.stringify(ids)},"users":${JSON.stringify(users)},"received":[${received.join(',')}],"rejects":[${rejects.join(',')}],"deliveries":[${deliveries.join(',')}]}`;
   const body = lines.length ? `${header}\n${lines.join('\n')}\n` : `${header}\n`;
-  return { tenantSeq, msgId: hash.digest('hex'), body: Buffer.from(body), keys };
+  return { tenantSeq, msgId: hash.digest('hex'), body: Buffer.from(body), keys, ids };
 }
 
 interface Header {

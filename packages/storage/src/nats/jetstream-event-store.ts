@@ -50,10 +50,8 @@ export class JetStreamEventStore implements EventStore {
     const acks = await Promise.all(chunks.map((chunk) => this.log.publish(chunk)));
     const inserted = new Set<string>();
     chunks.forEach((chunk, i) => {
-      for (const key of chunk.keys) {
-        this.recent.add(key);
-        if (!acks[i]!.duplicate) inserted.add(key);
-      }
+      for (const id of chunk.ids) this.recent.add(chunk.tenantSeq, id);
+      if (!acks[i]!.duplicate) for (const key of chunk.keys) inserted.add(key);
     });
     return { inserted };
   }
