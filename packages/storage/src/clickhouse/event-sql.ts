@@ -89,9 +89,29 @@ export function toInsertRow(e: EventRow): Record<string, unknown> {
   };
 }
 
-/** The row of an event as a JSONEachRow line, without its newline: what a node publishes for the writer. */
+/**
+ * The row of an event as a JSONEachRow line, without its newline: what a node publishes for the
+ * writer. The same text as `JSON.stringify(toInsertRow(e))`, written directly: it runs for every
+ * ingested event, and the template costs half of building and serializing the object.
+ */
 export function insertLine(e: EventRow): string {
-  return JSON.stringify(toInsertRow(e));
+  return (
+    `{"tenant_seq":${jsonNumber(e.tenantSeq)},"event_id":${JSON.stringify(e.eventId.toLowerCase())},"event":${jsonText(e.event)},` +
+    `"user_id":${jsonText(e.userId)},"session_id":${jsonText(e.sessionId)},"broadcast_id":${jsonText(e.broadcastId)},` +
+    `"campaign_id":${jsonNumber(e.campaignId)},"timestamp_ms":${jsonNumber(e.timestampMs)},"received_at_ms":${jsonNumber(e.receivedAtMs)},` +
+    `"country":${jsonText(e.country)},"order_id":${jsonText(e.orderId)},"sponsor_id":${jsonText(e.sponsorId)},"total":${jsonNumber(e.total)},` +
+    `"items":${jsonText(e.items)},"data":${jsonText(e.data)}}`
+  );
+}
+
+/** A text as JSON.stringify writes the well-formed text (null as `null`). */
+function jsonText(text: string | null): string {
+  return text === null ? 'null' : JSON.stringify(text.isWellFormed() ? text : text.toWellFormed());
+}
+
+/** A number as JSON.stringify writes it (`null` for null and what is not finite). */
+function jsonNumber(value: number | null): string {
+  return value === null || !Number.isFinite(value) ? 'null' : String(value);
 }
 
 /** The event of a line `insertLine` wrote (for a sink other than ClickHouse). */
