@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { eventKey } from '../src';
 import { chunkEntries, decodeEntry, type EventLogEntry } from '../src/nats/event-log-chunks';
@@ -54,6 +55,16 @@ describe('chunking a batch into EVENTS messages', () => {
     expect(new Set(first.map((c) => c.msgId)).size).toBe(first.length);
     const otherTenant = chunkEntries({ events: [eventRow(1, { tenantSeq: 9 })], keys: ['9:x'], rejects: [], deliveries: [] }, 3_000);
     expect(otherTenant[0]!.msgId).not.toBe(chunkEntries({ events: [eventRow(1)], keys: ['1:x'], rejects: [], deliveries: [] }, 3_000)[0]!.msgId);
+  });
+
+  it('names a message by the sha-256 of its tenant and its items, as every version of the node does', () => {
+    // Nodes of two versions side by side (a rolling upgrade) must give a retried batch the same id.
+    const events = [eventRow(1), eventRow(2)];
+    const rejects = [rejectRow(1)];
+    const [chunk] = chunkEntries({ events, keys: keysOf(events), rejects, deliveries: [deliveryOf(events[0]!)] }, 1_000_000);
+    const named = ['svc.events 1', `e:${events[0]!.eventId}`, `d:ep-1:${events[0]!.eventId}`, `e:${events[1]!.eventId}`, `r:${rejects[0]!.id}`].join('\n');
+    expect(chunk!.msgId).toBe(createHash('sha256').update(named).digest('hex'));
+    expect(chunk!.ids).toEqual(events.map((e) => e.eventId));
   });
 
   it('refuses a row larger than a message rather than sending what the server would refuse', () => {

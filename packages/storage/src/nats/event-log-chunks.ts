@@ -106,28 +106,30 @@ function itemBytes(item: Item): number {
 }
 
 function toChunk(tenantSeq: number, items: Item[]): EventLogChunk {
-  const hash = createHash('sha256').update(`svc.events ${tenantSeq}`);
-  const lines: string[] = [];
+  // The id is the hash of the tenant and every item's id, one per line: hashed as one text,
+  // since an update per item cost more than the hashing.
+  let named = `svc.events ${tenantSeq}`;
+  let lines = '';
+  let rejects = '';
+  let deliveries = '';
   const ids: string[] = [];
   const users: (string | null)[] = [];
   const received: number[] = [];
-  const rejects: string[] = [];
-  const deliveries: string[] = [];
   const keys: string[] = [];
   for (const item of items) {
-    hash.update(`\n${item.id}`);
+    named += `\n${item.id}`;
     if (item.kind === 'events') {
-      lines.push(item.text);
+      lines += `${item.text}\n`;
       ids.push(item.event.eventId);
       users.push(item.event.userId);
       received.push(item.event.receivedAtMs);
       keys.push(item.key);
-    } else if (item.kind === 'rejects') rejects.push(item.text);
-    else deliveries.push(item.text);
+    } else if (item.kind === 'rejects') rejects += rejects ? `,${item.text}` : item.text;
+    else deliveries += deliveries ? `,${item.text}` : item.text;
   }
-  const header = `${HEADER_START}"tenantSeq":${tenantSeq},"ids":${JSON.stringify(ids)},"users":${JSON.stringify(users)},"received":[${received.join(',')}],"rejects":[${rejects.join(',')}],"deliveries":[${deliveries.join(',')}]}`;
-  const body = lines.length ? `${header}\n${lines.join('\n')}\n` : `${header}\n`;
-  return { tenantSeq, msgId: hash.digest('hex'), body: Buffer.from(body), keys, ids };
+  const header = `${HEADER_START}"tenantSeq":${tenantSeq},"ids":${JSON.stringify(ids)},"users":${JSON.stringify(users)},"received":[${received.join(',')}],"rejects":[${rejects}],"deliveries":[${deliveries}]}`;
+  const msgId = createHash('sha256').update(named).digest('hex');
+  return { tenantSeq, msgId, body: Buffer.from(`${header}\n${lines}`), keys, ids };
 }
 
 interface Header {
