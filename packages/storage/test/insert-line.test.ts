@@ -12,6 +12,7 @@ describe('the JSONEachRow line of an event', () => {
       eventRow(5, { total: 1e21, broadcastId: '' }),
       eventRow(6, { total: 0.1 + 0.2, sponsorId: 'sp\tq\n', items: '[]' }),
       eventRow(7, { total: Number.NaN, campaignId: Number.POSITIVE_INFINITY }),
+      eventRow(8, { eventId: 'not "a" uuid \ud800', country: 'D\u007fE', event: '\u00e9v\u00e9nement \ud83d\ude00' }),
     ];
     for (const row of rows) expect(insertLine(row)).toBe(JSON.stringify(toInsertRow(row)));
   });

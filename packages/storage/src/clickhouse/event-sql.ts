@@ -96,7 +96,7 @@ export function toInsertRow(e: EventRow): Record<string, unknown> {
  */
 export function insertLine(e: EventRow): string {
   return (
-    `{"tenant_seq":${jsonNumber(e.tenantSeq)},"event_id":${JSON.stringify(e.eventId.toLowerCase())},"event":${jsonText(e.event)},` +
+    `{"tenant_seq":${jsonNumber(e.tenantSeq)},"event_id":${jsonId(e.eventId.toLowerCase())},"event":${jsonText(e.event)},` +
     `"user_id":${jsonText(e.userId)},"session_id":${jsonText(e.sessionId)},"broadcast_id":${jsonText(e.broadcastId)},` +
     `"campaign_id":${jsonNumber(e.campaignId)},"timestamp_ms":${jsonNumber(e.timestampMs)},"received_at_ms":${jsonNumber(e.receivedAtMs)},` +
     `"country":${jsonText(e.country)},"order_id":${jsonText(e.orderId)},"sponsor_id":${jsonText(e.sponsorId)},"total":${jsonNumber(e.total)},` +
@@ -106,7 +106,25 @@ export function insertLine(e: EventRow): string {
 
 /** A text as JSON.stringify writes the well-formed text (null as `null`). */
 function jsonText(text: string | null): string {
-  return text === null ? 'null' : JSON.stringify(text.isWellFormed() ? text : text.toWellFormed());
+  if (text === null) return 'null';
+  return needsEscape(text) ? JSON.stringify(text.isWellFormed() ? text : text.toWellFormed()) : `"${text}"`;
+}
+
+/**
+ * Whether JSON.stringify would escape a character of `text` (or it holds a surrogate). Most
+ * texts (ids, names) hold none: quoted directly, they cost half of JSON.stringify's call.
+ */
+function needsEscape(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return true;
+  }
+  return false;
+}
+
+/** The id as JSON.stringify writes it (kept as it is, as `toInsertRow` keeps it). */
+function jsonId(id: string): string {
+  return needsEscape(id) ? JSON.stringify(id) : `"${id}"`;
 }
 
 /** A number as JSON.stringify writes it (`null` for null and what is not finite). */
