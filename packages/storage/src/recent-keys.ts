@@ -45,7 +45,8 @@ class Generation {
   readonly others = new Set<string>();
 
   constructor(capacity: number) {
-    this.ids = new EventIdTable(capacity);
+    // Room for one at least: a generation of 0 keys still holds the key just added, as a Set would.
+    this.ids = new EventIdTable(Math.max(1, capacity));
   }
 
   size(): number {
