@@ -36,6 +36,18 @@ describe('POST /v1/events', () => {
     expect(new Set(rows.map((r) => r.event))).toEqual(new Set(EVENT_NAMES));
   });
 
+  it('accepts each new event of a request once, counting stored and repeated ones as duplicates, and tells listeners of the new ones only', async () => {
+    const [a, b, c] = ['poll.voted', 'poll.viewed', 'broadcast.joined'].map((name) => validEvent(name as never, new Date(NOW - 1000)));
+    expect((await post({ events: [a] })).json()).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    const heard: string[] = [];
+    t.services.ingest.onStored((_tenant, _source, rows) => heard.push(...rows.map((row) => row.eventId)));
+    expect((await post({ events: [b, a, b, c] })).json()).toEqual({ accepted: 2, duplicates: 2, rejected: [] });
+    expect(heard).toEqual([b!.eventId, c!.eventId]);
+    expect((await post({ events: [c, c] })).json()).toEqual({ accepted: 0, duplicates: 2, rejected: [] });
+    expect(heard).toHaveLength(2);
+    expect(await stored()).toHaveLength(3);
+  });
+
   it('stores the full record, with commerce fields on commerce events only', async () => {
     const purchase = validEvent('checkout.completed', new Date(NOW - 5000));
     const vote = validEvent('poll.voted', new Date(NOW - 5000));

@@ -162,15 +162,21 @@ export class IngestService {
     const distinct = [...byKey.values()];
     const deliveries = this.router && distinct.length ? this.router.plan(request.tenant, distinct) : [];
     const inserted = await this.committer.submit({ events: rows, keys, rejects, deliveries });
-    if (deliveries.length) this.router!.accepted(deliveries.filter((d) => inserted.has(eventKey(d.tenantSeq, d.eventId))));
+    // `inserted` holds keys of this request only: as many as its distinct events means all of them
+    // (the common case, spared a lookup per event).
+    const all = inserted.size === byKey.size;
+    if (deliveries.length) this.router!.accepted(all ? deliveries : deliveries.filter((d) => inserted.has(eventKey(d.tenantSeq, d.eventId))));
     if (this.storedListeners.length && inserted.size) {
-      const stored: EventRow[] = [];
-      for (const [key, row] of byKey) if (inserted.has(key)) stored.push(row);
+      let stored = distinct;
+      if (!all) {
+        stored = [];
+        for (const [key, row] of byKey) if (inserted.has(key)) stored.push(row);
+      }
       for (const listener of this.storedListeners) listener(request.tenant, request.source, stored);
     }
-    let accepted = 0;
+    let accepted = all ? byKey.size : 0;
     // delete() so that an event repeated inside one request counts once, the repeat as a duplicate.
-    for (const key of keys) if (inserted.delete(key)) accepted++;
+    if (!all) for (const key of keys) if (inserted.delete(key)) accepted++;
     const duplicates = valid.length - accepted;
     this.observer.accepted(request.source, accepted);
     if (duplicates) this.observer.duplicates(duplicates);

@@ -48,9 +48,11 @@ export class JetStreamEventStore implements EventStore {
     if (!events.length && !batch.rejects.length) return { inserted: new Set() };
     const chunks = chunkEntries({ events, keys, rejects: batch.rejects, deliveries }, this.log.maxBodyBytes);
     const acks = await Promise.all(chunks.map((chunk) => this.log.publish(chunk)));
+    for (const chunk of chunks) for (const id of chunk.ids) this.recent.add(chunk.tenantSeq, id);
+    // The chunks hold every candidate: with no duplicate PubAck, the candidates are what was inserted.
+    if (acks.every((ack) => !ack.duplicate)) return { inserted: candidates };
     const inserted = new Set<string>();
     chunks.forEach((chunk, i) => {
-      for (const id of chunk.ids) this.recent.add(chunk.tenantSeq, id);
       if (!acks[i]!.duplicate) for (const key of chunk.keys) inserted.add(key);
     });
     return { inserted };
