@@ -86,19 +86,23 @@ export interface FirstOccurrences {
   keys: Set<string>;
   /** The blocks with the first occurrence of each key `keep` keeps, and nothing else (empty blocks left out). */
   select(keep: (key: string) => boolean): EncodedEvents[];
+  /** The blocks with the first occurrence of every key. */
+  keepAll(): EncodedEvents[];
 }
 
 export function firstOccurrences(blocks: readonly EncodedEvents[]): FirstOccurrences {
   const keys = new Set<string>();
+  let repeats = 0;
   const picked = blocks.map((block) => {
     const blockKeys: (string | null)[] = [];
+    // `eventKey`, with the tenant's part made once per block.
+    const prefix = `${block.tenantSeq}:`;
     for (const id of block.ids) {
-      const key = eventKey(block.tenantSeq, id);
-      if (keys.has(key)) blockKeys.push(null);
-      else {
-        keys.add(key);
-        blockKeys.push(key);
-      }
+      const key = prefix + id.toLowerCase();
+      if (keys.size === keys.add(key).size) {
+        blockKeys.push(null);
+        repeats++;
+      } else blockKeys.push(key);
     }
     return { block, blockKeys };
   });
@@ -111,7 +115,9 @@ export function firstOccurrences(blocks: readonly EncodedEvents[]): FirstOccurre
         }),
       )
       .filter((block) => block.ids.length);
-  return { keys, select };
+  // Most batches repeat no id and keep every event: then the blocks are the answer.
+  const keepAll = () => (repeats ? select(() => true) : blocks.filter((block) => block.ids.length));
+  return { keys, select, keepAll };
 }
 
 /** The `eventKey` of each event of the blocks, in order. */

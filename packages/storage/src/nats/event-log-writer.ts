@@ -150,16 +150,17 @@ export class EventLogWriter {
     // A closed connection stays closed (the client reconnects by itself until it is closed).
     while (!this.stopping && !this.log.connection.isClosed()) {
       const messages = await next;
-      // Decoded and looked up while the batch before is inserted.
+      // Three batches at a time: the next one fetched while this one is decoded and looked up
+      // and the one before inserted.
+      next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
       const prepared: PreparedBatch | null = messages.length ? await this.prepare(messages, inserting?.rows ?? NOTHING_INSERTING) : null;
       const storedBefore: StoredBefore = inserting ? await inserting.done : null;
       inserting = null;
-      // The next batch is fetched while this one is inserted.
-      next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
-      if (!prepared) continue;
+      const ready = prepared && (await this.withHeld(prepared, storedBefore));
+      if (!ready) continue;
       await this.pause(lastInsertMs + (this.options.minInsertIntervalMs ?? WRITER_MIN_INSERT_INTERVAL_MS) - performance.now());
       lastInsertMs = performance.now();
-      inserting = { rows: prepared.inserting, done: this.commit(prepared, storedBefore) };
+      inserting = { rows: ready.inserting, done: this.commit(ready) };
     }
     await inserting?.done;
     // Fetched while stopping: offered to the other writers at once rather than after the ack wait.
@@ -245,16 +246,31 @@ export class EventLogWriter {
   }
 
   /**
+   * The batch with the rows it held for the batch before (see `withHeldRows`) that this one did
+   * not store; null when their lookup failed (the messages come again after the retry delay).
+   */
+  private async withHeld(batch: PreparedBatch, storedBefore: StoredBefore): Promise<PreparedBatch | null> {
+    const sink = this.options.sink;
+    if (!batch.held?.keys.size && !batch.held?.rejects.length) return batch;
+    if (!isSplitEncodedEventSink(sink)) return batch;
+    try {
+      return { ...batch, ...(await withHeldRows({ ...batch, held: batch.held }, storedBefore, sink)) };
+    } catch (error) {
+      await this.giveBack(batch.messages, error);
+      return null;
+    }
+  }
+
+  /**
    * Writes one prepared batch, enqueues its deliveries and acknowledges its messages; on failure
    * asks for them again after the retry delay. The keys of the events it stored, or null when
    * it failed.
    */
-  private async commit(batch: PreparedBatch, storedBefore: StoredBefore): Promise<StoredBefore> {
-    const sink = this.options.sink;
+  private async commit(batch: PreparedBatch): Promise<StoredBefore> {
+    const rows = batch.rows;
     try {
-      const rows = batch.held && isSplitEncodedEventSink(sink) ? await withHeldRows({ ...batch, held: batch.held }, storedBefore, sink) : batch.rows;
       const { inserted, setAsideKeys } = rows.events.length || rows.rejects.length
-        ? await storeOrSetAside(rows, (part) => this.store(part), (row, error) => this.setAside(row, error))
+        ? await storeOrSetAside(rows, (part) => this.store(part, part === rows && isSplitEncodedEventSink(this.options.sink) ? batch.inserting.keys : null), (row, error) => this.setAside(row, error))
         : { inserted: new Set<string>(), setAsideKeys: new Set<string>() };
       // An event set aside in the quarantine was not stored: nobody is told of it.
       const sent = setAsideKeys.size ? batch.deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : batch.deliveries;
@@ -316,13 +332,16 @@ export class EventLogWriter {
     return decoded;
   }
 
-  /** Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys of the events it inserted. */
-  private async store({ events, rejects }: WriterRows): Promise<Set<string>> {
+  /**
+   * Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys
+   * of the events it inserted (`keys` when the caller has them).
+   */
+  private async store({ events, rejects }: WriterRows, keys: Set<string> | null): Promise<Set<string>> {
     const sink = this.options.sink;
     if (isSplitEncodedEventSink(sink)) {
-      // Looked up when the batch was prepared.
+      // Looked up when the batch was prepared, which also made the keys of the whole batch.
       await sink.insertEncoded({ events, rejects });
-      return new Set(encodedKeys(events));
+      return keys ?? new Set(encodedKeys(events));
     }
     if (isEncodedEventSink(sink)) return (await sink.commitEncoded({ events, rejects })).inserted;
     return (await sink.commit({ events: events.flatMap((block) => decodeEvents(block, fromInsertLine)), rejects })).inserted;

@@ -6,7 +6,7 @@ import type { WriterRows } from './poison-rows';
 /** What a batch being inserted holds: the batch prepared meanwhile leaves these rows out. */
 export interface InsertingRows {
   /** `eventKey` of its events. */
-  keys: ReadonlySet<string>;
+  keys: Set<string>;
   /** `rejectKey` of its rejects. */
   rejectKeys: ReadonlySet<string>;
 }
@@ -43,17 +43,19 @@ export function rejectKey(row: QuarantineRow): string {
 export async function prepareRows(entry: EventLogEntry, sink: SplitEncodedEventSink, before: InsertingRows): Promise<PreparedRows> {
   const picked = firstOccurrences(entry.events);
   const stored = picked.keys.size ? await sink.storedKeys(picked.keys) : new Set<string>();
-  const keys = new Set<string>();
   const heldKeys = new Set<string>();
-  const events = picked.select((key) => {
-    if (stored.has(key)) return false;
-    if (before.keys.has(key)) {
-      heldKeys.add(key);
-      return false;
-    }
-    keys.add(key);
-    return true;
-  });
+  if (before.keys.size) for (const key of picked.keys) if (before.keys.has(key) && !stored.has(key)) heldKeys.add(key);
+  let keys = picked.keys;
+  let events: EncodedEvents[];
+  if (!stored.size && !heldKeys.size) events = picked.keepAll();
+  else {
+    keys = new Set();
+    events = picked.select((key) => {
+      if (stored.has(key) || heldKeys.has(key)) return false;
+      keys.add(key);
+      return true;
+    });
+  }
   const rejects: QuarantineRow[] = [];
   const heldRejects: QuarantineRow[] = [];
   const rejectKeys = new Set<string>();
@@ -75,14 +77,26 @@ export async function prepareRows(entry: EventLogEntry, sink: SplitEncodedEventS
 /**
  * The prepared rows plus the held rows that the batch before did not store after all: it failed
  * (its messages come again, but a copy here must not wait for them) or set an event aside. These
- * are looked up again, since a failed batch may have stored a part of its rows.
+ * are looked up again, since a failed batch may have stored a part of its rows. Called once the
+ * batch before is done and before the batch after is prepared, which leaves out these too.
  */
-export async function withHeldRows(prepared: PreparedRows, storedBefore: StoredBefore, sink: SplitEncodedEventSink): Promise<WriterRows> {
-  const { rows, held } = prepared;
+export async function withHeldRows(prepared: PreparedRows, storedBefore: StoredBefore, sink: SplitEncodedEventSink): Promise<PreparedRows> {
+  const { rows, held, inserting } = prepared;
   const missing = new Set([...held.keys].filter((key) => !storedBefore?.has(key)));
   const rejects = storedBefore === null && held.rejects.length ? await sink.unstoredRejects(held.rejects) : [];
-  if (!missing.size && !rejects.length) return rows;
+  if (!missing.size && !rejects.length) return prepared;
   const stored = missing.size ? await sink.storedKeys(missing) : new Set<string>();
-  const events = firstOccurrences(held.events).select((key) => missing.has(key) && !stored.has(key));
-  return { events: [...rows.events, ...events], rejects: [...rows.rejects, ...rejects] };
+  const keys = new Set(inserting.keys);
+  const events = firstOccurrences(held.events).select((key) => {
+    if (!missing.has(key) || stored.has(key)) return false;
+    keys.add(key);
+    return true;
+  });
+  const rejectKeys = new Set(inserting.rejectKeys);
+  for (const row of rejects) rejectKeys.add(rejectKey(row));
+  return {
+    rows: { events: [...rows.events, ...events], rejects: [...rows.rejects, ...rejects] },
+    inserting: { keys, rejectKeys },
+    held: { events: [], keys: new Set(), rejects: [] },
+  };
 }
