@@ -13,10 +13,8 @@ import { tsvField, type ChDatabase } from './ch-database';
  */
 export async function storedEventKeys(db: ChDatabase, keys: Iterable<string>): Promise<Set<string>> {
   let rows = '';
-  for (const key of keys) {
-    const colon = key.indexOf(':');
-    rows += `${key.slice(0, colon)}\t${tsvField(key.slice(colon + 1))}\n`;
-  }
+  // The tenant (digits) and the id, split at the key's first colon: `tenant\tid`.
+  for (const key of keys) rows += `${tsvField(key).replace(':', '\t')}\n`;
   const stored = new Set<string>();
   if (!rows) return stored;
   const found = await db.queryWithTable<{ tenant_seq: number; event_id: string }>(
