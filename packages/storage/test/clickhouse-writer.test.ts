@@ -17,7 +17,9 @@ import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { startClickHouseProxy } from './clickhouse-proxy';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { deliveryOf, eventId, eventRow, rejectRow } from './event-log-rows';
-import type { EncodedEvents, QuarantineRow } from '../src';
+import type { DeletionJob, EncodedEvents, QuarantineRow } from '../src';
+import { hashUserId } from '../src/deletion-job-store';
+import { EventLogWriterThread } from '../src/nats/writer-thread';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = clickhouseAvailable() && natsAvailable();
@@ -268,5 +270,32 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     expect((await sink.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => [e.eventId, e.sessionId])).toEqual(
       [eventRow(1), eventRow(2), eventRow(3)].map((e) => [e.eventId, e.sessionId]),
     );
+  });
+
+  it('runs the writer in a thread of its own: stores the events, drops those of a user being erased (the deletion jobs asked from the main thread), and stops', async () => {
+    const { log, db, node, writer: inProcess } = await pipeline();
+    await inProcess.stop();
+    const erasing: DeletionJob = {
+      id: 'job-1', tenantSeq: 1, userHash: hashUserId('u-2'), status: 'pending', requestedAt: Date.now(), completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null,
+    } as DeletionJob;
+    let asked = 0;
+    const errors: unknown[] = [];
+    const thread = new EventLogWriterThread({
+      natsServers: nats.url, natsReplicas: 1, clickhouseServerUrl: clickhouse.url, database: db.name, timing: FAST_WRITER,
+      jobs: { listUnfinished: async () => (asked++, [erasing]) },
+      onError: (error) => errors.push(error),
+    });
+    await thread.start();
+    closing.push(() => thread.stop());
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
+    expect((await db.query<{ id: string }>('SELECT toString(event_id) AS id FROM events ORDER BY id')).map((r) => r.id)).toEqual([eventRow(1).eventId, eventRow(3).eventId]);
+    expect(asked).toBeGreaterThan(0);
+    await thread.stop();
+    // Stopped: later events wait in the stream.
+    await node().commit({ events: [eventRow(4)], rejects: [] });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await count(db)).toBe(2);
+    expect(errors).toEqual([]);
   });
 });
