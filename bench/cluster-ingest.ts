@@ -73,7 +73,7 @@ const perSecond = (run: Run) => run.load.events / run.load.seconds;
 const cpuPerEvent = (run: Run) => (run.cpuCores / perSecond(run)) * 1e6;
 const median = (runs: Run[]) => [...runs].sort((a, b) => perSecond(a) - perSecond(b))[Math.floor((runs.length - 1) / 2)]!;
 
-async function measure(child: Child, bodies: BodySource, apiKey: string, options: ClusterIngestOptions, db: ChDatabase | null): Promise<Run> {
+async function measure(child: Child, bodies: BodySource, apiKey: string, options: ClusterIngestOptions, db: ChDatabase | null, requestsPerSecond?: number): Promise<Run> {
   const pids = { nats: childPids('nats-server'), clickhouse: childPids('clickhouse-serv') };
   const lag = db ? new QueryableLag(child.url, apiKey, db) : null;
   const sample = async () => ({
@@ -94,6 +94,7 @@ async function measure(child: Child, bodies: BodySource, apiKey: string, options
     connections: options.connections,
     warmupMs: options.warmupSeconds * 1000,
     measureMs: options.seconds * 1000,
+    requestsPerSecond,
     onWindow: async (edge) => {
       if (edge === 'start') {
         at0 = await sample();
@@ -138,6 +139,7 @@ export async function clusterIngestBenchmark(options: ClusterIngestOptions): Pro
   const baselines: Run[] = [];
   const nodes: Run[] = [];
   let writer: WriterDrainResult | null = null;
+  let steady: Run | null = null;
   let reads: ClusterReadsResult | null = null;
   try {
     const window = `${options.warmupSeconds} s warm-up + ${options.seconds} s`;
@@ -155,16 +157,23 @@ export async function clusterIngestBenchmark(options: ClusterIngestOptions): Pro
       const n = nodes.at(-1)!;
       log(`  node: ${fmt.int(perSecond(n))} events/s, ${cpuPerEvent(n).toFixed(1)} µs CPU/event, stored ${fmt.int(n.storedPerSecond)} rows/s, lag p99 ${fmt.ms(percentile(n.lagsMs, 99))} ms, failed ${n.load.failedRequests}, not stored ${n.notStored}`);
     }
+    // The lag an operator's objective is about: at a steady rate the node sustains, here half of
+    // its measured maximum (paced requests, not a closed loop that saturates it).
+    const steadyRequests = Math.max(1, Math.round(perSecond(median(nodes)) / 2 / EVENTS_PER_BATCH));
+    log(`steady load: cluster node, ${fmt.int(steadyRequests * EVENTS_PER_BATCH)} events/s paced, ${window}…`);
+    steady = await runNode(pool, options, postgres.createDatabase.bind(postgres), clickhouse.url, steadyRequests);
+    log(`  steady: ${fmt.int(perSecond(steady))} events/s, stored ${fmt.int(steady.storedPerSecond)} rows/s, lag p50 / p99 ${fmt.ms(percentile(steady.lagsMs, 50))} / ${fmt.ms(percentile(steady.lagsMs, 99))} ms, failed ${steady.load.failedRequests}, not stored ${steady.notStored}`);
     writer = await writerDrain(clickhouse.url, options.writerEvents, log);
     log(`  writer: ${fmt.int(writer.rows / writer.seconds)} rows/s`);
     if (options.readEvents > 0) reads = await clusterReads(clickhouse.url, options.readEvents, 3, log);
   } finally {
     await Promise.allSettled([postgres.stop(), clickhouse.stop()]);
   }
-  return table(options, meanBytes, baselines, nodes, writer!, reads);
+  return table(options, meanBytes, baselines, nodes, steady!, writer!, reads);
 }
 
-async function runNode(pool: Buffer[], options: ClusterIngestOptions, createPostgres: () => Promise<string>, clickhouseUrl: string): Promise<Run> {
+/** A node run: closed-loop load (the node's maximum), or paced at `requestsPerSecond`. */
+async function runNode(pool: Buffer[], options: ClusterIngestOptions, createPostgres: () => Promise<string>, clickhouseUrl: string, requestsPerSecond?: number): Promise<Run> {
   const nats = await startNats();
   const folder = tempFolder('svc-bench-cluster-');
   const database = `svc_bench_${randomBytes(4).toString('hex')}`;
@@ -181,7 +190,7 @@ async function runNode(pool: Buffer[], options: ClusterIngestOptions, createPost
     });
     db = await ChDatabase.open(clickhouseUrl, database);
     const bodies = new CountingBodies(new FreshTimestampBodies(new UniqueBodies(pool)));
-    const run = await measure(node, bodies, apiKey, options, db);
+    const run = await measure(node, bodies, apiKey, options, db, requestsPerSecond);
     // Every event acknowledged (warm-up included; the probes are counted apart) must reach ClickHouse.
     const acknowledged = bodies.handedOut * EVENTS_PER_BATCH - run.load.failedRequests * EVENTS_PER_BATCH;
     const deadline = performance.now() + 60_000;
@@ -203,7 +212,7 @@ async function runNode(pool: Buffer[], options: ClusterIngestOptions, createPost
   }
 }
 
-function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[], nodes: Run[], writer: WriterDrainResult, reads: ClusterReadsResult | null): BenchTable {
+function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[], nodes: Run[], steady: Run, writer: WriterDrainResult, reads: ClusterReadsResult | null): BenchTable {
   const node = median(nodes);
   const base = median(baselines);
   const rate = perSecond(node);
@@ -211,7 +220,9 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
   const writerRate = writer.rows / writer.seconds;
   const lagP50 = percentile(node.lagsMs, 50);
   const lagP99 = percentile(node.lagsMs, 99);
-  const errors = [...nodes, ...baselines].reduce(
+  const steadyP50 = percentile(steady.lagsMs, 50);
+  const steadyP99 = percentile(steady.lagsMs, 99);
+  const errors = [...nodes, steady, ...baselines].reduce(
     (sum, r) => sum + r.load.failedRequests + r.load.rejectedEvents + r.load.duplicateEvents + r.probeFailures + r.probesMissing + r.notStored,
     0,
   );
@@ -265,7 +276,23 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
       verdict: '—',
     },
     {
-      figure: `ingest acknowledgement → queryable in ClickHouse, p50 ms (${node.lagsMs.length} probes under load)`,
+      figure: `ingest acknowledgement → queryable in ClickHouse at a steady ${fmt.int(perSecond(steady))} events/s (paced at half the node's maximum), p50 ms (${steady.lagsMs.length} probes)`,
+      value: fmt.int(steadyP50),
+      baseline: '—',
+      ratio: '—',
+      target: '—',
+      verdict: '—',
+    },
+    {
+      figure: 'ingest acknowledgement → queryable in ClickHouse at that steady rate, p99 ms',
+      value: fmt.int(steadyP99),
+      baseline: '—',
+      ratio: '—',
+      target: `< ${fmt.int(TARGET_LAG_P99_MS)}`,
+      verdict: steadyP99 < TARGET_LAG_P99_MS ? 'pass' : 'fail',
+    },
+    {
+      figure: `ingest acknowledgement → queryable in ClickHouse with the node saturated, p50 ms (${node.lagsMs.length} probes under load)`,
       value: fmt.int(lagP50),
       baseline: '—',
       ratio: '—',
@@ -273,7 +300,7 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
       verdict: '—',
     },
     {
-      figure: 'ingest acknowledgement → queryable in ClickHouse, p99 ms',
+      figure: 'ingest acknowledgement → queryable in ClickHouse with the node saturated, p99 ms',
       value: fmt.int(lagP99),
       baseline: '—',
       ratio: '—',
@@ -297,6 +324,7 @@ function table(options: ClusterIngestOptions, meanBytes: number, baselines: Run[
     `Node: svc serve with SVC_POSTGRES_URL, SVC_NATS_URL (one nats-server 2.9.10, fresh per run, stream EVENTS R1, file storage) and SVC_CLICKHOUSE_URL (ClickHouse 18.16, a fresh database per run); an answer means JetStream stored the batch. The node runs its writer too, so its CPU includes moving the events into ClickHouse.`,
     `CPU in the node run's window, cores: node ${node.cpuCores.toFixed(2)} (main thread ${node.mainThreadCores.toFixed(2)}), nats-server ${node.natsCores.toFixed(2)}, clickhouse-server ${node.clickhouseCores.toFixed(2)}, load client ${(node.load.clientCpuSeconds / node.load.seconds).toFixed(2)}; baseline run: bare server ${base.cpuCores.toFixed(2)}, client ${(base.load.clientCpuSeconds / base.load.seconds).toFixed(2)}.`,
     `Writer alone: the stream (own nats-server) filled with ${fmt.int(writer.rows)} poll.voted rows in commits of 100, 64 at a time, one message each as a node publishes a request (${writer.fillSeconds.toFixed(1)} s), then one EventLogWriter in the benchmark process with ClickHouseEventStore as its sink, timed from its start until ClickHouse counted every row: ${writer.seconds.toFixed(1)} s; writer ${(writer.writerCpuSeconds / writer.seconds).toFixed(2)} cores, ClickHouse ${(writer.clickhouseCpuSeconds / writer.seconds).toFixed(2)} cores.`,
+    `Steady load: a fresh node, requests of ${EVENTS_PER_BATCH} events sent on a fixed schedule of ${fmt.int(steady.load.okRequests / steady.load.seconds)} a second (half the median node rate above, at most ${options.connections} in flight), same window; the node used ${steady.cpuCores.toFixed(2)} cores, its writer stored ${fmt.int(steady.storedPerSecond)} rows/s; request latency p50 / p99 ${fmt.ms(percentile(steady.load.latenciesMs, 50))} / ${fmt.ms(percentile(steady.load.latenciesMs, 99))} ms.`,
     `Lag: one single-event request every ${PROBE_INTERVAL_MS} ms during the measured window; ClickHouse asked every ${LOOK_INTERVAL_MS} ms which probes it holds (lags over-estimated by up to ${LOOK_INTERVAL_MS} ms). All runs, p50 / p99 ms: ${nodes.map((r) => `${fmt.int(percentile(r.lagsMs, 50))} / ${fmt.int(percentile(r.lagsMs, 99))}`).join('; ')}.`,
   ];
   for (const sample of [...new Set(nodes.flatMap((r) => r.load.failureSamples))].slice(0, 3)) notes.push(`Failure sample — ${sample}`);

@@ -18,6 +18,12 @@ export interface LoadOptions {
   measureMs: number;
   /** Called at the start and the end of the measured window (e.g. to sample metrics). */
   onWindow?: (edge: 'start' | 'end') => void | Promise<void>;
+  /**
+   * Paced load: requests are sent on a fixed schedule of this many per second, whatever the
+   * answers' pace (at most `connections` in flight, so the server never sees more than it is
+   * sent). Default: closed loop, each connection sending again as soon as it has its answer.
+   */
+  requestsPerSecond?: number;
 }
 
 export interface LoadResult {
@@ -47,7 +53,8 @@ interface IngestAnswer {
 
 /**
  * Closed-loop load: `connections` loops, each with one request in flight on its own keep-alive
- * connection. Counts only requests that complete inside the measured window.
+ * connection (or paced, see `requestsPerSecond`). Counts only requests that complete inside the
+ * measured window.
  */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (new URL(options.origin).hostname !== '127.0.0.1') throw new Error(`refusing to load ${options.origin}: only 127.0.0.1`);
@@ -77,8 +84,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     if (failureSamples.length < 5 && !failureSamples.includes(message)) failureSamples.push(message);
   };
 
+  const intervalMs = options.requestsPerSecond ? 1000 / options.requestsPerSecond : 0;
+  let nextSendAt = started;
   const loop = async () => {
     while (!stop) {
+      if (intervalMs) {
+        const at = nextSendAt;
+        nextSendAt += intervalMs;
+        await sleepUntil(at);
+        if (stop) break;
+      }
       const body = options.bodies.next();
       const sent = performance.now();
       let ok = false;

@@ -31,6 +31,24 @@ export function isEncodedEventSink(sink: object): sink is EncodedEventSink {
   return typeof (sink as Partial<EncodedEventSink>).commitEncoded === 'function';
 }
 
+/**
+ * An encoded-event sink whose lookup of stored ids and insert the writer runs apart (ClickHouse's):
+ * so that it looks the next batch up while this one is inserted.
+ */
+export interface SplitEncodedEventSink extends EncodedEventSink {
+  /** Which of the event keys (`eventKey`) are stored already. */
+  storedKeys(keys: Iterable<string>): Promise<Set<string>>;
+  /** The rejects not stored yet (by tenant and id). */
+  unstoredRejects(rejects: QuarantineRow[]): Promise<QuarantineRow[]>;
+  /** Inserts the events and rejects as they are: the caller has left out those stored already. */
+  insertEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<void>;
+}
+
+export function isSplitEncodedEventSink(sink: object): sink is SplitEncodedEventSink {
+  const split = sink as Partial<SplitEncodedEventSink>;
+  return isEncodedEventSink(sink) && typeof split.storedKeys === 'function' && typeof split.insertEncoded === 'function' && typeof split.unstoredRejects === 'function';
+}
+
 /** Where each line of `block` starts (and, last, where the lines end); throws unless there is exactly one line per id. */
 export function lineStarts(block: EncodedEvents): number[] {
   const starts = [0];
@@ -60,6 +78,46 @@ export function selectEvents(block: EncodedEvents, keep: (index: number) => bool
     received: kept.map((i) => block.received[i]!),
     lines: pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces),
   };
+}
+
+/** The events of some blocks, each key (`eventKey`) taken at its first occurrence. */
+export interface FirstOccurrences {
+  /** Every key of the blocks, once. */
+  keys: Set<string>;
+  /** The blocks with the first occurrence of each key `keep` keeps, and nothing else (empty blocks left out). */
+  select(keep: (key: string) => boolean): EncodedEvents[];
+  /** The blocks with the first occurrence of every key. */
+  keepAll(): EncodedEvents[];
+}
+
+export function firstOccurrences(blocks: readonly EncodedEvents[]): FirstOccurrences {
+  const keys = new Set<string>();
+  let repeats = 0;
+  const picked = blocks.map((block) => {
+    const blockKeys: (string | null)[] = [];
+    // `eventKey`, with the tenant's part made once per block.
+    const prefix = `${block.tenantSeq}:`;
+    for (const id of block.ids) {
+      const key = prefix + id.toLowerCase();
+      if (keys.size === keys.add(key).size) {
+        blockKeys.push(null);
+        repeats++;
+      } else blockKeys.push(key);
+    }
+    return { block, blockKeys };
+  });
+  const select = (keep: (key: string) => boolean) =>
+    picked
+      .map(({ block, blockKeys }) =>
+        selectEvents(block, (i) => {
+          const key = blockKeys[i];
+          return key !== null && key !== undefined && keep(key);
+        }),
+      )
+      .filter((block) => block.ids.length);
+  // Most batches repeat no id and keep every event: then the blocks are the answer.
+  const keepAll = () => (repeats ? select(() => true) : blocks.filter((block) => block.ids.length));
+  return { keys, select, keepAll };
 }
 
 /** The `eventKey` of each event of the blocks, in order. */

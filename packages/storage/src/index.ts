@@ -76,3 +76,5 @@ export { PipelineErasureStore, ERASURE_WRITER_WAIT_MS } from './nats/pipeline-er
 export { AckedMessageSweep, sweepAckedMessages, ACKED_MESSAGE_SWEEP_INTERVAL_MS, type SweptQueue, type AckedMessageSweepOptions } from './nats/acked-message-sweep';
 export type { StoredEventKey } from './nats/event-log-writer';
 export { type EncodedEvents, type EncodedEventSink } from './encoded-events';
+export { type SplitEncodedEventSink } from './encoded-events';
+export { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/writer-thread';

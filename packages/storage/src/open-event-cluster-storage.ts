@@ -8,7 +8,8 @@ import type { PollLookup } from './clickhouse/ch-poll-results';
 import { connectNats } from './nats/nats-connection';
 import { EventLog, EVENTS_STREAM } from './nats/event-log';
 import { JetStreamEventStore } from './nats/jetstream-event-store';
-import { EventLogWriter, type EventLogWriterOptions } from './nats/event-log-writer';
+import type { EventLogWriterOptions } from './nats/event-log-writer';
+import { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/writer-thread';
 import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
 import { AckedMessageSweep } from './nats/acked-message-sweep';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
@@ -23,9 +24,11 @@ import { PgChangeFeed } from './postgres/pg-change-feed';
 import { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 import { PgErasureTombstones } from './postgres/pg-erasure-tombstones';
 import { PipelineErasureStore } from './nats/pipeline-erasure-store';
-import { UnfinishedErasures } from './nats/unfinished-erasures';
 import type { UserErasureStore } from './user-erasure-store';
 import type { Storage, EventPipeline } from './open-storage';
+
+/** What the node's writer thread is started with, but for its error callback. */
+type WriterThreadSetup = Omit<EventLogWriterThreadOptions, 'onError'>;
 
 /** The ClickHouse database when `SVC_CLICKHOUSE_URL` names none. */
 export const DEFAULT_CLICKHOUSE_DATABASE = 'svc';
@@ -91,7 +94,18 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const tombstones = new PgErasureTombstones(pg);
     const deletions = new PgDeletionJobStore(pg);
     const timing = { ...options.writer, ackWaitMs: options.writerAckWaitMs };
-    const pipeline = eventPipeline(nats, log, stored, queue, deliveries, tombstones, new UnfinishedErasures(deletions), timing);
+    // The writer runs in a thread of its own, with its own connections (see writer-thread.ts).
+    const writer: WriterThreadSetup = {
+      natsServers: options.natsServers.join(','),
+      nodeId: options.nodeId,
+      natsReplicas: options.natsReplicas,
+      webhookAckWaitMs: options.webhookAckWaitMs,
+      clickhouseServerUrl: serverUrl,
+      database,
+      timing,
+      jobs: deletions,
+    };
+    const pipeline = eventPipeline(nats, log, writer, queue, deliveries, tombstones);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -148,14 +162,12 @@ function withAttemptLog(events: UserErasureStore, attempts: PgWebhookDeliverySto
 function eventPipeline(
   nats: NatsConnection,
   log: EventLog,
-  sink: ClickHouseEventStore,
+  writerSetup: WriterThreadSetup,
   queue: DeliveryQueue,
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
-  erasing: UnfinishedErasures,
-  timing: Pick<EventLogWriterOptions, 'ackWaitMs' | 'retryDelayMs' | 'batchWaitMs'>,
 ): EventPipeline {
-  let writer: EventLogWriter | null = null;
+  let writer: EventLogWriterThread | null = null;
   let tombstonesStarted = false;
   const listeners: Array<(tenantSeq: number) => void> = [];
   let notices: Subscription | null = null;
@@ -172,14 +184,9 @@ function eventPipeline(
         for (const listener of listeners) listener(tenantSeq);
       });
       if (!writer) {
-        const starting = new EventLogWriter(log, {
-          ...timing,
-          sink,
-          enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
-          // Rows a user sent before their erasure under way are not written (the erasure waits for the writer).
-          erasingSince: erasing.since,
-          onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
-        });
+        // Rows a user sent before their erasure under way are not written (the erasure waits for
+        // the writer): the thread asks for the unfinished deletion jobs (`jobs`).
+        const starting = new EventLogWriterThread({ ...writerSetup, onError: (error) => onError(error, 'writing the event log into ClickHouse failed') });
         await starting.start();
         writer = starting;
       }

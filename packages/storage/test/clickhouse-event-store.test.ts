@@ -88,6 +88,14 @@ describe.runIf(available)('ClickHouse event store', () => {
     expect(await db.query('SELECT count() AS n FROM events')).toEqual([{ n: '3' }]);
   });
 
+  it('looks up ids with a tab, a line break, a backslash or a colon as they are (a list sent as a table of the request)', async () => {
+    const db = await openDb();
+    const odd = ['a\tb', 'c\nd', 'e\\f', 'g:h', 'i\\tj', 'k\rl'];
+    await db.insert('event_ids', odd.map((id, i) => ({ tenant_seq: 3, event_id: id, timestamp_ms: i, user_id: null })));
+    const keys = [...odd, 'a', 'atb', 'c\\nd'].map((id) => `3:${id}`);
+    expect([...(await new ClickHouseEventStore(db).storedKeys(keys))].sort()).toEqual(odd.map((id) => `3:${id}`).sort());
+  });
+
   it('recognises a copy sent again whose clock-corrected time moved by a few seconds (another sentAt)', async () => {
     const db = await openDb();
     const first = row(1);

@@ -1,6 +1,7 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SvcError } from '@svc/protocol';
 import {
   connectNats,
   EventLog,
@@ -15,7 +16,10 @@ import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { startClickHouseProxy } from './clickhouse-proxy';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
-import { deliveryOf, eventRow, rejectRow } from './event-log-rows';
+import { deliveryOf, eventId, eventRow, rejectRow } from './event-log-rows';
+import type { DeletionJob, EncodedEvents, QuarantineRow } from '../src';
+import { hashUserId } from '../src/deletion-job-store';
+import { EventLogWriterThread } from '../src/nats/writer-thread';
 import { natsAvailable, startNats, type NatsServer } from './nats-server';
 
 const available = clickhouseAvailable() && natsAvailable();
@@ -27,6 +31,40 @@ async function text(chunks: AsyncIterable<string>): Promise<string> {
   let all = '';
   for await (const chunk of chunks) all += chunk;
   return all;
+}
+
+/**
+ * ClickHouse's sink whose first insert waits until `open()` (and then fails when `failFirst`),
+ * noting its lookups (with their number of keys) and inserts in order: so that a test sees what
+ * the writer does with the next batch while one is being inserted.
+ */
+class GatedSink extends ClickHouseEventStore {
+  readonly steps: string[] = [];
+  failFirst = false;
+  private inserts = 0;
+  private opened!: () => void;
+  private readonly gate = new Promise<void>((resolve) => (this.opened = resolve));
+
+  open(): void {
+    this.opened();
+  }
+
+  override async storedKeys(keys: Iterable<string>): Promise<Set<string>> {
+    const list = [...keys];
+    const stored = await super.storedKeys(list);
+    this.steps.push(`lookup ${list.length}`);
+    return stored;
+  }
+
+  override async insertEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<void> {
+    const n = ++this.inserts;
+    this.steps.push(`insert ${n}`);
+    if (n === 1) {
+      await this.gate;
+      if (this.failFirst) throw new SvcError('storage_unavailable', 'The event database is away.');
+    }
+    await super.insertEncoded(batch);
+  }
 }
 
 /** Events from a node's JetStreamEventStore through the stream EVENTS and the writer into ClickHouse. */
@@ -171,5 +209,93 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     proxy.refuse = null;
     await expect.poll(() => count(db), WAIT).toBe(3);
     expect(writer.setAsideRows).toBe(0);
+  });
+
+  /** The pipeline with its writer replaced by one writing into a GatedSink. */
+  async function gatedPipeline() {
+    const parts = await pipeline();
+    await parts.writer.stop();
+    const gated = new GatedSink(parts.db);
+    const writer = new EventLogWriter(parts.log, { sink: gated, enqueueDeliveries: async () => {}, onError: (e) => parts.errors.push(e), ...FAST_WRITER });
+    await writer.start();
+    closing.push(() => writer.stop());
+    const messages = async () => (await parts.log.manager().streams.info('EVENTS')).state.messages;
+    const rowsOf = async (n: number) => Number((await parts.db.query<{ n: string }>(`SELECT count() AS n FROM events WHERE event_id = '${eventId(n)}'`))[0]!.n);
+    return { ...parts, gated, writer, messages, rowsOf };
+  }
+
+  it('looks the next batch up while one is inserted, and stores once an event of both', async () => {
+    const { db, gated, node, messages, rowsOf } = await gatedPipeline();
+    await node().commit({ events: [eventRow(1), eventRow(2)], rejects: [] });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1']);
+    // A copy of event 2 (another corrected time) comes while event 2 is being inserted, so not in ClickHouse yet.
+    await node().commit({ events: [eventRow(2, { timestampMs: eventRow(2).timestampMs + HOUR_MS }), eventRow(3)], rejects: [] });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1', 'lookup 2']);
+    gated.open();
+    await expect.poll(messages, WAIT).toBe(0);
+    expect(gated.steps).toEqual(['lookup 2', 'insert 1', 'lookup 2', 'insert 2']);
+    expect(await count(db)).toBe(3);
+    expect([await rowsOf(1), await rowsOf(2), await rowsOf(3)]).toEqual([1, 1, 1]);
+  });
+
+  it('loses nothing when an insert fails while the next batch, holding a copy of one of its events, is prepared', async () => {
+    const { db, gated, node, messages, rowsOf, errors } = await gatedPipeline();
+    gated.failFirst = true;
+    await node().commit({ events: [eventRow(1), eventRow(2)], rejects: [rejectRow(1)] });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1']);
+    await node().commit({ events: [eventRow(2, { timestampMs: eventRow(2).timestampMs + HOUR_MS }), eventRow(3)], rejects: [rejectRow(1)] });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1', 'lookup 2']);
+    gated.open();
+    // The failed batch comes again after the retry delay; every event and the reject are stored once.
+    await expect.poll(messages, WAIT).toBe(0);
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'storage_unavailable' }));
+    expect(await count(db)).toBe(3);
+    expect([await rowsOf(1), await rowsOf(2), await rowsOf(3)]).toEqual([1, 1, 1]);
+    expect(await count(db, 'rejected_events')).toBe(1);
+  });
+
+  it('stores the copy in the next batch of an event that the batch before set aside as not storable', async () => {
+    const { log, db, sink, gated, node, messages, writer } = await gatedPipeline();
+    // A message of the first format whose copy of event 2 has a time ClickHouse cannot read: set aside in the quarantine.
+    const unreadable = { ...eventRow(2), timestampMs: 'soon' };
+    await jetstream(log.connection).publish('svc.events.1', JSON.stringify({ events: [eventRow(1), unreadable], rejects: [], deliveries: [] }), { msgID: 'unreadable' });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1']);
+    await node().commit({ events: [eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(() => gated.steps, WAIT).toEqual(['lookup 2', 'insert 1', 'lookup 2']);
+    gated.open();
+    await expect.poll(messages, WAIT).toBe(0);
+    expect(writer.setAsideRows).toBe(1);
+    expect((await sink.listRejected(1, { limit: 10 })).map((r) => r.code)).toEqual(['event_not_storable']);
+    expect(await count(db)).toBe(3);
+    expect((await sink.queryEvents({ tenantSeq: 1 }, { limit: 10 })).map((e) => [e.eventId, e.sessionId])).toEqual(
+      [eventRow(1), eventRow(2), eventRow(3)].map((e) => [e.eventId, e.sessionId]),
+    );
+  });
+
+  it('runs the writer in a thread of its own: stores the events, drops those of a user being erased (the deletion jobs asked from the main thread), and stops', async () => {
+    const { log, db, node, writer: inProcess } = await pipeline();
+    await inProcess.stop();
+    const erasing: DeletionJob = {
+      id: 'job-1', tenantSeq: 1, userHash: hashUserId('u-2'), status: 'pending', requestedAt: Date.now(), completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null,
+    } as DeletionJob;
+    let asked = 0;
+    const errors: unknown[] = [];
+    const thread = new EventLogWriterThread({
+      natsServers: nats.url, natsReplicas: 1, clickhouseServerUrl: clickhouse.url, database: db.name, timing: FAST_WRITER,
+      jobs: { listUnfinished: async () => (asked++, [erasing]) },
+      onError: (error) => errors.push(error),
+    });
+    await thread.start();
+    closing.push(() => thread.stop());
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
+    expect((await db.query<{ id: string }>('SELECT toString(event_id) AS id FROM events ORDER BY id')).map((r) => r.id)).toEqual([eventRow(1).eventId, eventRow(3).eventId]);
+    expect(asked).toBeGreaterThan(0);
+    await thread.stop();
+    // Stopped: later events wait in the stream.
+    await node().commit({ events: [eventRow(4)], rejects: [] });
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await count(db)).toBe(2);
+    expect(errors).toEqual([]);
   });
 });

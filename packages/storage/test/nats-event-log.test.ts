@@ -203,6 +203,23 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(commits.length).toBeLessThanOrEqual(2);
   });
 
+  it('writes a batch as soon as the stream has nothing more to give, not after the batch wait', async () => {
+    const log = await openLog();
+    const store = new JetStreamEventStore(log, await duckDbSink());
+    for (let batch = 0; batch < 5; batch++) await store.commit({ events: rows(batch * 10 + 1, 10), rejects: [] });
+    const { duckDb, commits, counting } = await countingSink();
+    const started = performance.now();
+    await startWriter(log, { sink: counting, batchWaitMs: 10_000 });
+    await vi.waitFor(async () => expect(await streamMessages(log)).toBe(0), WAIT);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(commits).toEqual([50]);
+    // A message that comes later is written at once too.
+    const sent = performance.now();
+    await store.commit({ events: rows(100, 1), rejects: [] });
+    await vi.waitFor(async () => expect(await duckDb.countEvents({ tenantSeq: 1 })).toBe(51), WAIT);
+    expect(performance.now() - sent).toBeLessThan(5_000);
+  });
+
   it('drops a message nobody can decode, reporting it, and stores the others', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());

@@ -1,6 +1,5 @@
 import type { ExportTextFormat, ExportTextOptions, StoredEvent } from '@svc/protocol';
 import {
-  eventKey,
   type CommitBatch,
   type CommitOutcome,
   type EventFilter,
@@ -9,7 +8,7 @@ import {
   type QuarantinedEvent,
 } from '../event-store';
 import type { QuarantineRow } from '../records';
-import { encodeEvents, selectEvents, type EncodedEventSink, type EncodedEvents } from '../encoded-events';
+import { encodeEvents, firstOccurrences, type EncodedEvents, type SplitEncodedEventSink } from '../encoded-events';
 import { chNumber, type ChDatabase } from './ch-database';
 import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
@@ -36,7 +35,7 @@ const WINDOW_ROWS = 200_000;
  * Webhook deliveries are not kept here: in cluster mode the writer queues a batch's deliveries
  * after this commit (`CommitBatch.deliveries` is ignored).
  */
-export class ClickHouseEventStore implements EventStore, EncodedEventSink {
+export class ClickHouseEventStore implements EventStore, SplitEncodedEventSink {
   constructor(
     private readonly db: ChDatabase,
     /** Rows a window of a streamed export aims at (smaller in tests, to cover many windows). */
@@ -54,33 +53,31 @@ export class ClickHouseEventStore implements EventStore, EncodedEventSink {
    * it saved, measured: docs/benchmarks.md).
    */
   async commitEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<CommitOutcome> {
-    const candidates = new Set<string>();
-    const picked = batch.events.map((block) => {
-      const keys: (string | null)[] = [];
-      for (const id of block.ids) {
-        const key = eventKey(block.tenantSeq, id);
-        if (candidates.has(key)) keys.push(null);
-        else {
-          candidates.add(key);
-          keys.push(key);
-        }
-      }
-      return { block, keys };
-    });
-    const stored = candidates.size ? await storedEventKeys(this.db, candidates) : new Set<string>();
+    const picked = firstOccurrences(batch.events);
+    const stored = picked.keys.size ? await this.storedKeys(picked.keys) : new Set<string>();
     const inserted = new Set<string>();
-    const fresh = picked.map(({ block, keys }) =>
-      selectEvents(block, (i) => {
-        const key = keys[i];
-        if (key === null || key === undefined || stored.has(key)) return false;
-        inserted.add(key);
-        return true;
-      }),
-    );
-    const rejects = batch.rejects.length ? await newRejects(this.db, batch.rejects) : [];
-    await this.db.insertLines('events', fresh.filter((b) => b.ids.length).map((b) => b.lines));
-    await this.db.insert('rejected_events', rejects.map(toRejectRow));
+    const events = picked.select((key) => {
+      if (stored.has(key)) return false;
+      inserted.add(key);
+      return true;
+    });
+    await this.insertEncoded({ events, rejects: await this.unstoredRejects(batch.rejects) });
     return { inserted };
+  }
+
+  /** Which of the event keys are stored already, whatever their time (see stored-event-keys.ts). */
+  storedKeys(keys: Iterable<string>): Promise<Set<string>> {
+    return storedEventKeys(this.db, keys);
+  }
+
+  async unstoredRejects(rejects: QuarantineRow[]): Promise<QuarantineRow[]> {
+    return rejects.length ? newRejects(this.db, rejects) : [];
+  }
+
+  /** One insert per table of rows the caller has checked are not stored yet (`storedKeys`, `unstoredRejects`). */
+  async insertEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<void> {
+    await this.db.insertLines('events', batch.events.filter((b) => b.ids.length).map((b) => b.lines));
+    await this.db.insert('rejected_events', batch.rejects.map(toRejectRow));
   }
 
   async queryEvents(filter: EventFilter, page: EventPageRequest): Promise<StoredEvent[]> {

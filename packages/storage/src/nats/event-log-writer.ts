@@ -1,7 +1,7 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import { SvcError } from '@svc/protocol';
-import { decodeEvents, isEncodedEventSink } from '../encoded-events';
+import { decodeEvents, encodedKeys, isEncodedEventSink, isSplitEncodedEventSink } from '../encoded-events';
 import { setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
 import { fromInsertLine } from '../clickhouse/event-sql';
 import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './event-log-chunks';
@@ -10,6 +10,7 @@ import type { EventLog } from './event-log';
 import { natsFailure } from './nats-failure';
 import { publishStoredNotice } from './stored-notice';
 import { WRITER_CONSUMER, writerConsumer } from './writer-consumer';
+import { NOTHING_INSERTING, prepareRows, withHeldRows, type HeldRows, type InsertingRows, type StoredBefore } from './writer-batch';
 
 /** Most messages one fetch asks for. */
 const FETCH_MAX_MESSAGES = 1_000;
@@ -19,8 +20,17 @@ const FETCH_MAX_MESSAGES = 1_000;
  * largest size stay within twice the room (and well within the client's 64 MiB buffer).
  */
 const FETCH_MESSAGE_BUDGET_BYTES = 512 * 1024;
-/** Longest a batch gathers messages before it is written. */
+/**
+ * Longest a batch gathers messages before it is written; it is written sooner when the stream
+ * has no more to give (or the batch is full).
+ */
 export const WRITER_BATCH_WAIT_MS = 1_000;
+/**
+ * Least time between the starts of two inserts of one writer: while the stream holds little,
+ * batches are written as soon as they are gathered, and this keeps their parts few enough for
+ * ClickHouse's merges (at most 5 inserts a second per writer).
+ */
+export const WRITER_MIN_INSERT_INTERVAL_MS = 200;
 /**
  * Most message bytes in one batch: about 10^4–10^5 event rows, well under the 64 MiB a NATS
  * server lets a client fall behind before it drops it as a slow consumer (a fetch of 80 MB was
@@ -58,6 +68,8 @@ export interface EventLogWriterOptions {
   batchWaitMs?: number;
   /** Default WRITER_BATCH_BYTES. */
   batchBytes?: number;
+  /** Default WRITER_MIN_INSERT_INTERVAL_MS. */
+  minInsertIntervalMs?: number;
   /** Default WRITER_ACK_WAIT_MS. */
   ackWaitMs?: number;
   /** Default WRITER_RETRY_DELAY_MS. */
@@ -132,15 +144,25 @@ export class EventLogWriter {
   }
 
   private async run(consumer: Consumer): Promise<void> {
-    // The next batch is fetched while the sink writes this one, so that the transfer from the
-    // server overlaps the insert.
     let next = this.fetch(consumer);
+    let inserting = null as { rows: InsertingRows; done: Promise<StoredBefore> } | null;
+    let lastInsertMs = -Infinity;
     // A closed connection stays closed (the client reconnects by itself until it is closed).
     while (!this.stopping && !this.log.connection.isClosed()) {
       const messages = await next;
+      // Three batches at a time: the next one fetched while this one is decoded and looked up
+      // and the one before inserted.
       next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
-      if (messages.length) await this.write(messages);
+      const prepared: PreparedBatch | null = messages.length ? await this.prepare(messages, inserting?.rows ?? NOTHING_INSERTING) : null;
+      const storedBefore: StoredBefore = inserting ? await inserting.done : null;
+      inserting = null;
+      const ready = prepared && (await this.withHeld(prepared, storedBefore));
+      if (!ready) continue;
+      await this.pause(lastInsertMs + (this.options.minInsertIntervalMs ?? WRITER_MIN_INSERT_INTERVAL_MS) - performance.now());
+      lastInsertMs = performance.now();
+      inserting = { rows: ready.inserting, done: this.commit(ready) };
     }
+    await inserting?.done;
     // Fetched while stopping: offered to the other writers at once rather than after the ack wait.
     const unwritten = await next;
     this.release(unwritten);
@@ -155,10 +177,12 @@ export class EventLogWriter {
   }
 
   /**
-   * One batch of messages: what arrives within the batch wait, up to the batch bytes. A fetch
-   * with a byte limit ends after 100 messages (the client's cap), and a message is one request:
-   * fetches follow one another until the wait or the bytes are used up, so that one insert
-   * carries the whole batch (ClickHouse wants few large inserts, not many small ones).
+   * One batch of messages: what the stream gives until it has no more (each message tells how
+   * many wait after it), up to the batch bytes, within the batch wait. The first fetch waits
+   * for one message; the next ones ask for no more than the stream holds, so that none waits
+   * for its expiry. A fetch with a byte limit ends after 100 messages (the client's cap), and a
+   * message is one request: fetches follow one another, so that one insert carries the whole
+   * batch (ClickHouse wants few large inserts, not many small ones).
    */
   private async fetch(consumer: Consumer): Promise<JsMsg[]> {
     const messages: JsMsg[] = [];
@@ -167,13 +191,15 @@ export class EventLogWriter {
     const deadline = Date.now() + waitMs;
     let bytes = 0;
     let largest = 0;
+    let pending = 0;
     try {
       do {
         // A count, not a byte limit: a fetch by bytes also waits for its expiry after its 100
         // messages. The count keeps the fetch's bytes within the room left (and the client's
         // buffer) even should every message be as large as a message may be.
         const room = maxBytes - bytes;
-        const count = Math.max(1, Math.min(FETCH_MAX_MESSAGES, Math.floor(room / Math.max(2 * this.averageBytes, FETCH_MESSAGE_BUDGET_BYTES))));
+        const byBytes = Math.max(1, Math.min(FETCH_MAX_MESSAGES, Math.floor(room / Math.max(2 * this.averageBytes, FETCH_MESSAGE_BUDGET_BYTES))));
+        const count = messages.length ? Math.min(byBytes, pending) : 1;
         this.fetching = await consumer.fetch({ max_messages: count, expires: waitMs });
         if (this.stopping) this.fetching.stop();
         for await (const message of this.fetching) {
@@ -182,9 +208,10 @@ export class EventLogWriter {
           bytes += message.data.length;
           largest = Math.max(largest, message.data.length);
           this.averageBytes += (message.data.length - this.averageBytes) / 16;
+          pending = message.info.pending;
         }
         // Room left for at least one more message of the largest size seen.
-      } while (!this.stopping && messages.length > 0 && Date.now() < deadline && maxBytes - bytes > 2 * largest);
+      } while (!this.stopping && messages.length > 0 && pending > 0 && Date.now() < deadline && maxBytes - bytes > 2 * largest);
     } catch (error) {
       // NATS unreachable or the consumer gone: what came is written, then fetch again.
       if (!messages.length) {
@@ -197,34 +224,78 @@ export class EventLogWriter {
     return messages;
   }
 
-  /** Writes one batch; on failure asks for its messages again after the retry delay. */
-  private async write(fetched: JsMsg[]): Promise<void> {
+  /**
+   * The batch's rows without those of users being erased; for a sink that looks ids up apart
+   * from its insert, also without those stored already or in the batch being inserted
+   * (`inserting`). Null when no message decodes or the lookup failed (the messages then come
+   * again after the retry delay).
+   */
+  private async prepare(fetched: JsMsg[], inserting: InsertingRows): Promise<PreparedBatch | null> {
     const decoded = this.decode(fetched);
-    if (!decoded.length) return;
+    if (!decoded.length) return null;
     const messages = decoded.map((d) => d.message);
-    const retryDelayMs = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS;
     try {
-      const { events, rejects, deliveries } = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
-      const { inserted, setAsideKeys } = events.length || rejects.length
-        ? await storeOrSetAside({ events, rejects }, (rows) => this.store(rows), (row, error) => this.setAside(row, error))
+      const entry = await withoutErasingUsers(decoded.map((d) => d.entry), this.options.erasingSince);
+      const sink = this.options.sink;
+      if (isSplitEncodedEventSink(sink)) return { messages, deliveries: entry.deliveries, ...(await prepareRows(entry, sink, inserting)) };
+      return { messages, deliveries: entry.deliveries, rows: { events: entry.events, rejects: entry.rejects }, inserting: NOTHING_INSERTING, held: null };
+    } catch (error) {
+      await this.giveBack(messages, error);
+      return null;
+    }
+  }
+
+  /**
+   * The batch with the rows it held for the batch before (see `withHeldRows`) that this one did
+   * not store; null when their lookup failed (the messages come again after the retry delay).
+   */
+  private async withHeld(batch: PreparedBatch, storedBefore: StoredBefore): Promise<PreparedBatch | null> {
+    const sink = this.options.sink;
+    if (!batch.held?.keys.size && !batch.held?.rejects.length) return batch;
+    if (!isSplitEncodedEventSink(sink)) return batch;
+    try {
+      return { ...batch, ...(await withHeldRows({ ...batch, held: batch.held }, storedBefore, sink)) };
+    } catch (error) {
+      await this.giveBack(batch.messages, error);
+      return null;
+    }
+  }
+
+  /**
+   * Writes one prepared batch, enqueues its deliveries and acknowledges its messages; on failure
+   * asks for them again after the retry delay. The keys of the events it stored, or null when
+   * it failed.
+   */
+  private async commit(batch: PreparedBatch): Promise<StoredBefore> {
+    const rows = batch.rows;
+    try {
+      const { inserted, setAsideKeys } = rows.events.length || rows.rejects.length
+        ? await storeOrSetAside(rows, (part) => this.store(part, part === rows && isSplitEncodedEventSink(this.options.sink) ? batch.inserting.keys : null), (row, error) => this.setAside(row, error))
         : { inserted: new Set<string>(), setAsideKeys: new Set<string>() };
       // An event set aside in the quarantine was not stored: nobody is told of it.
-      const sent = setAsideKeys.size ? deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : deliveries;
+      const sent = setAsideKeys.size ? batch.deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : batch.deliveries;
       if (sent.length) await this.options.enqueueDeliveries(sent);
-      for (const message of messages) message.ack();
-      this.release(messages);
+      for (const message of batch.messages) message.ack();
+      this.release(batch.messages);
       await this.log.connection.flush();
       if (inserted.size) this.announce(inserted);
+      return inserted;
     } catch (error) {
-      this.report(error);
-      this.release(messages);
-      try {
-        for (const message of messages) message.nak(retryDelayMs);
-      } catch {
-        // The connection is gone: the messages come again once the ack wait has passed.
-      }
-      await this.pause();
+      await this.giveBack(batch.messages, error);
+      return null;
     }
+  }
+
+  /** Reports a failed batch and asks for its messages again after the retry delay, then waits that long. */
+  private async giveBack(messages: JsMsg[], error: unknown): Promise<void> {
+    this.report(error);
+    this.release(messages);
+    try {
+      for (const message of messages) message.nak(this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS);
+    } catch {
+      // The connection is gone: the messages come again once the ack wait has passed.
+    }
+    await this.pause();
   }
 
   /**
@@ -261,9 +332,17 @@ export class EventLogWriter {
     return decoded;
   }
 
-  /** Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys of the events it inserted. */
-  private async store({ events, rejects }: WriterRows): Promise<Set<string>> {
+  /**
+   * Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys
+   * of the events it inserted (`keys` when the caller has them).
+   */
+  private async store({ events, rejects }: WriterRows, keys: Set<string> | null): Promise<Set<string>> {
     const sink = this.options.sink;
+    if (isSplitEncodedEventSink(sink)) {
+      // Looked up when the batch was prepared, which also made the keys of the whole batch.
+      await sink.insertEncoded({ events, rejects });
+      return keys ?? new Set(encodedKeys(events));
+    }
     if (isEncodedEventSink(sink)) return (await sink.commitEncoded({ events, rejects })).inserted;
     return (await sink.commit({ events: events.flatMap((block) => decodeEvents(block, fromInsertLine)), rejects })).inserted;
   }
@@ -308,13 +387,24 @@ export class EventLogWriter {
   }
 
   /**
-   * Waits the retry delay, or less when the writer stops. The fetch of the next batch and the
+   * Waits `ms` (the retry delay), or less when the writer stops. The fetch of the next batch and the
    * write of this one may both pause at once: each waits for `stopped`, which wakes them all.
    */
-  private async pause(): Promise<void> {
-    if (this.stopping) return;
+  private async pause(ms = this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS): Promise<void> {
+    if (this.stopping || ms <= 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.retryDelayMs ?? WRITER_RETRY_DELAY_MS))), this.stopped]);
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
     clearTimeout(timer);
   }
+}
+
+/** A batch ready to insert: its messages, deliveries and rows (see writer-batch.ts). */
+interface PreparedBatch {
+  messages: JsMsg[];
+  deliveries: NewDelivery[];
+  rows: WriterRows;
+  /** What the batch prepared while this one is inserted leaves out. */
+  inserting: InsertingRows;
+  /** Rows left out for the batch before (a sink that looks ids up apart), else null. */
+  held: HeldRows | null;
 }

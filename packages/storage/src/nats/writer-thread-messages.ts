@@ -1,0 +1,55 @@
+import { SvcError, type ErrorCode } from '@svc/protocol';
+import type { DeletionJob } from '../deletion-job-store';
+import type { EventLogWriterOptions } from './event-log-writer';
+
+/** What the writer thread is started with (structured-clone data only). */
+export interface WriterThreadSettings {
+  natsServers: string;
+  nodeId?: string;
+  natsReplicas: number;
+  webhookAckWaitMs?: number;
+  clickhouseServerUrl: string;
+  database: string;
+  timing: Pick<EventLogWriterOptions, 'ackWaitMs' | 'retryDelayMs' | 'batchWaitMs'>;
+}
+
+/** An error as it crosses between threads. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: string;
+  stack?: string;
+}
+
+export type FromWriterThread =
+  | { kind: 'started' }
+  | { kind: 'failed'; error: SerializedError }
+  | { kind: 'error'; error: SerializedError }
+  | { kind: 'list-unfinished'; id: number }
+  | { kind: 'stopped' };
+
+export type ToWriterThread = { kind: 'unfinished'; id: number; jobs: DeletionJob[] } | { kind: 'stop' };
+
+export function serializeError(error: unknown): SerializedError {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
+  return { name: error.name, message: `${error.message}${cause}`, code: typeof code === 'string' ? code : undefined, stack: error.stack };
+}
+
+/** The error again on the node's thread: a catalogue error keeps its code. */
+export function deserializeError(error: SerializedError): Error {
+  if (error.name === 'SvcError' && error.code) {
+    try {
+      const revived = new SvcError(error.code as ErrorCode, error.message);
+      revived.stack = error.stack;
+      return revived;
+    } catch {
+      // Not a code of this version's catalogue: a plain error below.
+    }
+  }
+  const revived = new Error(error.message);
+  revived.name = error.name;
+  revived.stack = error.stack;
+  return revived;
+}

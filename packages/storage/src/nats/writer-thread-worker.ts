@@ -1,0 +1,74 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { DeletionJob } from '../deletion-job-store';
+import { ChDatabase } from '../clickhouse/ch-database';
+import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store';
+import { DeliveryQueue } from './delivery-queue';
+import { EventLog } from './event-log';
+import { EventLogWriter } from './event-log-writer';
+import { connectNats } from './nats-connection';
+import { UnfinishedErasures } from './unfinished-erasures';
+import { serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+
+/**
+ * The event writer in a worker thread (see writer-thread.ts): its own NATS connection and
+ * ClickHouse client; the unfinished deletion jobs are asked from the node's thread.
+ */
+const port = parentPort!;
+const settings = workerData as WriterThreadSettings;
+const send = (message: FromWriterThread) => port.postMessage(message);
+
+let asked = 0;
+const answers = new Map<number, (jobs: DeletionJob[]) => void>();
+const listUnfinished = () =>
+  new Promise<DeletionJob[]>((resolve) => {
+    const id = ++asked;
+    answers.set(id, resolve);
+    send({ kind: 'list-unfinished', id });
+  });
+
+async function run(): Promise<() => Promise<void>> {
+  const closing: Array<() => Promise<unknown>> = [];
+  const close = async () => {
+    for (const step of closing.reverse()) await step().catch(() => undefined);
+  };
+  try {
+    const nats = await connectNats(settings.natsServers, { name: settings.nodeId ? `${settings.nodeId}-writer` : undefined });
+    closing.push(() => nats.close());
+    const db = await ChDatabase.open(settings.clickhouseServerUrl, settings.database);
+    closing.push(() => db.close());
+    const log = await EventLog.open(nats, { replicas: settings.natsReplicas });
+    const queue = await DeliveryQueue.open(nats, { replicas: settings.natsReplicas, ackWaitMs: settings.webhookAckWaitMs });
+    const writer = new EventLogWriter(log, {
+      ...settings.timing,
+      sink: new ClickHouseEventStore(db),
+      enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
+      erasingSince: new UnfinishedErasures({ listUnfinished }).since,
+      onError: (error) => send({ kind: 'error', error: serializeError(error) }),
+    });
+    await writer.start();
+    closing.push(() => writer.stop());
+    return close;
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+const running = run();
+running.then(
+  () => send({ kind: 'started' }),
+  (error: unknown) => send({ kind: 'failed', error: serializeError(error) }),
+);
+port.on('message', (message: ToWriterThread) => {
+  if (message.kind === 'unfinished') {
+    answers.get(message.id)?.(message.jobs);
+    answers.delete(message.id);
+  } else if (message.kind === 'stop') {
+    void running
+      .then((close) => close(), () => undefined)
+      .then(() => {
+        send({ kind: 'stopped' });
+        port.close();
+      });
+  }
+});

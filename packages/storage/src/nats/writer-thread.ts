@@ -1,0 +1,87 @@
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import type { DeletionJobStore } from '../deletion-job-store';
+import { WRITER_RETRY_DELAY_MS } from './event-log-writer';
+import { deserializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+
+/** Longest `stop` waits for the thread to finish its batch before it ends it. */
+export const WRITER_THREAD_STOP_MS = 60_000;
+
+export interface EventLogWriterThreadOptions extends WriterThreadSettings {
+  /** The deletion jobs, asked by the thread at most once a second (see UnfinishedErasures). */
+  jobs: Pick<DeletionJobStore, 'listUnfinished'>;
+  /** A failed batch or fetch in the thread, or the thread's end. */
+  onError: (error: unknown) => void;
+}
+
+/**
+ * The node's EventLogWriter in a worker thread of its own, with its own NATS connection and
+ * ClickHouse client: a node saturated with ingest reads the stream on its main thread only
+ * between requests (one socket read per turn of its event loop), so its writer fell behind the
+ * events it acknowledged (docs/benchmarks.md). The thread writes, enqueues deliveries and
+ * publishes the stored notices as the writer does in process; the node's thread only answers
+ * its questions for the unfinished deletion jobs.
+ */
+export class EventLogWriterThread {
+  private worker: Worker | null = null;
+  private stopping = false;
+
+  constructor(private readonly options: EventLogWriterThreadOptions) {}
+
+  /** Starts the thread; rejects (and ends it) when it could not start its writer. */
+  async start(): Promise<void> {
+    const { jobs, onError, ...settings } = this.options;
+    const worker = new Worker(new URL('./writer-thread-boot.mjs', import.meta.url), { workerData: settings });
+    const send = (message: ToWriterThread) => worker.postMessage(message);
+    const started = new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: FromWriterThread) => {
+        if (message.kind === 'started') resolve();
+        else if (message.kind === 'failed') reject(deserializeError(message.error));
+        else if (message.kind === 'error') onError(deserializeError(message.error));
+        else if (message.kind === 'list-unfinished') {
+          jobs.listUnfinished().then(
+            (list) => send({ kind: 'unfinished', id: message.id, jobs: list }),
+            (error: unknown) => {
+              onError(error);
+              // Nobody known to be erased: the erasure still waits for the writer to pass its position.
+              send({ kind: 'unfinished', id: message.id, jobs: [] });
+            },
+          );
+        }
+      });
+      worker.on('error', reject);
+      worker.on('exit', (code) => reject(new Error(`The event writer thread ended (exit code ${code}) before it started.`)));
+    });
+    try {
+      await started;
+    } catch (error) {
+      await worker.terminate();
+      throw error;
+    }
+    worker.on('error', (error) => onError(new Error('The event writer thread failed.', { cause: error })));
+    worker.on('exit', (code) => {
+      if (this.stopping) return;
+      onError(new Error(`The event writer thread ended (exit code ${code}); it is started again.`));
+      this.worker = null;
+      setTimeout(() => {
+        if (!this.stopping) this.start().catch(onError);
+      }, settings.timing.retryDelayMs ?? WRITER_RETRY_DELAY_MS).unref();
+    });
+    this.worker = worker;
+  }
+
+  /** Stops fetching, lets the thread finish the batch in hand, and ends it. */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    if (!worker) return;
+    this.stopping = true;
+    this.worker = null;
+    const stopped = new Promise<void>((resolve) => worker.on('message', (message: FromWriterThread) => message.kind === 'stopped' && resolve()));
+    const exited = once(worker, 'exit');
+    worker.postMessage({ kind: 'stop' } satisfies ToWriterThread);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([stopped, exited, new Promise((resolve) => (timer = setTimeout(resolve, WRITER_THREAD_STOP_MS)))]);
+    clearTimeout(timer);
+    await worker.terminate();
+  }
+}
