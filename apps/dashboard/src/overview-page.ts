@@ -55,12 +55,30 @@ function stat(label: string, value: string, testId: string, change?: HTMLElement
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
   addOverviewStyles();
   usePageStyles();
-  const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
-    api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
-    api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
-    api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
-    api<{ timeZone?: string }>('/v1/settings'),
-  ]);
+  const requests = new LatestRequest();
+  const settingsAnswer = api<{ timeZone?: string }>('/v1/settings');
+  // The numbers do not wait for the filter lists: with a start in the URL they are asked at
+  // once, without one as soon as the time zone (which sets the default start) is known.
+  const firstFilters = new URLSearchParams(location.search).get('from')
+    ? Promise.resolve(readFilters(() => ''))
+    : settingsAnswer.then((s) => readFilters((daysAgo) => dateIn(s.timeZone ?? 'UTC', daysAgo)));
+  const firstSignal = requests.start();
+  const firstAnswer = firstFilters.then((params) => api<Overview>(`/v1/analytics/overview?${params}`, { signal: firstSignal }));
+  // Its failure is shown by load() below; the page may also fail earlier, on the lists.
+  firstAnswer.catch(() => undefined);
+  let lists;
+  try {
+    lists = await Promise.all([
+      api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
+      api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
+      api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+      settingsAnswer,
+    ]);
+  } catch (error) {
+    requests.cancel();
+    throw error;
+  }
+  const [campaigns, broadcasts, sponsors, settings] = lists;
   // Days, presets, buckets and labels are those of the tenant's time zone (a setting; UTC by default).
   let timeZone = settings.timeZone ?? 'UTC';
   const day = (daysAgo: number) => dateIn(timeZone, daysAgo);
@@ -103,7 +121,6 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
-  const requests = new LatestRequest();
   const liveDraw = coalesce<Overview>((o) => draw(o), LIVE_RENDER_INTERVAL_MS);
   const liveViewers = coalesce<number>((live) => {
     const node = panels.querySelector('[data-testid="live-viewers"]');
@@ -156,11 +173,12 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     source.addEventListener('viewers', (event) => liveViewers.push(JSON.parse((event as MessageEvent).data).live));
   }
 
-  async function load(params: URLSearchParams): Promise<void> {
-    const signal = requests.start();
+  /** Asks for the numbers of `params` (or takes the request already under way) and draws them if still the latest. */
+  async function load(params: URLSearchParams, pending?: { signal: AbortSignal; answer: Promise<Overview> }): Promise<void> {
+    const signal = pending?.signal ?? requests.start();
     panels.setAttribute('aria-busy', 'true');
     try {
-      const answer = await api<Overview>(`/v1/analytics/overview?${params}`, { signal });
+      const answer = await (pending?.answer ?? api<Overview>(`/v1/analytics/overview?${params}`, { signal }));
       if (!requests.isLatest(signal)) return;
       draw(answer);
       connectLive();
@@ -252,7 +270,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     replacePanels(panels, [note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
   }
 
-  await load(filters);
+  await load(filters, { signal: firstSignal, answer: firstAnswer });
   return () => {
     requests.cancel();
     source?.close();
