@@ -262,7 +262,8 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
         : [h('p', { class: 'muted' }, 'No orders.')]),
     );
     const funnelBox = h('div', { class: 'chart small' });
-    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
+    const funnelTable = dataTable('Funnel', ['Step', 'Sessions', 'Of the step before'], o.funnel.map((s: any) => [s.step, format.int(s.sessions), format.pct(s.conversion)]), 'funnel-table');
+    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, funnelTable, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
     lineChart(seriesBox, o.viewers.series, PRIMARY, { name: 'Viewers', timeZone });
     for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY, { name: `Gross (${c.currency})`, timeZone });
