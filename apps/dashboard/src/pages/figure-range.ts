@@ -42,7 +42,7 @@ export function figureRangeControls(timeZone: string, changed: (range: FigureRan
   const element = h('form', { class: 'page-filters', role: 'search', 'aria-label': 'Days of the figures' },
     h('label', {}, 'Figures from', from),
     h('label', {}, 'Figures to', to),
-    h('p', { class: 'muted', 'data-testid': 'figure-time-zone' }, `Days in ${timeZone}`));
+    h('span', { class: 'muted', 'data-testid': 'figure-time-zone' }, `Days in ${timeZone}`));
   element.addEventListener('submit', (event) => event.preventDefault());
   return { element, range };
 }
