@@ -217,7 +217,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       return;
     }
     const seriesBox = h('div', { class: 'chart' });
-    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0 };
+    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0, averageOrderValue: 0, itemsPerOrder: 0 };
     timeZone = o.timeZone ?? timeZone;
     zone.textContent = `Times in ${timeZone}`;
     const viewerRows = o.viewers.series.map((p: { at: string; concurrent: number }) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.int(p.concurrent)]);
@@ -245,7 +245,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       'Revenue',
       DEFINITIONS.revenue,
       o.revenue.length
-        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`)]))
+        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`, comparison(r.averageOrderValue, before(r.currency).averageOrderValue, 'count', `aov-${r.currency}-change`)), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`, comparison(r.itemsPerOrder, before(r.currency).itemsPerOrder, 'count', `ipo-${r.currency}-change`))]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
     const contests = panel('Contests', DEFINITIONS_EXTRA.contests, contestTable(o.contests ?? []));
