@@ -82,6 +82,7 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
       expect(await log.getByRole('columnheader', { name: header, exact: true }).count()).toBe(1);
     }
     expect(await log.locator('tbody tr').first().textContent()).toContain('HTTP 200');
+    expect(await log.getByRole('status').textContent()).toBe('1 delivery shown, newest first.');
     await log.getByLabel('Delivery status').selectOption('failed');
     await expect.poll(() => log.getByRole('status').textContent()).toBe('No deliveries for this filter.');
     await log.getByLabel('Delivery status').selectOption('delivered');
