@@ -263,7 +263,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     );
     const funnelBox = h('div', { class: 'chart small' });
     const funnelTable = dataTable('Funnel', ['Step', 'Sessions', 'Of the step before'], o.funnel.map((s: any) => [s.step, format.int(s.sessions), format.pct(s.conversion)]), 'funnel-table');
-    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, funnelTable, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
+    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, funnelTable, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.count(s.sessions, 'session', 'sessions')} (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
     lineChart(seriesBox, o.viewers.series, PRIMARY, { name: 'Viewers', timeZone });
     for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY, { name: `Gross (${c.currency})`, timeZone });

@@ -49,6 +49,8 @@ describe.runIf(browserAvailable())('data tables behind the charts', () => {
     const rows = page.getByTestId('funnel-table').locator('tbody tr');
     await expect.poll(() => rows.first().isVisible()).toBe(true);
     expect(await rows.allTextContents()).toEqual(['product.viewed2100.0%', 'cart.item_added150.0%', 'checkout.started1100.0%', 'checkout.completed1100.0%']);
+    // The steps in words under the table count their sessions in good English.
+    expect(await page.locator('ol.steps li').allTextContents()).toEqual(['product.viewed: 2 sessions (100.0%)', 'cart.item_added: 1 session (50.0%)', 'checkout.started: 1 session (100.0%)', 'checkout.completed: 1 session (100.0%)']);
     const poll = page.getByText('Votes for "Who wins?": data table');
     await poll.focus();
     await page.keyboard.press('Space');
