@@ -28,7 +28,12 @@ export async function renderBroadcasts(root: HTMLElement): Promise<void> {
   const detail = h('div', {});
   const params = new URLSearchParams(location.search);
   let opened: Broadcast | null = null;
-  const show = (b: Broadcast) => broadcastDetail(detail, { ...b, campaign: campaignOf(b) }, sponsors.data, figures.range());
+  let stopDetail = () => {};
+  const show = (b: Broadcast) => {
+    // The live stream of the view before must not keep running beside the new one.
+    stopDetail();
+    stopDetail = broadcastDetail(detail, { ...b, campaign: campaignOf(b) }, sponsors.data, figures.range());
+  };
   const open = (b: Broadcast) => {
     const q = new URLSearchParams(location.search);
     q.set('broadcast', b.id);

@@ -68,6 +68,34 @@ describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
     expect(await page.getByLabel('Figures from', { exact: true }).inputValue()).toBe('2026-11-11');
   });
 
+  it('keeps one live stream for the open broadcast when its days change', { timeout: 60_000 }, async () => {
+    page = await newDashboardPage(browser, { width: 1280, height: 900 });
+    // Counts the live streams the page has open.
+    await page.addInitScript(() => {
+      const Native = window.EventSource;
+      const w = window as unknown as { openStreams: number };
+      w.openStreams = 0;
+      window.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          w.openStreams++;
+        }
+        override close(): void {
+          if (this.readyState !== Native.CLOSED) w.openStreams--;
+          super.close();
+        }
+      } as typeof EventSource;
+    });
+    expect((await page.context().request.post(`${t.url}/v1/session`, { data: { token: t.demo.adminToken } })).status()).toBeLessThan(300);
+    await page.goto(`${t.url}/broadcasts?broadcast=b1&from=2026-11-10&to=2026-11-11`);
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('2');
+    await page.getByLabel('Figures from', { exact: true }).fill('2026-11-11');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('0');
+    await page.getByLabel('Figures from', { exact: true }).fill('2026-11-10');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('2');
+    expect(await page.evaluate(() => (window as unknown as { openStreams: number }).openStreams)).toBe(1);
+  });
+
   it('updates the live state by itself: viewers joining and an overlay shown elsewhere', { timeout: 60_000 }, async () => {
     await open('/broadcasts?broadcast=b2');
     await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('No one watching');

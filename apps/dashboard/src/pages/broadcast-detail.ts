@@ -22,14 +22,14 @@ interface Overview {
 /**
  * One broadcast: its figures over the days of `range` (kept current by the live stream), its overlays (read again every
  * few seconds) with show/hide, and the creation of new overlays. Stops updating once `host`
- * leaves the document.
+ * leaves the document, or when the function it returns is called (the view is replaced).
  */
 export function broadcastDetail(
   host: HTMLElement,
   broadcast: { id: string; title: string | null; campaign: string },
   sponsors: Array<{ id: string; name: string }>,
   range: FigureRange,
-): void {
+): () => void {
   const sponsorName = new Map(sponsors.map((s) => [s.id, s.name]));
   const filter = new URLSearchParams({ broadcastId: broadcast.id, from: range.from, to: range.to });
   const figures = h('div', { class: 'figures', 'data-testid': 'broadcast-figures' });
@@ -104,12 +104,13 @@ export function broadcastDetail(
     liveBadge.classList.toggle('on', live > 0);
   });
   void loadOverlays();
+  const stop = () => {
+    clearInterval(timer);
+    stream.close();
+  };
   const timer = setInterval(() => {
-    if (!host.isConnected || !host.contains(figures)) {
-      clearInterval(timer);
-      stream.close();
-      return;
-    }
-    void loadOverlays();
+    if (!host.isConnected || !host.contains(figures)) stop();
+    else void loadOverlays();
   }, OVERLAY_REFRESH_MS);
+  return stop;
 }
