@@ -1,6 +1,7 @@
 import { api, ApiError } from './api';
 import { h } from './dom';
-import { broadcastDetail, figureRange } from './pages/broadcast-detail';
+import { broadcastDetail } from './pages/broadcast-detail';
+import { figureRangeControls, type FigureRange } from './pages/figure-range';
 import { clearFieldErrors, showFieldErrors } from './pages/field-errors';
 import { usePageStyles } from './pages/page-styles';
 
@@ -16,32 +17,48 @@ interface Broadcast {
 /** Broadcasts with their campaign, figures, link to the filtered overview, and live control of their overlays. */
 export async function renderBroadcasts(root: HTMLElement): Promise<void> {
   usePageStyles();
-  const [broadcasts, campaigns, sponsors] = await Promise.all([
+  const [broadcasts, campaigns, sponsors, settings] = await Promise.all([
     api<{ data: Broadcast[] }>('/v1/broadcasts'),
     api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
     api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+    api<{ timeZone?: string }>('/v1/settings'),
   ]);
   const campaignName = new Map(campaigns.data.map((c) => [c.id, c.name]));
   const campaignOf = (b: Broadcast) => campaignName.get(b.campaignId) ?? `Campaign ${b.campaignId}`;
   const detail = h('div', {});
   const params = new URLSearchParams(location.search);
+  let opened: Broadcast | null = null;
+  let stopDetail = () => {};
+  const show = (b: Broadcast) => {
+    // The live stream of the view before must not keep running beside the new one.
+    stopDetail();
+    stopDetail = broadcastDetail(detail, { ...b, campaign: campaignOf(b) }, sponsors.data, figures.range());
+  };
   const open = (b: Broadcast) => {
     const q = new URLSearchParams(location.search);
     q.set('broadcast', b.id);
     history.replaceState(history.state, '', `${location.pathname}?${q}`);
-    broadcastDetail(detail, { ...b, campaign: campaignOf(b) }, sponsors.data);
+    opened = b;
+    show(b);
     detail.querySelector('h2')?.setAttribute('tabindex', '-1');
     (detail.querySelector('h2') as HTMLElement | null)?.focus();
   };
+  // The figures (and the overview links) follow the days chosen here.
+  const overviewHref = (b: Broadcast, range: FigureRange) => `/?${new URLSearchParams({ broadcastId: b.id, from: range.from, to: range.to })}`;
+  const figures = figureRangeControls(settings.timeZone ?? 'UTC', (range) => {
+    for (const link of Array.from(list.querySelectorAll<HTMLAnchorElement>('a[data-overview]'))) {
+      link.href = overviewHref(broadcasts.data.find((b) => b.id === link.dataset.overview)!, range);
+    }
+    if (opened) show(opened);
+  });
 
-  const range = figureRange(Date.now());
   const list = h('ul', { class: 'broadcast-list' }, ...broadcasts.data.map((b) => {
     const button = h('button', { type: 'button', class: 'secondary' }, b.title ?? b.id);
     button.addEventListener('click', () => open(b));
     return h('li', { 'data-broadcast': b.id }, button,
       h('span', { class: 'badge', 'data-testid': `watching-${b.id}` }, 'No one watching'),
       h('span', { class: 'meta' }, `${b.id} · ${campaignOf(b)}`),
-      h('a', { href: `/?${new URLSearchParams({ broadcastId: b.id, ...range })}`, 'aria-label': `Overview of ${b.title ?? b.id}` }, 'Overview'));
+      h('a', { href: overviewHref(b, figures.range()), 'data-overview': b.id, 'aria-label': `Overview of ${b.title ?? b.id}` }, 'Overview'));
   }));
 
   const id = h('input', { name: 'id', 'aria-label': 'New broadcast id', 'aria-describedby': 'new-broadcast-id-error', autocomplete: 'off' });
@@ -74,7 +91,7 @@ export async function renderBroadcasts(root: HTMLElement): Promise<void> {
 
   root.replaceChildren(
     broadcasts.data.length
-      ? h('section', { class: 'panel', 'aria-labelledby': 'broadcasts-title' }, h('h2', { id: 'broadcasts-title' }, 'Broadcasts'), list)
+      ? h('section', { class: 'panel', 'aria-labelledby': 'broadcasts-title' }, h('h2', { id: 'broadcasts-title' }, 'Broadcasts'), figures.element, list)
       : h('div', { class: 'empty' }, h('h2', {}, 'No broadcasts yet'), h('p', {}, 'Create one below, or let the SDK discover it with setContent().')),
     detail,
     h('section', { class: 'panel', 'aria-labelledby': 'new-broadcast-title' }, h('h2', { id: 'new-broadcast-title' }, 'New broadcast'), create),

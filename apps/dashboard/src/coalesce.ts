@@ -26,8 +26,9 @@ export function coalesce<T>(render: (value: T) => void, intervalMs: number, sche
     if (!pending) return;
     const { value } = pending;
     pending = null;
-    lastRenderAt = scheduler.now();
     render(value);
+    // Counted from the end of the render: a slow render must not shorten the gap to the next.
+    lastRenderAt = scheduler.now();
   };
   return {
     push(value) {

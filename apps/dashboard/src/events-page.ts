@@ -1,5 +1,6 @@
 import { api, ApiError } from './api';
 import { h } from './dom';
+import { format } from './overview/format';
 import { countryOptions } from './pages/countries';
 import { dataTable, labelledRow } from './pages/data-table';
 import { downloadJson, exportUrl } from './pages/event-downloads';
@@ -114,7 +115,7 @@ export async function renderEvents(root: HTMLElement): Promise<void> {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       const shown = body.children.length;
-      status.textContent = shown ? `${shown} events shown, newest first${cursor ? '' : ' (all of them)'}.` : 'No events for these filters.';
+      status.textContent = shown ? `${format.count(shown, 'event', 'events')} shown, newest first${cursor ? '' : ' (all of them)'}.` : 'No events for these filters.';
     } catch (error) {
       if (mine !== generation || (error instanceof DOMException && error.name === 'AbortError')) return;
       status.textContent = error instanceof ApiError ? error.message : 'The events could not be loaded.';

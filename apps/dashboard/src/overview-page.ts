@@ -55,12 +55,30 @@ function stat(label: string, value: string, testId: string, change?: HTMLElement
 export async function renderOverview(root: HTMLElement): Promise<() => void> {
   addOverviewStyles();
   usePageStyles();
-  const [campaigns, broadcasts, sponsors, settings] = await Promise.all([
-    api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
-    api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
-    api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
-    api<{ timeZone?: string }>('/v1/settings'),
-  ]);
+  const requests = new LatestRequest();
+  const settingsAnswer = api<{ timeZone?: string }>('/v1/settings');
+  // The numbers do not wait for the filter lists: with a start in the URL they are asked at
+  // once, without one as soon as the time zone (which sets the default start) is known.
+  const firstFilters = new URLSearchParams(location.search).get('from')
+    ? Promise.resolve(readFilters(() => ''))
+    : settingsAnswer.then((s) => readFilters((daysAgo) => dateIn(s.timeZone ?? 'UTC', daysAgo)));
+  const firstSignal = requests.start();
+  const firstAnswer = firstFilters.then((params) => api<Overview>(`/v1/analytics/overview?${params}`, { signal: firstSignal }));
+  // Its failure is shown by load() below; the page may also fail earlier, on the lists.
+  firstAnswer.catch(() => undefined);
+  let lists;
+  try {
+    lists = await Promise.all([
+      api<{ data: Array<{ id: number; name: string }> }>('/v1/campaigns'),
+      api<{ data: Array<{ id: string; title: string | null }> }>('/v1/broadcasts'),
+      api<{ data: Array<{ id: string; name: string }> }>('/v1/sponsors'),
+      settingsAnswer,
+    ]);
+  } catch (error) {
+    requests.cancel();
+    throw error;
+  }
+  const [campaigns, broadcasts, sponsors, settings] = lists;
   // Days, presets, buckets and labels are those of the tenant's time zone (a setting; UTC by default).
   let timeZone = settings.timeZone ?? 'UTC';
   const day = (daysAgo: number) => dateIn(timeZone, daysAgo);
@@ -103,7 +121,6 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
   root.replaceChildren(bar, panels);
 
   let source: EventSource | null = null;
-  const requests = new LatestRequest();
   const liveDraw = coalesce<Overview>((o) => draw(o), LIVE_RENDER_INTERVAL_MS);
   const liveViewers = coalesce<number>((live) => {
     const node = panels.querySelector('[data-testid="live-viewers"]');
@@ -156,11 +173,12 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     source.addEventListener('viewers', (event) => liveViewers.push(JSON.parse((event as MessageEvent).data).live));
   }
 
-  async function load(params: URLSearchParams): Promise<void> {
-    const signal = requests.start();
+  /** Asks for the numbers of `params` (or takes the request already under way) and draws them if still the latest. */
+  async function load(params: URLSearchParams, pending?: { signal: AbortSignal; answer: Promise<Overview> }): Promise<void> {
+    const signal = pending?.signal ?? requests.start();
     panels.setAttribute('aria-busy', 'true');
     try {
-      const answer = await api<Overview>(`/v1/analytics/overview?${params}`, { signal });
+      const answer = await (pending?.answer ?? api<Overview>(`/v1/analytics/overview?${params}`, { signal }));
       if (!requests.isLatest(signal)) return;
       draw(answer);
       connectLive();
@@ -199,7 +217,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       return;
     }
     const seriesBox = h('div', { class: 'chart' });
-    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0 };
+    const before = (currency: string) => o.previous.revenue.find((r: { currency: string }) => r.currency === currency) ?? { gross: 0, orders: 0, averageOrderValue: 0, itemsPerOrder: 0 };
     timeZone = o.timeZone ?? timeZone;
     zone.textContent = `Times in ${timeZone}`;
     const viewerRows = o.viewers.series.map((p: { at: string; concurrent: number }) => [bucketLabel(p.at, o.viewers.bucketMs, timeZone), format.int(p.concurrent)]);
@@ -227,7 +245,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
       'Revenue',
       DEFINITIONS.revenue,
       o.revenue.length
-        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`)]))
+        ? h('div', { class: 'stats' }, ...o.revenue.flatMap((r: any) => [stat(`gross (${r.currency})`, format.money(r.gross, r.currency), `gross-${r.currency}`, comparison(r.gross, before(r.currency).gross, 'count', `gross-${r.currency}-change`)), stat('orders', format.int(r.orders), `orders-${r.currency}`, comparison(r.orders, before(r.currency).orders)), stat('average order', format.money(r.averageOrderValue, r.currency), `aov-${r.currency}`, comparison(r.averageOrderValue, before(r.currency).averageOrderValue, 'count', `aov-${r.currency}-change`)), stat('items per order', format.decimal(r.itemsPerOrder), `ipo-${r.currency}`, comparison(r.itemsPerOrder, before(r.currency).itemsPerOrder, 'count', `ipo-${r.currency}-change`))]))
         : h('p', { class: 'muted' }, 'No orders.'),
     );
     const contests = panel('Contests', DEFINITIONS_EXTRA.contests, contestTable(o.contests ?? []));
@@ -244,7 +262,8 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
         : [h('p', { class: 'muted' }, 'No orders.')]),
     );
     const funnelBox = h('div', { class: 'chart small' });
-    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.int(s.sessions)} sessions (${format.pct(s.conversion)})`))));
+    const funnelTable = dataTable('Funnel', ['Step', 'Sessions', 'Of the step before'], o.funnel.map((s: any) => [s.step, format.int(s.sessions), format.pct(s.conversion)]), 'funnel-table');
+    const funnel = panel('Funnel', DEFINITIONS.funnel, funnelBox, funnelTable, h('ol', { class: 'steps' }, ...o.funnel.map((s: any) => h('li', {}, `${s.step}: ${format.count(s.sessions, 'session', 'sessions')} (${format.pct(s.conversion)})`))));
     const note = o.filters.sponsorId ? h('p', { class: 'muted' }, 'The sponsor filter narrows sponsor performance, revenue and funnel; the other panels ignore it.') : null;
     lineChart(seriesBox, o.viewers.series, PRIMARY, { name: 'Viewers', timeZone });
     for (const c of revenueCharts) lineChart(c.box, c.points.map((p: { at: string; gross: number }) => ({ at: p.at, concurrent: p.gross })), PRIMARY, { name: `Gross (${c.currency})`, timeZone });
@@ -252,7 +271,7 @@ export async function renderOverview(root: HTMLElement): Promise<() => void> {
     replacePanels(panels, [note, viewers, engagement, revenue, revenueOverTime, funnel, sponsorsPanel, polls, contests].filter((x): x is HTMLElement => x !== null));
   }
 
-  await load(filters);
+  await load(filters, { signal: firstSignal, answer: firstAnswer });
   return () => {
     requests.cancel();
     source?.close();

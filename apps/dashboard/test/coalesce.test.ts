@@ -11,6 +11,10 @@ class FakeScheduler implements Scheduler {
     this.timers.push(timer);
     return () => void (this.timers = this.timers.filter((t) => t !== timer));
   };
+  /** Time passing inside a callback (a render's own work): no timer runs meanwhile. */
+  spend(ms: number): void {
+    this.at += ms;
+  }
   advance(ms: number): void {
     this.at += ms;
     for (const timer of this.timers.filter((t) => t.due <= this.at)) {
@@ -21,6 +25,24 @@ class FakeScheduler implements Scheduler {
 }
 
 describe('coalesce', () => {
+  it('leaves a whole interval between the end of a slow render and the start of the next', () => {
+    const clock = new FakeScheduler();
+    const rendered: Array<[number, number]> = [];
+    const live = coalesce<number>((v) => {
+      clock.spend(300);
+      rendered.push([clock.now(), v]);
+    }, 1_000, clock);
+    live.push(1);
+    live.push(2);
+    clock.advance(900);
+    expect(rendered).toEqual([[300, 1]]);
+    clock.advance(99);
+    expect(rendered).toEqual([[300, 1]]);
+    clock.advance(1);
+    // Started at 1,300 (a second after the first render ended), ended at 1,600.
+    expect(rendered).toEqual([[300, 1], [1_600, 2]]);
+  });
+
   it('renders the first value at once and a burst within the second once, with its newest value', () => {
     const clock = new FakeScheduler();
     const rendered: Array<[number, number]> = [];

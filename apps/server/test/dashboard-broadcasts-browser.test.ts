@@ -46,6 +46,56 @@ describe.runIf(browserAvailable())('dashboard Broadcasts page', () => {
     expect(new URL(page.url()).pathname).toBe('/');
   });
 
+  it('shows the figures of the days chosen (the tenant\'s days, in the URL) and links to the overview of those days', { timeout: 60_000 }, async () => {
+    await t.app.inject({ method: 'PATCH', url: '/v1/settings', headers: admin(), payload: { timeZone: 'Asia/Tokyo' } });
+    await open('/broadcasts?broadcast=b1&from=2026-11-10&to=2026-11-10');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('2');
+    expect(await page.getByTestId('figure-range').textContent()).toBe('figures of 2026-11-10 to 2026-11-10 (Asia/Tokyo)');
+    expect(await page.getByTestId('figure-time-zone').textContent()).toBe('Days in Asia/Tokyo');
+    // 2026-11-11 in Tokyo starts at 15:00 UTC on the 10th, after b1's sessions.
+    await page.getByLabel('Figures to', { exact: true }).fill('2026-11-11');
+    await page.getByLabel('Figures from', { exact: true }).fill('2026-11-11');
+    await expect.poll(() => page.getByTestId('figure-range').textContent()).toBe('figures of 2026-11-11 to 2026-11-11 (Asia/Tokyo)');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('0');
+    const url = new URL(page.url());
+    expect([url.searchParams.get('broadcast'), url.searchParams.get('from'), url.searchParams.get('to')]).toEqual(['b1', '2026-11-11', '2026-11-11']);
+    const overview = new URL((await page.getByTestId('overview-link').getAttribute('href'))!, t.url).searchParams;
+    expect([overview.get('broadcastId'), overview.get('from'), overview.get('to')]).toEqual(['b1', '2026-11-11', '2026-11-11']);
+    const listLink = new URL((await page.getByRole('link', { name: 'Overview of b2' }).getAttribute('href'))!, t.url).searchParams;
+    expect([listLink.get('broadcastId'), listLink.get('from'), listLink.get('to')]).toEqual(['b2', '2026-11-11', '2026-11-11']);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('figure-range').textContent()).toBe('figures of 2026-11-11 to 2026-11-11 (Asia/Tokyo)');
+    expect(await page.getByLabel('Figures from', { exact: true }).inputValue()).toBe('2026-11-11');
+  });
+
+  it('keeps one live stream for the open broadcast when its days change', { timeout: 60_000 }, async () => {
+    page = await newDashboardPage(browser, { width: 1280, height: 900 });
+    // Counts the live streams the page has open.
+    await page.addInitScript(() => {
+      const Native = window.EventSource;
+      const w = window as unknown as { openStreams: number };
+      w.openStreams = 0;
+      window.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          w.openStreams++;
+        }
+        override close(): void {
+          if (this.readyState !== Native.CLOSED) w.openStreams--;
+          super.close();
+        }
+      } as typeof EventSource;
+    });
+    expect((await page.context().request.post(`${t.url}/v1/session`, { data: { token: t.demo.adminToken } })).status()).toBeLessThan(300);
+    await page.goto(`${t.url}/broadcasts?broadcast=b1&from=2026-11-10&to=2026-11-11`);
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('2');
+    await page.getByLabel('Figures from', { exact: true }).fill('2026-11-11');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('0');
+    await page.getByLabel('Figures from', { exact: true }).fill('2026-11-10');
+    await expect.poll(() => page.getByTestId('figure-unique').textContent()).toBe('2');
+    expect(await page.evaluate(() => (window as unknown as { openStreams: number }).openStreams)).toBe(1);
+  });
+
   it('updates the live state by itself: viewers joining and an overlay shown elsewhere', { timeout: 60_000 }, async () => {
     await open('/broadcasts?broadcast=b2');
     await expect.poll(() => page.getByTestId('live-state').textContent()).toBe('No one watching');

@@ -120,7 +120,7 @@ describe.runIf(browserAvailable())('dashboard Events page', () => {
 
     // The formula-like user id comes out neutralised in the CSV a spreadsheet opens.
     await page.goto(`${t.url}/events?broadcastId=b1&from=2026-11-09&to=2026-11-09`);
-    await page.getByText('events shown').waitFor();
+    await page.getByText('1 event shown, newest first').waitFor();
     const [formula] = await Promise.all([page.waitForEvent('download'), page.getByTestId('download-csv').click()]);
     const [row] = parse(readFileSync((await formula.path())!, 'utf8'), { columns: true }) as Array<{ userId: string }>;
     expect(row!.userId).toBe(`'=HYPERLINK("x")`);

@@ -1,15 +1,12 @@
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { browserAvailable } from './browser';
 import type { TestApp } from './test-app';
 import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
 
 const AXE_SOURCE: string = createRequire(import.meta.url)('axe-core').source;
-const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
-/** Each page: its path, what shows it is ready, and the name of its screenshots. */
+/** Each page: its path, what shows it is ready, and its name (the screenshots are taken by dashboard-every-page-browser.test.ts). */
 const PAGES = [
   ['/?from=2026-11-10&to=2026-11-11', () => '[data-testid="unique-viewers"]', 'overview'],
   ['/events', () => 'main table', 'events'],
@@ -25,7 +22,6 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   let t: TestApp;
 
   useDashboardBrowser((b) => (browser = b));
-  beforeAll(() => void mkdirSync(SCREENSHOTS, { recursive: true }));
   beforeEach(async () => {
     t = await startFixtureApp();
   });
@@ -79,10 +75,9 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   it('fits every page into 360 px with the whole nav visible, and nothing scrolls sideways at 1440 and 1920', async () => {
     for (const [width, height] of [[360, 740], [1440, 900], [1920, 1080]] as const) {
       const page = await loggedIn({ width, height });
-      for (const [path, ready, name] of PAGES) {
+      for (const [path, ready] of PAGES) {
         await page.goto(`${t.url}${path}`);
         await page.locator(ready()).first().waitFor();
-        if (width === 360) await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}-phone.png`), fullPage: true });
         const where = `${path} at ${width}px`;
         const wide = await page.evaluate((w) => Array.from(document.querySelectorAll('main *')).filter((el) => el.getBoundingClientRect().right > w + 1).slice(0, 5).map((el) => `${el.tagName}.${el.className} ${Math.round(el.getBoundingClientRect().right)}`), width);
         expect(await page.evaluate(() => document.documentElement.scrollWidth), `${where}: ${wide.join('; ')}`).toBeLessThanOrEqual(width);
@@ -126,10 +121,9 @@ describe.runIf(browserAvailable())('dashboard look in a real browser', () => {
   it('has no serious or critical axe violation on any page, in light and dark mode', async () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       const page = await loggedIn({ width: 1440, height: 900, colorScheme });
-      for (const [path, ready, name] of PAGES) {
+      for (const [path, ready] of PAGES) {
         await page.goto(`${t.url}${path}`);
         await page.locator(ready()).first().waitFor();
-        if (colorScheme === 'dark') await page.screenshot({ path: join(SCREENSHOTS, `dashboard-${name}-dark.png`) });
         await page.evaluate(AXE_SOURCE);
         const violations = await page.evaluate(async () => {
           // The tables' own scroll boxes belong to their pages (sponsor table, events, rejects): checked there.

@@ -140,6 +140,9 @@ describe.runIf(browserAvailable())('overview filters in a real browser', () => {
     expect(await text('unique-viewers-change')).toBe('▼ 66.7% vs previous period');
     expect(await text('engagement-rate-change')).toBe('▲ 33.3 pts vs previous period');
     expect(await text('gross-USD-change')).toBe('new vs previous period');
+    // Every revenue number too: average order and items per order.
+    expect(await text('aov-USD-change')).toBe('new vs previous period');
+    expect(await text('ipo-USD-change')).toBe('new vs previous period');
   });
 
   it('shows entries per contest and revenue over time with its data table', async () => {

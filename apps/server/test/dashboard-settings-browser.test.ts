@@ -82,6 +82,7 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
       expect(await log.getByRole('columnheader', { name: header, exact: true }).count()).toBe(1);
     }
     expect(await log.locator('tbody tr').first().textContent()).toContain('HTTP 200');
+    expect(await log.getByRole('status').textContent()).toBe('1 delivery shown, newest first.');
     await log.getByLabel('Delivery status').selectOption('failed');
     await expect.poll(() => log.getByRole('status').textContent()).toBe('No deliveries for this filter.');
     await log.getByLabel('Delivery status').selectOption('delivered');
@@ -108,6 +109,41 @@ describe.runIf(browserAvailable())('dashboard Settings page', () => {
     await page.getByRole('button', { name: 'Show the commerce key' }).click();
     expect(await key.getAttribute('type')).toBe('text');
     expect(await page.getByRole('button', { name: 'Show the commerce key' }).getAttribute('aria-pressed')).toBe('true');
+  });
+
+  it('explains a refused setting beside its field, and saves the time zone', async () => {
+    await open();
+    const save = page.getByRole('button', { name: 'Save', exact: true });
+    const markets = page.getByLabel('Markets', { exact: true });
+    const retention = page.getByLabel('Keep events for (months)', { exact: true });
+    const timeZone = page.getByLabel('Time zone', { exact: true });
+    const invalid = () => page.locator('form[aria-label="Runtime config and retention"] [aria-invalid="true"]').evaluateAll((els) => els.map((el) => el.getAttribute('aria-label')));
+
+    await markets.fill('DE, Germany');
+    await save.click();
+    await expect.poll(() => page.locator('#settings-markets-error').textContent()).toBe('must be two-letter country codes such as DE');
+    expect(await markets.getAttribute('aria-describedby')).toBe('settings-markets-error');
+    expect(await invalid()).toEqual(['Markets']);
+
+    await markets.fill('DE, AT');
+    await retention.fill('0');
+    await save.click();
+    await expect.poll(() => page.locator('#settings-retention-error').textContent()).toBe('must be at least 1');
+    expect(await page.locator('#settings-markets-error').textContent()).toBe('');
+    expect(await invalid()).toEqual(['Keep events for (months)']);
+
+    await retention.fill('24');
+    await timeZone.fill('Mars/Olympus');
+    await save.click();
+    await expect.poll(() => page.locator('#settings-time-zone-error').textContent()).toContain('IANA time zone');
+    expect(await invalid()).toEqual(['Time zone']);
+
+    await timeZone.fill('Europe/Berlin');
+    await save.click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('Saved');
+    expect(await invalid()).toEqual([]);
+    const stored = (await t.app.inject({ url: '/v1/settings', headers: { authorization: `Bearer ${t.demo.adminToken}` } })).json();
+    expect([stored.timeZone, stored.retentionMonths, stored.availableMarkets]).toEqual(['Europe/Berlin', 24, ['DE', 'AT']]);
   });
 
   for (const viewport of PAGE_VIEWPORTS) {

@@ -1,5 +1,6 @@
 import { barChart } from '../charts';
 import { h } from '../dom';
+import { dataTable } from './data-table';
 import { format } from './format';
 
 export interface PollView {
@@ -26,6 +27,7 @@ export function pollResults(polls: PollView[], broadcastLink: (id: string) => HT
     list.append(
       h('h3', { 'data-testid': 'poll-question' }, poll.question, ' ', h('span', { class: 'muted' }, '· ', broadcastLink(poll.broadcastId), ` · ${format.count(poll.totalVotes, 'vote', 'votes')}`)),
       box,
+      dataTable(`Votes for "${poll.question}"`, ['Option', 'Votes', 'Share'], poll.options.map((o) => [o.option, format.int(o.votes), format.pct(o.share)]), `poll-table-${poll.pollId}`),
     );
     barChart(box, poll.options.map((o) => `${o.option} ${format.pct(o.share)}`), poll.options.map((o) => o.votes), color);
   }

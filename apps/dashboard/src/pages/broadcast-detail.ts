@@ -1,13 +1,11 @@
 import { api, ApiError } from '../api';
 import { fmt, h } from '../dom';
 import { dataTable, labelledRow } from './data-table';
+import { rangeLabel, type FigureRange } from './figure-range';
 import { overlayForm } from './overlay-form';
 
 /** How often the overlay list is read again while open, so that a change made elsewhere shows. */
 export const OVERLAY_REFRESH_MS = 5_000;
-/** Figures cover the last 30 days (UTC calendar days, today included). */
-const FIGURE_DAYS = 30;
-const DAY_MS = 86_400_000;
 
 const OVERLAY_COLUMNS = ['Type', 'Content', 'Sponsor', 'State', 'Action'];
 const SPONSOR_COLUMNS = ['Sponsor', 'Impressions', 'Taps', 'Tap rate', 'Revenue'];
@@ -21,25 +19,19 @@ interface Overview {
   revenue: Array<{ currency: string; gross: number; orders: number }>;
 }
 
-/** The range of the figures as export/overview parameters. */
-export function figureRange(nowMs: number): { from: string; to: string } {
-  const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-  return { from: day(nowMs - (FIGURE_DAYS - 1) * DAY_MS), to: day(nowMs) };
-}
-
 /**
- * One broadcast: its figures (kept current by the live stream), its overlays (read again every
+ * One broadcast: its figures over the days of `range` (kept current by the live stream), its overlays (read again every
  * few seconds) with show/hide, and the creation of new overlays. Stops updating once `host`
- * leaves the document.
+ * leaves the document, or when the function it returns is called (the view is replaced).
  */
 export function broadcastDetail(
   host: HTMLElement,
   broadcast: { id: string; title: string | null; campaign: string },
   sponsors: Array<{ id: string; name: string }>,
-): void {
+  range: FigureRange,
+): () => void {
   const sponsorName = new Map(sponsors.map((s) => [s.id, s.name]));
-  const range = figureRange(Date.now());
-  const filter = new URLSearchParams({ broadcastId: broadcast.id, ...range });
+  const filter = new URLSearchParams({ broadcastId: broadcast.id, from: range.from, to: range.to });
   const figures = h('div', { class: 'figures', 'data-testid': 'broadcast-figures' });
   const sponsorBody = h('tbody');
   const overlayBody = h('tbody');
@@ -90,8 +82,8 @@ export function broadcastDetail(
   const title = broadcast.title ?? broadcast.id;
   host.replaceChildren(h('section', { class: 'panel', 'aria-labelledby': 'broadcast-detail-title', 'data-broadcast': broadcast.id },
     h('h2', { id: 'broadcast-detail-title' }, title, ' ', liveBadge),
-    h('p', { class: 'muted' }, `${broadcast.id} · ${broadcast.campaign} · figures of ${range.from} to ${range.to} (UTC)`, ' ',
-      h('a', { href: `/?${new URLSearchParams({ broadcastId: broadcast.id, ...range })}`, 'data-testid': 'overview-link' }, `Open the overview of ${title}`)),
+    h('p', { class: 'muted' }, `${broadcast.id} · ${broadcast.campaign} · `, h('span', { 'data-testid': 'figure-range' }, rangeLabel(range)), ' ',
+      h('a', { href: `/?${filter}`, 'data-testid': 'overview-link' }, `Open the overview of ${title}`)),
     figures,
     h('h3', {}, 'Sponsors'),
     dataTable(`Sponsors of ${title}`, SPONSOR_COLUMNS, sponsorBody),
@@ -112,12 +104,13 @@ export function broadcastDetail(
     liveBadge.classList.toggle('on', live > 0);
   });
   void loadOverlays();
+  const stop = () => {
+    clearInterval(timer);
+    stream.close();
+  };
   const timer = setInterval(() => {
-    if (!host.isConnected || !host.contains(figures)) {
-      clearInterval(timer);
-      stream.close();
-      return;
-    }
-    void loadOverlays();
+    if (!host.isConnected || !host.contains(figures)) stop();
+    else void loadOverlays();
   }, OVERLAY_REFRESH_MS);
+  return stop;
 }

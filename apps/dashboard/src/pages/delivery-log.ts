@@ -1,5 +1,6 @@
 import { api, ApiError } from '../api';
 import { h } from '../dom';
+import { format } from '../overview/format';
 import { dataTable, labelledRow } from './data-table';
 
 interface Delivery {
@@ -49,7 +50,7 @@ export function deliveryLog(endpointId: string, endpointUrl: string): { element:
       }
       cursor = page.nextCursor;
       more.hidden = !cursor;
-      note.textContent = body.children.length ? `${body.children.length} deliveries shown, newest first.` : 'No deliveries for this filter.';
+      note.textContent = body.children.length ? `${format.count(body.children.length, 'delivery', 'deliveries')} shown, newest first.` : 'No deliveries for this filter.';
     } catch (error) {
       if (mine === generation) note.textContent = error instanceof ApiError ? error.message : 'The delivery log could not be loaded.';
     }

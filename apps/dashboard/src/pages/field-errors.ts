@@ -9,6 +9,8 @@ export function humanise(message: string): string {
   if (/must match format "date-time"/.test(message)) return 'must be a date and time';
   if (/must match pattern "\^https\?/.test(message)) return 'must be a web address starting with http:// or https://';
   if (/must NOT have duplicate items/.test(message)) return 'has the same entry twice';
+  if (message.includes('must match pattern "^[A-Z]{2}$"')) return 'must be two-letter country codes such as DE';
+  if (message === 'must be integer') return 'must be a whole number';
   if (/must be >= (\S+)/.test(message)) return message.replace('must be >=', 'must be at least');
   if (/must be <= (\S+)/.test(message)) return message.replace('must be <=', 'must be at most');
   return message;
