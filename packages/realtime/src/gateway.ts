@@ -10,17 +10,20 @@ import {
   REALTIME_SUBPROTOCOL,
   SESSION_ID_PATTERN,
   USER_ID_MAX_LENGTH,
+  type Bus,
   type Clock,
+  type LiveViewerRegistry,
+  type ContentChange,
   type ErrorCode,
   type IngestResult,
   type ServerMessage,
 } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
+import { overlayViews } from '@svc/content';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
-import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
-import { overlayViews } from './overlay-view';
+import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
 import { frame, Room, type StoredVote } from './room';
 import { KeyedThrottle, realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
@@ -78,7 +81,10 @@ export interface GatewayDeps {
   content: ContentStore;
   /** Votes and entries already stored, to rebuild a room's state. */
   interactions: InteractionStore;
+  /** Where the gateway follows overlay changes, stored votes, revoked keys and erasures (see `subscribeGateway`). */
   bus: Bus;
+  /** Where the gateway provides its live viewer counts (the dashboard reads them); none when unset. */
+  liveViewers?: LiveViewerRegistry;
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   timers?: Timers;
@@ -103,6 +109,9 @@ export class Gateway {
   private readonly options: GatewayOptions;
   private readonly timers: Timers;
   private readonly rooms = new Map<string, Promise<Room>>();
+  /** Loaded rooms, by key: those that overlay changes reach. */
+  private readonly liveRooms = new Map<string, Room>();
+  private readonly unsubscribe: () => void;
   private readonly sessions = new Map<string, Session>();
   private readonly connectionsPerTenant = new Map<number, number>();
   private readonly admission: AddressAdmission;
@@ -132,6 +141,12 @@ export class Gateway {
     this.viewersThrottle = new KeyedThrottle(this.options.throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), deps.clock, this.timers);
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
+    const unsubscribe = subscribeGateway(deps.bus, this);
+    const withdraw = deps.liveViewers?.provide(gatewayViewerCounts(this));
+    this.unsubscribe = () => {
+      unsubscribe();
+      withdraw?.();
+    };
   }
 
   /** Live viewers of a broadcast on this node. */
@@ -216,6 +231,7 @@ export class Gateway {
   /** Closes every connection (1001), stops timers and waits for events still being written. */
   async close(): Promise<void> {
     this.closing = true;
+    this.unsubscribe();
     clearInterval(this.heartbeat);
     this.resultsThrottle.dropAll();
     this.viewersThrottle.dropAll();
@@ -682,7 +698,7 @@ export class Gateway {
       this.deps.interactions.listInteractions(tenant.seq, broadcastId),
     ]);
     const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.deps.content, overlays), interactions);
-    room.unsubscribe = this.deps.bus.subscribe(contentChannel(tenant.seq, broadcastId), (change) => this.onContentChange(room, change as ContentChange));
+    this.liveRooms.set(key, room);
     return room;
   }
 
@@ -690,10 +706,16 @@ export class Gateway {
   private releaseRoom(room: Room): void {
     if (room.sessions > 0 || room.connections.size > 0) return;
     room.released = true;
-    room.unsubscribe();
+    if (this.liveRooms.get(room.key) === room) this.liveRooms.delete(room.key);
     if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
     this.viewersThrottle.drop(room.key);
     this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
+  }
+
+  /** An overlay of a broadcast was shown, updated or hidden: its room (if loaded here) tells its viewers. */
+  applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
+    const room = this.liveRooms.get(roomKey(tenantSeq, broadcastId));
+    if (room) this.onContentChange(room, change);
   }
 
   private onContentChange(room: Room, change: ContentChange): void {

@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
+import { LocalBus, ManualClock, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
-import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
+import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
   seq: 1,
@@ -203,7 +203,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       });
     },
     connectionOf: (sessionId) => sessions.get(`${TENANT.seq}:${sessionId}`)?.connection ?? undefined,
-    publish: (broadcastId, change) => bus.publish(contentChannel(TENANT.seq, broadcastId), change),
+    publish: (broadcastId, change) => void bus.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId, change: change as ContentChange }),
     async close() {
       for (const viewer of viewers) viewer.ws.terminate();
       await gateway.close();
