@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { LocalBus, ManualClock, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
+import { LiveViewerRegistry, LocalBus, ManualClock, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
 import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
@@ -122,6 +122,8 @@ export interface Harness {
   clock: ManualClock;
   timers: ManualTimers;
   bus: LocalBus;
+  /** Where the gateway provides its live viewer counts. */
+  liveViewers: LiveViewerRegistry;
   /** Bodies the gateway ingested. */
   ingested: unknown[];
   join(sessionId: string, broadcastId?: string): Promise<Viewer>;
@@ -142,6 +144,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const bus = new LocalBus();
+  const liveViewers = new LiveViewerRegistry();
   const ingested: unknown[] = [];
   const content: Pick<ContentStore, 'listOverlays'> = {
     listOverlays: async (_tenantSeq, broadcastId) => overlays.filter((o) => o.broadcastId === broadcastId),
@@ -161,6 +164,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       content: content as ContentStore,
       interactions,
       bus,
+      liveViewers,
       clock,
       log: { warn: () => undefined, error: () => undefined },
       timers,
@@ -179,6 +183,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
     clock,
     timers,
     bus,
+    liveViewers,
     ingested,
     async join(sessionId, broadcastId = 'b') {
       const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId });
