@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { LocalBus } from '@svc/protocol';
+import { LocalBus, type Bus } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 import type { AnalyticsService } from '../src/analytics-service';
 import { LiveOverviewFeed, type LiveUpdate } from '../src/live-overview-feed';
@@ -57,8 +57,20 @@ describe('LiveOverviewFeed', () => {
     expect(analytics.overviews).toBe(1);
   });
 
-  it('sends nothing more to a watcher that stopped, nor to any once the feed closed', async () => {
-    const bus = new LocalBus();
+  it('sends nothing more to a watcher that stopped, nor to any once the feed closed, and then leaves the bus', async () => {
+    const local = new LocalBus();
+    let subscriptions = 0;
+    const bus: Bus = {
+      publish: (topic, payload) => local.publish(topic, payload),
+      subscribe: (topic, handler) => {
+        subscriptions++;
+        const end = local.subscribe(topic, handler);
+        return () => {
+          subscriptions--;
+          end();
+        };
+      },
+    };
     const analytics = new FakeAnalytics();
     feed = new LiveOverviewFeed(bus, analytics as unknown as AnalyticsService, TICK_MS);
     const stopped = watch(1);
@@ -72,5 +84,6 @@ describe('LiveOverviewFeed', () => {
     analytics.live = 5;
     await sleep(5 * TICK_MS);
     expect([stopped.updates.length, kept.updates.length]).toEqual([1, 2]);
+    expect(subscriptions).toBe(0);
   });
 });
