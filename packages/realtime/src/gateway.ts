@@ -30,22 +30,32 @@ import { refuseUpgrade } from './upgrade-refusal';
 
 export const WS_PATH = '/v1/ws';
 
+/** The gateway's limits and timing; the address limits are `AddressAdmissionOptions`. */
 export interface GatewayOptions extends AddressAdmissionOptions {
-  /** Largest client message; bigger ones close the socket with 1009. */
+  /** Largest client message, bytes (default 64 KB); bigger ones close the socket with 1009. */
   maxPayloadBytes: number;
+  /**
+   * Interval of the server's pings, ms (default 15,000); a connection that answered none
+   * within one interval is closed as timed out. Told to clients in `welcome`.
+   */
   heartbeatIntervalMs: number;
-  /** A session that reconnects within this time is the same session. */
+  /** A session that reconnects within this time, ms, is the same session (default 30,000). */
   resumeGraceMs: number;
-  /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast. */
+  /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast, ms (default 1,000). */
   throttleMs: number;
+  /** Open sockets of one tenant on this node (default 100,000); more are closed with 1013 `too_many_connections`. */
   maxConnectionsPerTenant: number;
+  /** Sustained client messages per second per connection (default 20). */
   messagesPerSecond: number;
+  /** Messages a connection may send at once before the sustained rate applies (default 60). */
   messageBurst: number;
-  /** Messages dropped within one stretch of over-rate sending before the socket is closed. */
+  /** Messages dropped within one stretch of over-rate sending before the socket is closed (default 200). */
   maxDroppedMessages: number;
-  /** How long a client may keep sending over its rate before the socket is closed (4429). */
+  /** How long a client may keep sending over its rate before the socket is closed (4429), ms (default 3,000). */
   maxOverRateMs: number;
+  /** Bytes waiting to be sent to a client above which throttled updates are skipped for it (default 64 KB). */
   softBufferBytes: number;
+  /** Bytes waiting to be sent to a client above which it is closed as too slow (4429, default 1 MB). */
   hardBufferBytes: number;
 }
 
