@@ -19,13 +19,13 @@ import {
   type ServerMessage,
 } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
-import { overlayViews } from '@svc/content';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
 import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
-import { frame, Room, type StoredVote } from './room';
-import { KeyedThrottle, realTimers, type Timers } from './throttle';
+import { frame, type Room, type StoredVote } from './room';
+import { RoomRegistry } from './room-registry';
+import { realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
 
 export const WS_PATH = '/v1/ws';
@@ -118,15 +118,11 @@ export class Gateway {
   private readonly wss: WebSocketServer;
   private readonly options: GatewayOptions;
   private readonly timers: Timers;
-  private readonly rooms = new Map<string, Promise<Room>>();
-  /** Loaded rooms, by key: those that overlay changes reach. */
-  private readonly liveRooms = new Map<string, Room>();
+  private readonly rooms: RoomRegistry;
   private readonly unsubscribe: () => void;
   private readonly sessions = new Map<string, Session>();
   private readonly connectionsPerTenant = new Map<number, number>();
   private readonly admission: AddressAdmission;
-  private readonly resultsThrottle: KeyedThrottle;
-  private readonly viewersThrottle: KeyedThrottle;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private closing = false;
@@ -147,8 +143,8 @@ export class Gateway {
       handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : (protocols.values().next().value ?? false)),
     });
     this.admission = new AddressAdmission(this.options, deps.clock);
-    this.resultsThrottle = new KeyedThrottle(this.options.throttleMs, (key) => this.flushResults(key), deps.clock, this.timers);
-    this.viewersThrottle = new KeyedThrottle(this.options.throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), deps.clock, this.timers);
+    const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
+    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers);
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
     const unsubscribe = subscribeGateway(deps.bus, this);
@@ -160,9 +156,8 @@ export class Gateway {
   }
 
   /** Live viewers of a broadcast on this node. */
-  async viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
-    const room = this.rooms.get(roomKey(tenantSeq, broadcastId));
-    return room ? (await room).connections.size : 0;
+  viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
+    return this.rooms.viewerCount(tenantSeq, broadcastId);
   }
 
   /**
@@ -171,9 +166,8 @@ export class Gateway {
    */
   async liveViewers(tenantSeq: number, match: (broadcastId: string, campaignId: number) => boolean, country?: string): Promise<number> {
     let count = 0;
-    for (const pending of this.rooms.values()) {
-      const room = await pending.catch(() => null);
-      if (!room || room.tenantSeq !== tenantSeq || !match(room.broadcastId, room.campaignId)) continue;
+    for await (const room of this.rooms.roomsOf(tenantSeq)) {
+      if (!match(room.broadcastId, room.campaignId)) continue;
       if (country === undefined) count += room.connections.size;
       else for (const connection of room.connections) if (connection.session.country === country) count++;
     }
@@ -183,9 +177,8 @@ export class Gateway {
   /** Viewers connected now to each of this tenant's broadcasts that has any. */
   async liveViewersByBroadcast(tenantSeq: number): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
-    for (const pending of this.rooms.values()) {
-      const room = await pending.catch(() => null);
-      if (!room || room.tenantSeq !== tenantSeq || room.connections.size === 0) continue;
+    for await (const room of this.rooms.roomsOf(tenantSeq)) {
+      if (room.connections.size === 0) continue;
       counts.set(room.broadcastId, (counts.get(room.broadcastId) ?? 0) + room.connections.size);
     }
     return counts;
@@ -204,7 +197,7 @@ export class Gateway {
 
   /** Whether a broadcast's room is open (or opening) on this gateway: only then do its stored votes count here. */
   hasRoom(tenantSeq: number, broadcastId: string): boolean {
-    return this.rooms.has(roomKey(tenantSeq, broadcastId));
+    return this.rooms.has(tenantSeq, broadcastId);
   }
 
   /**
@@ -212,12 +205,13 @@ export class Gateway {
    * the live results of their room by the same rule as a rebuilt room's; the room's own votes
    * are already counted and count once.
    */
-  async noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
-    for (const vote of votes) {
-      const room = this.rooms.get(roomKey(tenantSeq, vote.broadcastId));
-      const loaded = room && (await room.catch(() => null));
-      if (loaded?.addStoredVote(vote)) this.resultsThrottle.trigger(`${loaded.key}\u0000${vote.pollId}`);
-    }
+  noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
+    return this.rooms.noteVotes(tenantSeq, votes);
+  }
+
+  /** An overlay of a broadcast was shown, updated or hidden: its room (if loaded here) tells its viewers. */
+  applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
+    this.rooms.applyContentChange(tenantSeq, broadcastId, change);
   }
 
   /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
@@ -243,8 +237,7 @@ export class Gateway {
     this.closing = true;
     this.unsubscribe();
     clearInterval(this.heartbeat);
-    this.resultsThrottle.dropAll();
-    this.viewersThrottle.dropAll();
+    this.rooms.close();
     for (const session of this.sessions.values()) {
       if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
       session.connection?.close(CLOSE_CODES.goingAway, 'server_shutdown');
@@ -308,7 +301,7 @@ export class Gateway {
     let room: Room;
     try {
       // A room released while this connection waited for it is opened afresh.
-      do room = await this.openRoom(tenant, contentId);
+      do room = await this.rooms.open(tenant, contentId);
       while (room.released);
     } catch (error) {
       releaseSlot();
@@ -317,7 +310,7 @@ export class Gateway {
     }
     if (ws.readyState !== ws.OPEN) {
       releaseSlot();
-      return this.releaseRoom(room);
+      return this.rooms.release(room);
     }
 
     const { session, resumed } = this.joinSession(tenant, sessionId, userId, room, request);
@@ -357,7 +350,7 @@ export class Gateway {
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       }),
     );
-    this.viewersThrottle.trigger(room.key);
+    this.rooms.viewersChanged(room);
     for (const data of early) this.onMessage(connection, data, false);
   }
 
@@ -436,7 +429,7 @@ export class Gateway {
     if (session.connection !== connection) {
       // Replaced by a newer connection, or its session already ended (content switch).
       session.room.connections.delete(connection);
-      this.releaseRoom(session.room);
+      this.rooms.release(session.room);
       return;
     }
     session.connection = null;
@@ -444,7 +437,7 @@ export class Gateway {
     const room = session.room;
     room.connections.delete(connection);
     this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
-    this.viewersThrottle.trigger(room.key);
+    this.rooms.viewersChanged(room);
     if (this.closing) return;
     if (session.leftByClient) {
       this.endSession(session, null);
@@ -470,7 +463,7 @@ export class Gateway {
       session.room.connections.delete(connection);
       this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
       connection.close(1000, 'session_ended');
-      this.viewersThrottle.trigger(session.room.key);
+      this.rooms.viewersChanged(session.room);
     }
     session.room.sessions--;
     if (reason) {
@@ -491,7 +484,7 @@ export class Gateway {
         },
       }));
     }
-    this.releaseRoom(session.room);
+    this.rooms.release(session.room);
   }
 
   private onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
@@ -594,7 +587,7 @@ export class Gateway {
       room.retractVote(poll.id, eventId);
       return;
     }
-    this.resultsThrottle.trigger(`${room.key}\u0000${poll.id}`);
+    this.rooms.resultsChanged(room, poll.id);
   }
 
   private async onEnter(connection: Connection, contestId: unknown, requestId: string | undefined): Promise<void> {
@@ -690,67 +683,6 @@ export class Gateway {
     }
   }
 
-  private async openRoom(tenant: Tenant, broadcastId: string): Promise<Room> {
-    const key = roomKey(tenant.seq, broadcastId);
-    let room = this.rooms.get(key);
-    if (!room) {
-      room = this.loadRoom(tenant, broadcastId, key);
-      this.rooms.set(key, room);
-      room.catch(() => this.rooms.delete(key));
-    }
-    return room;
-  }
-
-  private async loadRoom(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
-    const campaignId = await this.deps.events.campaignOf(tenant, broadcastId);
-    const [overlays, interactions] = await Promise.all([
-      this.deps.content.listOverlays(tenant.seq, broadcastId),
-      this.deps.interactions.listInteractions(tenant.seq, broadcastId),
-    ]);
-    const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.deps.content, overlays), interactions);
-    this.liveRooms.set(key, room);
-    return room;
-  }
-
-  /** Closes a room nobody watches any more; it is rebuilt from storage when needed again. */
-  private releaseRoom(room: Room): void {
-    if (room.sessions > 0 || room.connections.size > 0) return;
-    room.released = true;
-    if (this.liveRooms.get(room.key) === room) this.liveRooms.delete(room.key);
-    if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
-    this.viewersThrottle.drop(room.key);
-    this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
-  }
-
-  /** An overlay of a broadcast was shown, updated or hidden: its room (if loaded here) tells its viewers. */
-  applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
-    const room = this.liveRooms.get(roomKey(tenantSeq, broadcastId));
-    if (room) this.onContentChange(room, change);
-  }
-
-  private onContentChange(room: Room, change: ContentChange): void {
-    if (change.kind === 'hide') {
-      room.removeOverlay(change.overlayId);
-      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
-      return;
-    }
-    room.setOverlay(change.overlay);
-    if (!change.overlay.active) return;
-    room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
-    // A poll shown again carries the votes it already has; a fresh one needs no second message.
-    if (change.kind === 'show' && change.overlay.type === 'poll') room.sendResults(change.overlay.id);
-  }
-
-  private flushResults(key: string): void {
-    const [room, pollId] = key.split('\u0000') as [string, string];
-    void this.withRoom(room, (r) => r.flushResults(pollId));
-  }
-
-  private async withRoom(key: string, job: (room: Room) => void): Promise<void> {
-    const room = this.rooms.get(key);
-    if (room) job(await room);
-  }
-
   private track<T>(promise: Promise<T>): Promise<T> {
     this.pendingWrites.add(promise);
     void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => undefined);
@@ -761,8 +693,4 @@ export class Gateway {
 /** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
 function isClosed(closesAt: string | undefined, nowMs: number): boolean {
   return closesAt !== undefined && nowMs >= Date.parse(closesAt);
-}
-
-function roomKey(tenantSeq: number, broadcastId: string): string {
-  return `${tenantSeq}:${broadcastId}`;
 }

@@ -5,3 +5,4 @@ export * from './gateway';
 export * from './gateway-subscriptions';
 export * from './address-admission';
 export * from './message-budget';
+export * from './room-registry';
