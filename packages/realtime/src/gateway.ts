@@ -14,15 +14,13 @@ import {
   type Clock,
   type LiveViewerRegistry,
   type ContentChange,
-  type ErrorCode,
-  type IngestResult,
-  type ServerMessage,
 } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
 import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
+import { Interactions, reply, type GatewayEventSink } from './interactions';
 import { frame, type Room, type StoredVote } from './room';
 import { RoomRegistry } from './room-registry';
 import { realTimers, type Timers } from './throttle';
@@ -77,11 +75,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
 /** Why the gateway refused or closed a connection, as counted in its refusal metric. */
 export type ConnectionRefusal = AdmissionRefusal | 'tenant_connections' | 'message_rate';
 
-export interface GatewayEventSink {
-  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
-  /** Campaign of a broadcast, registering it under the tenant's default campaign when new. */
-  campaignOf(tenant: Tenant, broadcastId: string): Promise<number>;
-}
+export type { GatewayEventSink } from './interactions';
 
 export interface GatewayDeps {
   authenticate(apiKey: string): Promise<Tenant | null>;
@@ -119,6 +113,7 @@ export class Gateway {
   private readonly options: GatewayOptions;
   private readonly timers: Timers;
   private readonly rooms: RoomRegistry;
+  private readonly interactions: Interactions;
   private readonly unsubscribe: () => void;
   private readonly sessions = new Map<string, Session>();
   private readonly connectionsPerTenant = new Map<number, number>();
@@ -145,6 +140,7 @@ export class Gateway {
     this.admission = new AddressAdmission(this.options, deps.clock);
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
     this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers);
+    this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
     const unsubscribe = subscribeGateway(deps.bus, this);
@@ -502,158 +498,26 @@ export class Gateway {
       }
       message = parsed as Record<string, unknown>;
     } catch {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: 'Each message is one JSON text frame: an object with a "type".' });
+      return reply(connection, { type: 'error', code: 'invalid_message', detail: 'Each message is one JSON text frame: an object with a "type".' });
     }
     const requestId = typeof message.requestId === 'string' && REQUEST_ID.test(message.requestId) ? message.requestId : undefined;
     switch (message.type) {
       case 'ping':
-        return this.reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
+        return reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
       case 'track':
-        return void this.track(this.onTrack(connection, message.events, message.sentAt, requestId, Buffer.byteLength(text)));
+        return void this.track(this.interactions.track(connection, message.events, message.sentAt, requestId, Buffer.byteLength(text)));
       case 'poll.vote':
-        return void this.track(this.onVote(connection, message.pollId, message.optionIndex, requestId));
+        return void this.track(this.interactions.vote(connection, message.pollId, message.optionIndex, requestId));
       case 'contest.enter':
-        return void this.track(this.onEnter(connection, message.contestId, requestId));
+        return void this.track(this.interactions.enter(connection, message.contestId, requestId));
       default:
-        return this.reply(connection, {
+        return reply(connection, {
           type: 'error',
           code: 'unknown_message_type',
           detail: `"${redactText(String(message.type)).slice(0, 40)}" is not a message type of ${REALTIME_SUBPROTOCOL}.`,
           requestId,
         });
     }
-  }
-
-  private async onTrack(connection: Connection, events: unknown, sentAt: unknown, requestId: string | undefined, bytes: number): Promise<void> {
-    const { session } = connection;
-    if (!Array.isArray(events) || !events.length) {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: '"events" must be a non-empty array.', requestId });
-    }
-    // The connection knows the session, broadcast and user: events may leave them out.
-    const filled = events.map((event) => {
-      if (event === null || typeof event !== 'object' || Array.isArray(event)) return event;
-      const e = event as Record<string, unknown>;
-      return {
-        ...e,
-        eventId: e.eventId ?? uuidv7(),
-        sessionId: e.sessionId ?? session.id,
-        broadcastId: e.broadcastId ?? session.room.broadcastId,
-        ...(session.userId !== null && e.userId === undefined ? { userId: session.userId } : {}),
-      };
-    });
-    try {
-      // sentAt lets the server correct the device clock, as for HTTP batches.
-      const body = typeof sentAt === 'string' ? { sentAt, events: filled } : { events: filled };
-      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body, bodyBytes: bytes });
-      const rejected = new Set(result.rejected.map((r) => r.index));
-      const ids = filled.flatMap((e, i) => (rejected.has(i) ? [] : [String((e as { eventId: unknown }).eventId)]));
-      filled.forEach((e, i) => {
-        const event = e as { event?: unknown; sessionId?: unknown };
-        if (!rejected.has(i) && event.event === 'broadcast.left' && event.sessionId === session.id) session.leftByClient = true;
-      });
-      this.reply(connection, { type: 'ack', ids, requestId, ...(result.rejected.length ? { rejected: result.rejected.map(({ index, code, detail }) => ({ index, code, detail })) } : {}) });
-    } catch (error) {
-      this.fail(connection, error, requestId);
-    }
-  }
-
-  private async onVote(connection: Connection, pollId: unknown, optionIndex: unknown, requestId: string | undefined): Promise<void> {
-    const { session } = connection;
-    const room = session.room;
-    const poll = typeof pollId === 'string' ? room.activeOverlay(pollId) : undefined;
-    if (!poll || poll.type !== 'poll') {
-      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
-    }
-    if (isClosed(poll.closesAt, this.deps.clock.now())) {
-      return this.reply(connection, { type: 'error', code: 'poll_closed', detail: `This poll closed at ${poll.closesAt}.`, requestId });
-    }
-    if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
-    }
-    // One vote per session and per userId, including userIds the session took after voting.
-    if (room.hasVoted(poll.id, session.id, session.userId)) {
-      return this.reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
-    }
-    const eventId = uuidv7();
-    const timestampMs = this.deps.clock.now();
-    room.recordVote(poll.id, { eventId, sessionId: session.id, userId: session.userId, timestampMs, optionIndex });
-    const stored = await this.storeInteraction(connection, requestId, eventId, 'poll.voted', {
-      pollId: poll.id,
-      questionText: poll.question,
-      optionSelected: poll.options[optionIndex],
-      optionIndex,
-    }, timestampMs);
-    if (!stored) {
-      room.retractVote(poll.id, eventId);
-      return;
-    }
-    this.rooms.resultsChanged(room, poll.id);
-  }
-
-  private async onEnter(connection: Connection, contestId: unknown, requestId: string | undefined): Promise<void> {
-    const { session } = connection;
-    const room = session.room;
-    const contest = typeof contestId === 'string' ? room.activeOverlay(contestId) : undefined;
-    if (!contest || contest.type !== 'contest') {
-      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
-    }
-    if (isClosed(contest.closesAt, this.deps.clock.now())) {
-      return this.reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
-    }
-    if (!room.recordEntry(contest.id, session.viewer)) {
-      return this.reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
-    }
-    const stored = await this.storeInteraction(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
-    if (!stored) room.retractEntry(contest.id, session.viewer);
-  }
-
-  /** Stores a vote or entry as an event; acknowledges it, or reports why not. */
-  private async storeInteraction(
-    connection: Connection,
-    requestId: string | undefined,
-    eventId: string,
-    event: 'poll.voted' | 'contest.entered',
-    data: Record<string, unknown>,
-    timestampMs: number,
-  ): Promise<boolean> {
-    const { session } = connection;
-    try {
-      const result = await this.deps.events.ingest({
-        tenant: session.tenant,
-        source: 'client',
-        country: session.country,
-        bodyBytes: 0,
-        body: {
-          event,
-          eventId,
-          userId: session.userId,
-          sessionId: session.id,
-          broadcastId: session.room.broadcastId,
-          timestamp: new Date(timestampMs).toISOString(),
-          data,
-        },
-      });
-      const rejection = result.rejected[0];
-      if (rejection) {
-        this.reply(connection, { type: 'error', code: rejection.code, detail: rejection.detail, requestId });
-        return false;
-      }
-      this.reply(connection, { type: 'ack', ids: [eventId], requestId });
-      return true;
-    } catch (error) {
-      this.fail(connection, error, requestId);
-      return false;
-    }
-  }
-
-  private fail(connection: Connection, error: unknown, requestId: string | undefined): void {
-    const code = (error as { code?: ErrorCode }).code;
-    if (!code) this.deps.log.error({ err: error }, 'realtime message failed');
-    this.reply(connection, { type: 'error', code: code ?? 'internal_error', detail: code ? (error as Error).message : 'Something went wrong on our side.', requestId });
-  }
-
-  private reply(connection: Connection, message: ServerMessage): void {
-    connection.send(frame(message));
   }
 
   /** Per-connection message budget; a client that keeps sending over its rate is closed. */
@@ -664,7 +528,7 @@ export class Gateway {
       if (connection.ws.readyState === connection.ws.OPEN) this.deps.refused?.('message_rate');
       connection.close(CLOSE_CODES.policyViolation, 'rate_limited');
     } else if (verdict === 'notify') {
-      this.reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
+      reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
     }
     return false;
   }
@@ -688,9 +552,4 @@ export class Gateway {
     void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => undefined);
     return promise;
   }
-}
-
-/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
-function isClosed(closesAt: string | undefined, nowMs: number): boolean {
-  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
 }
