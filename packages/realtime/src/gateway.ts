@@ -484,8 +484,7 @@ export class Gateway {
   }
 
   private onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    connection.alive = true;
-    if (!this.takeToken(connection)) return;
+    if (!connection.admitMessage(this.deps.clock.now(), () => this.deps.refused?.('message_rate'))) return;
     let message: Record<string, unknown>;
     const text = isBinary ? '' : String(data);
     try {
@@ -520,31 +519,8 @@ export class Gateway {
     }
   }
 
-  /** Per-connection message budget; a client that keeps sending over its rate is closed. */
-  private takeToken(connection: Connection): boolean {
-    const verdict = connection.budget.take(this.deps.clock.now());
-    if (verdict === 'pass') return true;
-    if (verdict === 'close') {
-      if (connection.ws.readyState === connection.ws.OPEN) this.deps.refused?.('message_rate');
-      connection.close(CLOSE_CODES.policyViolation, 'rate_limited');
-    } else if (verdict === 'notify') {
-      reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
-    }
-    return false;
-  }
-
   private beat(): void {
-    for (const session of this.sessions.values()) {
-      const connection = session.connection;
-      if (!connection) continue;
-      if (!connection.alive) {
-        connection.heartbeatTimedOut = true;
-        connection.ws.terminate();
-        continue;
-      }
-      connection.alive = false;
-      if (connection.ws.readyState === connection.ws.OPEN) connection.ws.ping();
-    }
+    for (const session of this.sessions.values()) session.connection?.heartbeat();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
