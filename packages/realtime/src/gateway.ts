@@ -23,6 +23,7 @@ import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
 import { Interactions, reply, type GatewayEventSink } from './interactions';
 import { frame, type Room, type StoredVote } from './room';
 import { RoomRegistry } from './room-registry';
+import { SessionRegistry, type LeaveReason } from './session-registry';
 import { realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
 
@@ -115,8 +116,7 @@ export class Gateway {
   private readonly rooms: RoomRegistry;
   private readonly interactions: Interactions;
   private readonly unsubscribe: () => void;
-  private readonly sessions = new Map<string, Session>();
-  private readonly connectionsPerTenant = new Map<number, number>();
+  private readonly sessions: SessionRegistry;
   private readonly admission: AddressAdmission;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly pendingWrites = new Set<Promise<unknown>>();
@@ -140,6 +140,13 @@ export class Gateway {
     this.admission = new AddressAdmission(this.options, deps.clock);
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
     this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers);
+    this.sessions = new SessionRegistry({
+      rooms: this.rooms,
+      clock: deps.clock,
+      timers: this.timers,
+      resumeGraceMs: this.options.resumeGraceMs,
+      leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
+    });
     this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
@@ -187,8 +194,12 @@ export class Gateway {
 
   /** A `broadcast.left` of this session was stored (e.g. sent over HTTP by the SDK): the server writes none. */
   noteClientLeft(tenantSeq: number, sessionId: string): void {
-    const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
-    if (session) session.leftByClient = true;
+    this.sessions.noteClientLeft(tenantSeq, sessionId);
+  }
+
+  /** The live connection of a session on this gateway, if any. */
+  connectionOf(tenantSeq: number, sessionId: string): Connection | null {
+    return this.sessions.connectionOf(tenantSeq, sessionId);
   }
 
   /** Whether a broadcast's room is open (or opening) on this gateway: only then do its stored votes count here. */
@@ -234,10 +245,7 @@ export class Gateway {
     this.unsubscribe();
     clearInterval(this.heartbeat);
     this.rooms.close();
-    for (const session of this.sessions.values()) {
-      if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
-      session.connection?.close(CLOSE_CODES.goingAway, 'server_shutdown');
-    }
+    this.sessions.close();
     for (const ws of this.wss.clients) ws.terminate();
     await Promise.allSettled([...this.pendingWrites]);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
@@ -282,16 +290,11 @@ export class Gateway {
       this.deps.refused?.('address_share');
       return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections_from_address');
     }
-    // The slot is taken before the first await, so concurrent joins cannot all pass the check.
-    const open = this.connectionsPerTenant.get(tenant.seq) ?? 0;
-    if (open >= this.options.maxConnectionsPerTenant) {
+    if (!this.sessions.takeSlot(tenant.seq, this.options.maxConnectionsPerTenant)) {
       this.deps.refused?.('tenant_connections');
       return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
     }
-    this.connectionsPerTenant.set(tenant.seq, open + 1);
-    const releaseSlot = (): void => {
-      this.connectionsPerTenant.set(tenant.seq, (this.connectionsPerTenant.get(tenant.seq) ?? 1) - 1);
-    };
+    const releaseSlot = (): void => this.sessions.releaseSlot(tenant.seq);
     if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 
     let room: Room;
@@ -309,7 +312,7 @@ export class Gateway {
       return this.rooms.release(room);
     }
 
-    const { session, resumed } = this.joinSession(tenant, sessionId, userId, room, request);
+    const { session, resumed } = this.sessions.join(tenant, sessionId, userId, room, () => this.deps.country(request, tenant));
     const connection = new Connection(
       ws,
       session,
@@ -317,20 +320,12 @@ export class Gateway {
       { softBufferBytes: this.options.softBufferBytes, hardBufferBytes: this.options.hardBufferBytes },
       new MessageBudget(this.options, this.deps.clock.now()),
     );
-    const previous = session.connection;
-    session.connection = connection;
-    if (previous) {
-      // The session keeps the slot of the connection it replaces.
-      releaseSlot();
-      room.connections.delete(previous);
-      previous.close(CLOSE_CODES.replaced, 'replaced');
-    }
-    room.connections.add(connection);
+    this.sessions.connect(session, connection);
 
     ws.off('message', buffer);
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     ws.on('pong', () => (connection.alive = true));
-    ws.on('close', (code) => this.onClose(connection, code));
+    ws.on('close', (code) => this.sessions.closed(connection, code, this.closing));
 
     connection.send(
       frame({
@@ -355,14 +350,7 @@ export class Gateway {
    * session ends as after any lost connection, since a reconnect with the key is refused.
    */
   disconnectApiKey(tenantSeq: number, apiKey: string): number {
-    let closed = 0;
-    for (const session of this.sessions.values()) {
-      const connection = session.connection;
-      if (session.tenant.seq !== tenantSeq || connection?.apiKey !== apiKey) continue;
-      connection.close(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
-      closed++;
-    }
-    return closed;
+    return this.sessions.disconnectApiKey(tenantSeq, apiKey);
   }
 
   /**
@@ -371,116 +359,27 @@ export class Gateway {
    * `broadcast.left`) carry no userId.
    */
   forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): void {
-    for (const session of this.sessions.values()) {
-      if (session.tenant.seq === tenantSeq && session.userId !== null && isUser(session.userId)) session.userId = null;
-    }
+    this.sessions.forgetUser(tenantSeq, isUser);
   }
 
-  /** The session of this id: the same one when it reconnects to the same broadcast in time. */
-  private joinSession(
-    tenant: Tenant,
-    sessionId: string,
-    userId: string | null,
-    room: Room,
-    request: IncomingMessage,
-  ): { session: Session; resumed: boolean } {
-    const key = `${tenant.seq}:${sessionId}`;
-    const existing = this.sessions.get(key);
-    if (existing && existing.room === room) {
-      if (existing.graceTimer !== null) this.timers.clearTimeout(existing.graceTimer);
-      existing.graceTimer = null;
-      existing.disconnectedAt = null;
-      // A viewer who signed in meanwhile reconnects with its userId: later votes and entries carry it.
-      if (userId !== null && userId !== existing.userId) {
-        existing.userId = userId;
-        existing.viewer = userId;
-        // The session's votes bind the new userId: it cannot vote again under it.
-        room.bindUser(existing.id, userId);
-      }
-      return { session: existing, resumed: true };
-    }
-    // Same session id on another broadcast: the viewer switched content.
-    if (existing) this.endSession(existing, existing.leftByClient ? null : 'closed');
-    const session: Session = {
-      key,
-      id: sessionId,
-      tenant,
-      userId,
-      viewer: userId ?? sessionId,
-      country: this.deps.country(request, tenant),
-      room,
-      joinedAt: this.deps.clock.now(),
-      disconnectedAt: null,
-      connection: null,
-      graceTimer: null,
-      leftByClient: false,
-    };
-    this.sessions.set(key, session);
-    room.sessions++;
-    return { session, resumed: false };
-  }
-
-  private onClose(connection: Connection, code: number): void {
-    const { session } = connection;
-    if (session.connection !== connection) {
-      // Replaced by a newer connection, or its session already ended (content switch).
-      session.room.connections.delete(connection);
-      this.rooms.release(session.room);
-      return;
-    }
-    session.connection = null;
-    session.disconnectedAt = this.deps.clock.now();
-    const room = session.room;
-    room.connections.delete(connection);
-    this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
-    this.rooms.viewersChanged(room);
-    if (this.closing) return;
-    if (session.leftByClient) {
-      this.endSession(session, null);
-      return;
-    }
-    const reason = connection.heartbeatTimedOut ? 'timeout' : code === 1000 || code === 1001 ? 'closed' : 'disconnect';
-    session.graceTimer = this.timers.setTimeout(() => {
-      session.graceTimer = null;
-      // The client's own broadcast.left may have arrived meanwhile (over HTTP, or late).
-      this.endSession(session, session.leftByClient ? null : reason);
-    }, this.options.resumeGraceMs);
-  }
-
-  /** Forgets a session; writes its `broadcast.left` when the client did not. */
-  private endSession(session: Session, reason: 'closed' | 'timeout' | 'disconnect' | null): void {
-    if (this.sessions.get(session.key) !== session) return;
-    this.sessions.delete(session.key);
-    if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
-    const connection = session.connection;
-    if (connection) {
-      // The viewer moved on (content switch): its old socket closes normally.
-      session.connection = null;
-      session.room.connections.delete(connection);
-      this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
-      connection.close(1000, 'session_ended');
-      this.rooms.viewersChanged(session.room);
-    }
-    session.room.sessions--;
-    if (reason) {
-      const now = this.deps.clock.now();
-      this.track(this.deps.events.ingest({
-        tenant: session.tenant,
-        source: 'server',
-        country: session.country,
-        bodyBytes: 0,
-        body: {
-          event: 'broadcast.left',
-          eventId: uuidv7(),
-          userId: session.userId,
-          sessionId: session.id,
-          broadcastId: session.room.broadcastId,
-          timestamp: new Date(now).toISOString(),
-          data: { reason, watchedMs: Math.max(0, (session.disconnectedAt ?? now) - session.joinedAt) },
-        },
-      }));
-    }
-    this.rooms.release(session.room);
+  /** Writes the `broadcast.left` of a session that ended without the client's own. */
+  private writeLeft(session: Session, reason: LeaveReason): void {
+    const now = this.deps.clock.now();
+    this.track(this.deps.events.ingest({
+      tenant: session.tenant,
+      source: 'server',
+      country: session.country,
+      bodyBytes: 0,
+      body: {
+        event: 'broadcast.left',
+        eventId: uuidv7(),
+        userId: session.userId,
+        sessionId: session.id,
+        broadcastId: session.room.broadcastId,
+        timestamp: new Date(now).toISOString(),
+        data: { reason, watchedMs: Math.max(0, (session.disconnectedAt ?? now) - session.joinedAt) },
+      },
+    }));
   }
 
   private onMessage(connection: Connection, data: RawData, isBinary: boolean): void {

@@ -6,3 +6,4 @@ export * from './gateway-subscriptions';
 export * from './address-admission';
 export * from './message-budget';
 export * from './room-registry';
+export * from './session-registry';

@@ -177,7 +177,6 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const viewers: Viewer[] = [];
-  const sessions = (gateway as unknown as { sessions: Map<string, { connection: Connection | null }> }).sessions;
   return {
     gateway,
     clock,
@@ -207,7 +206,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
         ws.once('error', reject);
       });
     },
-    connectionOf: (sessionId) => sessions.get(`${TENANT.seq}:${sessionId}`)?.connection ?? undefined,
+    connectionOf: (sessionId) => gateway.connectionOf(TENANT.seq, sessionId) ?? undefined,
     publish: (broadcastId, change) => void bus.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId, change: change as ContentChange }),
     async close() {
       for (const viewer of viewers) viewer.ws.terminate();
