@@ -3,13 +3,9 @@ import type { Duplex } from 'node:stream';
 import { uuidv7 } from 'uuidv7';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
-  CLOSE_CODES,
-  detectPii,
   redactText,
   parseClientJson,
   REALTIME_SUBPROTOCOL,
-  SESSION_ID_PATTERN,
-  USER_ID_MAX_LENGTH,
   type Bus,
   type Clock,
   type LiveViewerRegistry,
@@ -26,6 +22,7 @@ import { RoomRegistry } from './room-registry';
 import { SessionRegistry, type LeaveReason } from './session-registry';
 import { realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
+import { admitViewer } from './viewer-admission';
 
 export const WS_PATH = '/v1/ws';
 
@@ -99,8 +96,6 @@ export interface GatewayDeps {
   refused?(reason: ConnectionRefusal): void;
 }
 
-const CONTENT_ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 /**
@@ -259,41 +254,16 @@ export class Gateway {
     ws.on('error', () => undefined);
 
     const refuse = (code: number, reason: string) => ws.close(code, reason);
-    if (request.headers['sec-websocket-protocol'] && ws.protocol !== REALTIME_SUBPROTOCOL) {
-      return refuse(CLOSE_CODES.unsupportedProtocol, 'unsupported_protocol');
+    const admission = await admitViewer(ws.protocol, request, params, ticket, {
+      authenticate: (apiKey) => this.deps.authenticate(apiKey),
+      maxConnectionsPerTenant: this.options.maxConnectionsPerTenant,
+      takeSlot: (tenantSeq, max) => this.sessions.takeSlot(tenantSeq, max),
+    });
+    if (!admission.admitted) {
+      if (admission.refusal) this.deps.refused?.(admission.refusal);
+      return refuse(admission.code, admission.reason);
     }
-    const apiKey = params.get('apiKey');
-    if (!apiKey) {
-      ticket.chargeBadKey();
-      return refuse(CLOSE_CODES.invalidApiKey, 'api_key_missing');
-    }
-    const tenant = await this.deps.authenticate(apiKey);
-    if (!tenant) {
-      ticket.chargeBadKey();
-      return refuse(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
-    }
-    const origin = request.headers.origin;
-    if (origin && tenant.settings.allowedOrigins.length && !tenant.settings.allowedOrigins.includes(origin)) {
-      return refuse(CLOSE_CODES.originNotAllowed, 'origin_not_allowed');
-    }
-    const sessionId = params.get('sessionId') ?? '';
-    const contentId = params.get('contentId') ?? '';
-    const userId = params.get('userId');
-    if (!SESSION_ID.test(sessionId)) return refuse(CLOSE_CODES.badRequest, 'invalid_session_id');
-    // The content id becomes the room's broadcast id, stored with every event and in the broadcast registry.
-    if (!CONTENT_ID_PATTERN.test(contentId) || detectPii(contentId)) return refuse(CLOSE_CODES.badRequest, 'invalid_content_id');
-    if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
-      return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
-    }
-    // One address never holds more than its share of the tenant's connections.
-    if (!ticket.joinTenant(tenant.seq, this.options.maxConnectionsPerTenant)) {
-      this.deps.refused?.('address_share');
-      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections_from_address');
-    }
-    if (!this.sessions.takeSlot(tenant.seq, this.options.maxConnectionsPerTenant)) {
-      this.deps.refused?.('tenant_connections');
-      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
-    }
+    const { tenant, apiKey, sessionId, contentId, userId } = admission.viewer;
     const releaseSlot = (): void => this.sessions.releaseSlot(tenant.seq);
     if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 

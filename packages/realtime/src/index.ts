@@ -7,3 +7,4 @@ export * from './address-admission';
 export * from './message-budget';
 export * from './room-registry';
 export * from './session-registry';
+export * from './viewer-admission';
