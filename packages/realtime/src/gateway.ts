@@ -103,6 +103,12 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
  * keeps one room per watched broadcast, pushes overlays and throttled results and viewer
  * counts, takes votes, entries and tracked events, and writes `broadcast.left` for sessions
  * that vanish.
+ *
+ * It coordinates the parts that do the work: the admission of sockets (`AddressAdmission`
+ * before the handshake, `admitViewer` after it), the sessions with their reconnect grace
+ * (`SessionRegistry`), the rooms with their throttled pushes (`RoomRegistry`), what viewers
+ * send (`Interactions`) and each `Connection`'s budget and liveness; it follows the bus
+ * through `subscribeGateway`.
  */
 export class Gateway {
   private readonly wss: WebSocketServer;
