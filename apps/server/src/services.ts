@@ -53,6 +53,7 @@ export interface Services {
 
 export interface ServiceOverrides {
   clock?: Clock;
+  /** Storage opened by the caller; a full cluster pipeline's stored notices then reach no one (it was opened without the bus). */
   storage?: Storage;
   /** Random source of retry jitter. */
   random?: () => number;
