@@ -19,6 +19,8 @@ export interface RoomSources {
  */
 export class RoomRegistry {
   private readonly rooms = new Map<string, Promise<Room>>();
+  /** The opening each room came from: a release removes its own entry, never a newer room's. */
+  private readonly openings = new WeakMap<Room, Promise<Room>>();
   /** Loaded rooms, by key: those that overlay changes reach. */
   private readonly loaded = new Map<string, Room>();
   private readonly resultsThrottle: KeyedThrottle;
@@ -40,19 +42,27 @@ export class RoomRegistry {
     const key = roomKey(tenant.seq, broadcastId);
     let room = this.rooms.get(key);
     if (!room) {
-      room = this.load(tenant, broadcastId, key);
-      this.rooms.set(key, room);
-      room.catch(() => this.rooms.delete(key));
+      const opening = this.load(tenant, broadcastId, key);
+      room = opening;
+      this.rooms.set(key, opening);
+      opening.then(
+        (opened) => this.openings.set(opened, opening),
+        () => this.rooms.get(key) === opening && this.rooms.delete(key),
+      );
     }
     return room;
   }
 
-  /** Closes a room nobody watches any more; it is rebuilt from storage when needed again. */
+  /**
+   * Closes a room nobody watches any more; it is rebuilt from storage when needed again. A room
+   * already released is left alone: by then its broadcast may have a newer room (a connection
+   * of the old one that closes late must not unregister it).
+   */
   release(room: Room): void {
-    if (room.sessions > 0 || room.connections.size > 0) return;
+    if (room.released || room.sessions > 0 || room.connections.size > 0) return;
     room.released = true;
     if (this.loaded.get(room.key) === room) this.loaded.delete(room.key);
-    if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
+    if (this.rooms.get(room.key) === this.openings.get(room)) this.rooms.delete(room.key);
     this.viewersThrottle.drop(room.key);
     this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
   }
