@@ -36,7 +36,7 @@ const PANEL_RUNS = 3;
 const BACKGROUND_EVENTS = 10;
 const BACKGROUND_MS = 100;
 const PROBE_TIMEOUT_MS = 60_000;
-/** The live stream's tick (LIVE_TICK_MS in apps/server/src/routes/analytics-live.ts). */
+/** The live stream's tick (LIVE_TICK_MS in packages/analytics/src/live-overview-feed.ts). */
 const LIVE_TICK_MS = 250;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,10 +1,9 @@
-import { AnalyticsService } from '@svc/analytics';
+import { AnalyticsService, LiveOverviewFeed } from '@svc/analytics';
 import { ContentService, PollCatalogue } from '@svc/content';
 import { ExportService } from '@svc/export';
 import { CountryResolver, GroupCommitter, IngestService } from '@svc/ingest';
 import { DeletionService, ErasurePurger, RetentionPurger } from '@svc/lifecycle';
-import { SvcError, systemClock, type Clock } from '@svc/protocol';
-import { LocalBus, type Bus } from '@svc/realtime';
+import { LiveViewerRegistry, LocalBus, SvcError, systemClock, type Bus, type Clock } from '@svc/protocol';
 import { followMetadataChanges } from './follow-metadata-changes';
 import { openClusterStorage, openEmbeddedStorage, openEventClusterStorage, type PollLookup, type Storage } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
@@ -26,12 +25,17 @@ export interface Services {
   countries: CountryResolver;
   metrics: ServerMetrics;
   exports: ExportService;
+  /** The one bus every part publishes on and subscribes to (in-process: `LocalBus`). */
   bus: Bus;
+  /** Where the gateway provides the live viewer counts the dashboard reads. */
+  liveViewers: LiveViewerRegistry;
   content: ContentService;
   webhooks: WebhookService;
   /** The embedded outbox's dispatcher, or the work queue's in full cluster mode. */
   dispatcher: WebhookDispatcher | QueueDispatcher;
   analytics: AnalyticsService;
+  /** The dashboard's live mode (`GET /v1/analytics/live` streams it). */
+  liveOverview: LiveOverviewFeed;
   deletions: DeletionService;
   retention: RetentionPurger;
   /** Removes erased users' bytes from the database files within `config.erasureMaxDelaySeconds`. */
@@ -43,17 +47,13 @@ export interface Services {
    */
   startBackgroundWork(onError?: (error: unknown, what: string) => void): void;
   closeWebhooks(): Promise<void>;
-  /**
-   * Calls `listener` whenever events of a tenant become readable: after a commit of this node,
-   * or in full cluster mode after any node's writer stored them in ClickHouse.
-   */
-  onEventsStored(listener: (tenantSeq: number) => void): void;
   /** Throws when the service cannot take work (readiness). */
   ready(): Promise<void>;
 }
 
 export interface ServiceOverrides {
   clock?: Clock;
+  /** Storage opened by the caller; a full cluster pipeline's stored notices then reach no one (it was opened without the bus). */
   storage?: Storage;
   /** Random source of retry jitter. */
   random?: () => number;
@@ -64,10 +64,11 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
+  const bus: Bus = new LocalBus();
   // Votes are checked against their poll in memory, never with a query per event; the
   // dashboard on ClickHouse names the polls from it too.
   const polls = new PollCatalogue();
-  const storage = overrides.storage ?? (await openStorage(config, polls));
+  const storage = overrides.storage ?? (await openStorage(config, polls, bus));
   await polls.load(storage.content);
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
@@ -75,7 +76,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
   // On the JetStream event log each request is its own message, recognised when retried.
   const committer = new GroupCommitter(storage.events, metrics, { group: !storage.pipeline });
-  const deletions = new DeletionService(storage.deletions, storage.erasure, clock);
+  const deletions = new DeletionService(storage.deletions, storage.erasure, clock, undefined, undefined, undefined, undefined, bus);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   /**
@@ -111,42 +112,31 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
         workingIntervalMs: Math.min(WORKING_INTERVAL_MS, config.webhookAckWaitMs / 3),
         onError: (error) => reportBackground(error, 'webhook work queue failed'),
       })
-    : new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics);
+    : new WebhookDispatcher(storage.webhookDeliveries, webhooks, sender, clock, overrides.random ?? Math.random, metrics, bus);
   await webhooks.start(dispatcher);
-  const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock);
-  // A user's erasure also takes their deliveries out of the webhook queue, and its bytes leave the files later.
-  // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
-  // meets them (the erasures are read again at once here, every second elsewhere); the
-  // erasure itself removes them from the attempt log.
-  deletions.addListener({
-    erasing: async (job, userId) => {
-      if (dispatcher instanceof WebhookDispatcher) dispatcher.forgetUser(job.tenantSeq, job.userHash, userId);
-      else await queue?.refreshErased();
-    },
-    erased: async (job) => {
-      if (dispatcher instanceof WebhookDispatcher) await dispatcher.recheck(job.tenantSeq);
-      await erasurePurger.schedule();
-    },
-  });
+  const erasurePurger = new ErasurePurger(storage.deletions, storage.erasure, config.erasureMaxDelaySeconds * 1000, clock, undefined, bus);
   const retention = new RetentionPurger(storage.meta, storage.events, clock, metrics, () => webhooks.purgeLogs());
-  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks, polls);
-  const bus = new LocalBus();
-  const analytics = new AnalyticsService(storage.analytics, clock);
+  // In full cluster mode events become readable when a writer stored them, not at this commit.
+  const ingest = new IngestService(storage.meta, storage.events, committer, clock, metrics, webhooks, polls, bus, !storage.pipeline);
+  const liveViewers = new LiveViewerRegistry();
+  const analytics = new AnalyticsService(storage.analytics, clock, liveViewers);
   const services: Services = {
     config,
     clock,
     storage,
-    tenants: new TenantService(storage.meta, clock),
+    tenants: new TenantService(storage.meta, clock, undefined, bus),
     committer,
     ingest,
     countries: CountryResolver.embedded(),
     metrics,
     exports: new ExportService(storage.events, clock),
     bus,
+    liveViewers,
     webhooks,
     dispatcher,
     analytics,
-    content: new ContentService(storage.content, storage.interactions, bus, clock, undefined, (tenantSeq, broadcastId) => ingest.forgetBroadcast(tenantSeq, broadcastId), polls),
+    liveOverview: new LiveOverviewFeed(bus, analytics),
+    content: new ContentService(storage.content, storage.interactions, bus, clock, undefined, polls),
     deletions,
     retention,
     erasurePurger,
@@ -165,10 +155,6 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
       await dispatcher.stop();
       await sender.close();
     },
-    onEventsStored: (listener) => {
-      if (storage.pipeline) storage.pipeline.onStored(listener);
-      else ingest.onStored((tenant) => listener(tenant.seq));
-    },
     ready: async () => {
       await storage.ping();
       // A node whose writer and webhook dispatcher did not start yet takes no traffic.
@@ -186,7 +172,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
  * PostgreSQL), metadata in PostgreSQL with the events in this node's file when it names only
  * PostgreSQL, else the embedded file.
  */
-function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> {
+function openStorage(config: ServerConfig, polls: PollLookup, bus: Bus): Promise<Storage> {
   const duckDb = { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads };
   if (!config.postgresUrl) return openEmbeddedStorage(config.dataDir, duckDb);
   if (config.natsServers && config.clickhouseUrl) {
@@ -199,6 +185,7 @@ function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> 
       postgres: { poolSize: config.postgresPoolSize },
       writerAckWaitMs: config.writerAckWaitMs,
       webhookAckWaitMs: config.webhookAckWaitMs,
+      bus,
     });
   }
   return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });
@@ -206,6 +193,7 @@ function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> 
 
 /** Stops background work, commits what is queued, then closes the stores. */
 export async function closeServices(services: Services): Promise<void> {
+  services.liveOverview.close();
   await services.retention.stop();
   await services.analytics.stopMaintenance();
   await services.deletions.stop();

@@ -212,8 +212,7 @@ describe('realtime gateway', () => {
     await second.next((m) => m.type === 'welcome');
     expect(await first.closed).toEqual({ code: 1000, reason: 'session_ended' });
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const rooms = (t.app.gateway as unknown as { rooms: Map<string, unknown> }).rooms;
-    expect([...rooms.keys()]).toEqual([`${t.demo.seq}:second`]);
+    expect([t.app.gateway.hasRoom(t.demo.seq, 'first'), t.app.gateway.hasRoom(t.demo.seq, 'second')]).toEqual([false, true]);
   });
 
   it('drops vanished viewers from the count within two heartbeat intervals plus the throttle, and writes one broadcast.left for each', async () => {

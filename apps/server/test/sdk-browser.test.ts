@@ -236,7 +236,7 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
     await until(() => stored('broadcast.joined'), (rows) => rows.length > 0);
     // The server loses the socket, and the page stays offline (no new socket) until the grace is over.
     await page.context().setOffline(true);
-    const sessions = (t.app.gateway as unknown as { sessions: Map<string, { connection: { ws: { terminate(): void } } | null }> }).sessions;
+    const sessions = (t.app.gateway as unknown as { sessions: { values(): Iterable<{ connection: { ws: { terminate(): void } } | null }> } }).sessions;
     for (const session of sessions.values()) session.connection?.ws.terminate();
     await new Promise((resolve) => setTimeout(resolve, RESUME_GRACE_MS + 500));
     await page.context().setOffline(false);

@@ -1,4 +1,4 @@
-import { DEFAULT_TIME_ZONE, SvcError, systemClock, type Clock } from '@svc/protocol';
+import { DEFAULT_TIME_ZONE, LiveViewerRegistry, SvcError, systemClock, type Clock, type LiveViewerCounts } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore, RevenueRow, Tenant } from '@svc/storage';
 import { bucketSizeFor, LONGEST_DAY_AXIS_MS } from './bucket-size';
 import { largestRemainderShares } from './largest-remainder';
@@ -30,22 +30,20 @@ export class AnalyticsService {
   private timer: NodeJS.Timeout | null = null;
   private compacting: Promise<void> | null = null;
 
-  /** Viewers connected now to the broadcasts that match the filter (the realtime gateway tells). */
-  private liveViewers: (tenant: Tenant, filter: OverviewFilter) => Promise<number> = async () => 0;
-
   constructor(
     private readonly store: AnalyticsStore,
     private readonly clock: Clock = systemClock,
+    /** Viewers connected now (the realtime gateway provides them); default none (0 viewers). */
+    private readonly live: LiveViewerCounts = new LiveViewerRegistry(),
   ) {}
 
-  useLiveViewers(source: (tenant: Tenant, filter: OverviewFilter) => Promise<number>): void {
-    this.liveViewers = source;
+  /** Viewers connected now to the broadcasts that match the filter. */
+  private liveViewers(tenant: Tenant, filter: OverviewFilter): Promise<number> {
+    return this.live.liveViewers(tenant.seq, { broadcastId: filter.broadcastId, campaignId: filter.campaignId, country: filter.country });
   }
 
-  private liveViewersByBroadcast: (tenant: Tenant) => Promise<Map<string, number>> = async () => new Map();
-
-  useLiveViewersByBroadcast(source: (tenant: Tenant) => Promise<Map<string, number>>): void {
-    this.liveViewersByBroadcast = source;
+  private liveViewersByBroadcast(tenant: Tenant): Promise<Map<string, number>> {
+    return this.live.liveViewersByBroadcast(tenant.seq);
   }
 
   /** Broadcasts with viewers connected now, most watched first (then by id). */

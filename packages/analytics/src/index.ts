@@ -3,3 +3,4 @@ export * from './analytics-service';
 export * from './largest-remainder';
 export * from './viewer-buckets';
 export * from './revenue-buckets';
+export * from './live-overview-feed';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { randomBase62, SvcError, systemClock, type Clock, type Overlay, type OverlayContent } from '@svc/protocol';
-import { contentChannel, overlayViews, type Bus, type ContentChange } from '@svc/realtime';
+import { fanOut, randomBase62, SvcError, systemClock, type Bus, type Clock, type ContentChange, type Overlay, type OverlayContent } from '@svc/protocol';
 import type { BroadcastRecord, CampaignRecord, ContentStore, InteractionStore, MetadataChangeFeed, MetadataChangeKind, OverlayRecord, SponsorRecord, Tenant } from '@svc/storage';
 import { OverlayValidator } from './overlay-validator';
+import { overlayViews } from './overlay-view';
 import type { PollCatalogue } from './poll-catalogue';
 
 /** How often an automatic campaign id is drawn before a create gives up (concurrent creates). */
@@ -12,7 +12,8 @@ export type RandomBytes = (size: number) => Uint8Array;
 
 /**
  * The content the gateway shows: campaigns, sponsors, broadcasts and their overlays. Every
- * change to an overlay that viewers can see is published on the broadcast's bus channel.
+ * change to an overlay that viewers can see is published on the bus (`content.changed`), and
+ * every broadcast moved to another campaign too (`broadcast.registered`).
  */
 export class ContentService {
   private readonly validator = new OverlayValidator();
@@ -27,8 +28,6 @@ export class ContentService {
     private readonly bus: Bus,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
-    /** Told when a broadcast moves to another campaign, so caches can forget it. */
-    private readonly onBroadcastChanged: (tenantSeq: number, broadcastId: string) => void = () => {},
     /** The polls ingest checks votes against; told of every poll created, changed or deleted. */
     private readonly polls: PollCatalogue | null = null,
   ) {}
@@ -122,7 +121,7 @@ export class ContentService {
     if (!(await this.store.createBroadcast(record))) {
       throw new SvcError('conflict', `Broadcast "${input.id}" already exists (perhaps discovered from its first events); change it with PATCH.`);
     }
-    this.onBroadcastChanged(tenant.seq, input.id);
+    fanOut(this.bus, 'broadcast.registered', { tenantSeq: tenant.seq, broadcastId: input.id });
     await this.published('broadcast', tenant.seq, input.id);
     return record;
   }
@@ -138,7 +137,7 @@ export class ContentService {
   async updateBroadcast(tenant: Tenant, id: string, patch: { campaignId?: number; title?: string | null }): Promise<BroadcastRecord> {
     if (patch.campaignId !== undefined) await this.requireCampaign(tenant, patch.campaignId);
     const record = found(await this.store.updateBroadcast(tenant.seq, id, patch), `No broadcast "${id}".`);
-    this.onBroadcastChanged(tenant.seq, id);
+    fanOut(this.bus, 'broadcast.registered', { tenantSeq: tenant.seq, broadcastId: id });
     await this.published('broadcast', tenant.seq, id);
     return record;
   }
@@ -250,7 +249,7 @@ export class ContentService {
   }
 
   private publish(tenant: Tenant, broadcastId: string, change: ContentChange): void {
-    this.bus.publish(contentChannel(tenant.seq, broadcastId), change);
+    fanOut(this.bus, 'content.changed', { tenantSeq: tenant.seq, broadcastId, change });
   }
 
   private async overlayRecord(tenant: Tenant, broadcastId: string, id: string): Promise<OverlayRecord> {

@@ -1,3 +1,4 @@
 export * from './overlay-validator';
 export * from './content-service';
 export * from './poll-catalogue';
+export * from './overlay-view';

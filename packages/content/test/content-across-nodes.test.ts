@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GroupCommitter } from '@svc/ingest';
 import { IngestService } from '@svc/ingest';
-import { ManualClock } from '@svc/protocol';
-import { LocalBus } from '@svc/realtime';
+import { LocalBus, ManualClock } from '@svc/protocol';
 import { PgContentStore, PgDatabase, PgMetaStore, type EventStore, type InteractionStore, type Tenant } from '@svc/storage';
 import { postgresAvailable } from '../../storage/test/postgres-server';
 import { ACROSS_NODES_BOUND_MS, postgresNodes, TEST_SETTINGS, within } from '../../storage/test/postgres-nodes';
@@ -29,8 +28,9 @@ describe.runIf(available)('content changed on one node, in the caches of another
     const meta = new PgMetaStore(db);
     const polls = await new PollCatalogue().load(store);
     // Only the broadcast → campaign cache of ingest is used here: no events are written.
-    const ingest = new IngestService(meta, null as unknown as EventStore, null as unknown as GroupCommitter, clock);
-    const content = new ContentService(store, noInteractions, new LocalBus(), clock, undefined, (seq, id) => ingest.forgetBroadcast(seq, id), polls);
+    const bus = new LocalBus();
+    const ingest = new IngestService(meta, null as unknown as EventStore, null as unknown as GroupCommitter, clock, undefined, undefined, undefined, bus);
+    const content = new ContentService(store, noInteractions, bus, clock, undefined, polls);
     content.followChanges(feed);
     ingest.followChanges(feed);
     return { content, polls, ingest };

@@ -18,6 +18,7 @@ import {
   type KnownPolls,
   type LineItem,
   type RejectedEvent,
+  type Bus,
 } from '@svc/protocol';
 import {
   eventKey,
@@ -33,6 +34,7 @@ import {
 import { EventValidator } from './event-validator';
 import type { GroupCommitter } from './group-committer';
 import { quarantinePayload, tooDeepQuarantinePayload } from './quarantine-payload';
+import { announceStored } from './stored-event-notices';
 
 /** Limits of DESIGN section 6 (Segment's figures). */
 export const MAX_EVENT_BYTES = 32 * 1024;
@@ -88,7 +90,6 @@ interface ValidEvent {
 export class IngestService {
   private readonly validator = new EventValidator();
   private readonly broadcastCampaigns = new Map<string, number>();
-  private readonly storedListeners: Array<(tenant: Tenant, source: EventSource, rows: EventRow[]) => void> = [];
 
   constructor(
     private readonly meta: MetaStore,
@@ -99,7 +100,26 @@ export class IngestService {
     private readonly router: DeliveryRouter | null = null,
     /** The service's polls: a vote on one of them must match it (checked in memory, per event). */
     private readonly polls: KnownPolls | null = null,
-  ) {}
+    /**
+     * Where stored events are announced (`announceStored`) and from where broadcast changes
+     * and erasures are followed; none by default.
+     */
+    private readonly bus: Bus | null = null,
+    /**
+     * Whether this node's commit makes events readable (default true); false when a writer
+     * stores them from the event log and announces `events.stored` itself.
+     */
+    private readonly commitMakesReadable = true,
+  ) {
+    // A moved broadcast's campaign is read again.
+    bus?.subscribe('broadcast.registered', ({ tenantSeq, broadcastId }) => this.forgetBroadcast(tenantSeq, broadcastId));
+    // What was sent before an erasure (over HTTP or a socket) is stored before it runs: nothing
+    // with the userId is written after it.
+    bus?.subscribe('user.erasing', async () => {
+      await this.settled();
+      await this.committer.settled();
+    });
+  }
 
   /** Ingest calls under way (see `settled`). */
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -166,13 +186,13 @@ export class IngestService {
     // (the common case, spared a lookup per event).
     const all = inserted.size === byKey.size;
     if (deliveries.length) this.router!.accepted(all ? deliveries : deliveries.filter((d) => inserted.has(eventKey(d.tenantSeq, d.eventId))));
-    if (this.storedListeners.length && inserted.size) {
+    if (this.bus && inserted.size) {
       let stored = distinct;
       if (!all) {
         stored = [];
         for (const [key, row] of byKey) if (inserted.has(key)) stored.push(row);
       }
-      for (const listener of this.storedListeners) listener(request.tenant, request.source, stored);
+      announceStored(this.bus, request.tenant.seq, request.source, stored, this.commitMakesReadable);
     }
     let accepted = all ? byKey.size : 0;
     // delete() so that an event repeated inside one request counts once, the repeat as a duplicate.
@@ -248,11 +268,6 @@ export class IngestService {
       const campaignId = resolved.get(v.row.broadcastId);
       if (campaignId !== undefined) v.row.campaignId = campaignId;
     }
-  }
-
-  /** Called with the events each request stored (after the commit). */
-  onStored(listener: (tenant: Tenant, source: EventSource, rows: EventRow[]) => void): void {
-    this.storedListeners.push(listener);
   }
 
   /** Quarantined rejects, newest first, continuing after an opaque cursor. */

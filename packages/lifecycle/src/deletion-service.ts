@@ -1,19 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { randomBase62, SvcError, systemClock, type Clock } from '@svc/protocol';
+import { randomBase62, SvcError, systemClock, type Bus, type Clock, type ErasureNotice } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type DeletionJobStore, type Tenant, type UserErasureStore } from '@svc/storage';
 
 export type RandomBytes = (size: number) => Uint8Array;
-
-/** Told about each job around the erasure (e.g. the webhook queue forgets the user's deliveries). */
-export interface ErasureListener {
-  /**
-   * Just before the store erases the user's data; `userId` is known to jobs requested by this
-   * process. The erasure waits for a returned promise (e.g. writes of the user's data under way).
-   */
-  erasing(job: DeletionJob, userId: string | undefined): void | Promise<void>;
-  /** After the store erased it. */
-  erased(job: DeletionJob): Promise<void>;
-}
 
 /** How long a job the disk refused waits before it is tried again. */
 export const STORAGE_RETRY_DELAY_MS = 30_000;
@@ -57,7 +46,6 @@ export class DeletionService {
    * memory: it lets the job match rows by equality; a job resumed after a restart has only the hash.
    */
   private readonly clearIds = new Map<string, string>();
-  private readonly listeners: ErasureListener[] = [];
 
   constructor(
     private readonly store: DeletionJobStore,
@@ -67,6 +55,12 @@ export class DeletionService {
     private onError: (error: unknown, job: DeletionJob | null) => void = () => {},
     private readonly retryDelayMs: number = STORAGE_RETRY_DELAY_MS,
     lease: DeletionLease = {},
+    /**
+     * Where each job is announced around its erasure: `user.erasing` just before (the erasure
+     * waits for this node's subscribers, e.g. writes of the user's data under way; a failure
+     * fails the job), `user.erased` after (failures go to `onError`). None by default.
+     */
+    private readonly bus: Bus | null = null,
   ) {
     this.nodeId = lease.nodeId ?? `node_${randomBase62(16, random)}`;
     this.leaseMs = lease.leaseMs ?? DEFAULT_DELETION_LEASE_MS;
@@ -101,10 +95,6 @@ export class DeletionService {
     const job = await this.store.get(tenant.seq, id);
     if (!job) throw new SvcError('not_found', `No deletion job "${id}".`);
     return job;
-  }
-
-  addListener(listener: ErasureListener): void {
-    this.listeners.push(listener);
   }
 
   /**
@@ -176,14 +166,14 @@ export class DeletionService {
     renewal.unref();
     try {
       const userId = this.clearIds.get(job.id);
-      for (const listener of this.listeners) await listener.erasing(job, userId);
+      await this.bus?.publish('user.erasing', erasureNotice(job, userId));
       const counts = await this.erasure.erase(job, userId);
       // Not one transaction with the erasure (the job may live in another database): a crash
       // here leaves the job running; it is claimed again once its lease expires and its second
       // erasure finds nothing more to delete.
       const done = await this.store.markCompleted(job.id, this.clock.now(), counts);
       this.clearIds.delete(job.id);
-      for (const listener of this.listeners) await listener.erased(done).catch((error: unknown) => this.onError(error, job));
+      await this.bus?.publish('user.erased', erasureNotice(done, undefined)).catch((error: unknown) => this.onError(error, job));
       return true;
     } catch (error) {
       this.onError(error, job);
@@ -202,4 +192,9 @@ export class DeletionService {
       clearInterval(renewal);
     }
   }
+}
+
+/** What the bus carries of a job: `userId` only while this process knows it. */
+function erasureNotice(job: DeletionJob, userId: string | undefined): ErasureNotice {
+  return { jobId: job.id, tenantSeq: job.tenantSeq, userHash: job.userHash, userId: userId ?? null };
 }

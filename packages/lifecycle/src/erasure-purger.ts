@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '@svc/protocol';
+import { systemClock, type Bus, type Clock } from '@svc/protocol';
 import type { DeletionJobStore, UserErasureStore } from '@svc/storage';
 
 /** Default bound from a deletion job's `completedAt` to its `purgedAt` (SVC_ERASURE_MAX_DELAY_S). */
@@ -37,7 +37,11 @@ export class ErasurePurger {
     private readonly maxDelayMs: number = DEFAULT_ERASURE_MAX_DELAY_S * 1000,
     private readonly clock: Clock = systemClock,
     private observer: ErasurePurgeObserver = { purged: () => {}, failed: () => {} },
-  ) {}
+    /** Where completed erasures are followed (`user.erased` plans their purge); none by default. */
+    bus: Bus | null = null,
+  ) {
+    bus?.subscribe('user.erased', () => this.schedule());
+  }
 
   /** Plans the purge of the jobs already waiting (e.g. after a restart); reports go to `observer` from then on. */
   start(observer?: ErasurePurgeObserver): Promise<void> {

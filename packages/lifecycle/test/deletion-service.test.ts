@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { ManualClock, SvcError } from '@svc/protocol';
+import { describe, expect, it, vi } from 'vitest';
+import { LocalBus, ManualClock, SvcError, type ErasureNotice } from '@svc/protocol';
 import type { DeletionJob, DeletionJobStore, ErasedCounts, UserErasureStore } from '@svc/storage';
 import { DeletionService } from '../src/deletion-service';
 
@@ -192,5 +192,52 @@ describe('DeletionService', () => {
     expect(store.jobs.get(job.id)!.status).toBe('pending');
     expect(store.leases.has(job.id)).toBe(false);
     await service.stop();
+  });
+
+  it('announces a job on the bus before the erasure, waiting for its subscribers, and after it', async () => {
+    const store = new FakeDeletionStore();
+    const bus = new LocalBus();
+    const steps: string[] = [];
+    let release!: () => void;
+    bus.subscribe('user.erasing', async (notice) => {
+      steps.push(`erasing ${notice.userId} ${store.erased.length}`);
+      await new Promise<void>((resolve) => (release = resolve));
+      steps.push('erasing done');
+    });
+    const erased: ErasureNotice[] = [];
+    bus.subscribe('user.erased', (notice) => void erased.push(notice));
+    const service = new DeletionService(store, store, new ManualClock(0), undefined, undefined, undefined, undefined, bus);
+    const job = await service.request(tenant, 'user-1');
+    await vi.waitFor(() => expect(steps).toEqual(['erasing user-1 0']));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(store.erased).toEqual([]);
+    release();
+    await service.idle();
+    expect(steps).toEqual(['erasing user-1 0', 'erasing done']);
+    expect(store.erased).toEqual([job.id]);
+    expect(erased).toEqual([{ jobId: job.id, tenantSeq: 1, userHash: job.userHash, userId: null }]);
+  });
+
+  it('fails a job whose erasing subscriber failed, erasing nothing, and reports a failed erased subscriber without failing the job', async () => {
+    const store = new FakeDeletionStore();
+    const bus = new LocalBus();
+    const errors: unknown[] = [];
+    const end = bus.subscribe('user.erasing', () => {
+      throw new Error('sessions not forgotten');
+    });
+    const service = new DeletionService(store, store, new ManualClock(0), undefined, (error) => errors.push(error), undefined, undefined, bus);
+    const failed = await service.request(tenant, 'user-1');
+    await service.idle();
+    expect(store.jobs.get(failed.id)).toMatchObject({ status: 'failed', error: 'sessions not forgotten' });
+    expect(store.erased).toEqual([]);
+
+    end();
+    bus.subscribe('user.erased', async () => {
+      throw new Error('purge not planned');
+    });
+    const done = await service.request(tenant, 'user-2');
+    await service.idle();
+    expect(store.jobs.get(done.id)!.status).toBe('completed');
+    expect(errors.map((error) => (error as Error).message)).toEqual(['sessions not forgotten', 'purge not planned']);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@svc/protocol';
+import { LocalBus, ManualClock } from '@svc/protocol';
 import { ErasurePurger } from '../src/erasure-purger';
 
 /**
@@ -85,6 +85,17 @@ describe('ErasurePurger', () => {
     expect(jobs.completedAt).toEqual([5]);
     expect(await purger.runOnce()).toBe(1);
     expect(jobs.purges).toEqual([7, 7]);
+    await purger.stop();
+  });
+
+  it('plans the purge of a job the bus announces erased', async () => {
+    const jobs = new WaitingJobs();
+    const bus = new LocalBus();
+    const purger = new ErasurePurger(jobs.store, jobs.erasure, 40, new ManualClock(0), undefined, bus);
+    jobs.completedAt.push(0);
+    await bus.publish('user.erased', { jobId: 'del_1', tenantSeq: 1, userHash: 'h', userId: null });
+    await sleep(200);
+    expect(jobs.purges).toHaveLength(1);
     await purger.stop();
   });
 });

@@ -19,3 +19,7 @@ export * from './cursor-position';
 export * from './poll-votes';
 export * from './poll-tally';
 export * from './time-zone';
+export * from './bus-topics';
+export * from './bus';
+export * from './local-bus';
+export * from './live-viewer-counts';

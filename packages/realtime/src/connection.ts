@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import { CLOSE_CODES } from '@svc/protocol';
 import type { Tenant } from '@svc/storage';
 import type { MessageBudget } from './message-budget';
-import type { Room } from './room';
+import { frame, type Room } from './room';
 
 /** Where one client stands: who it is, which broadcast it watches. */
 export interface Session {
@@ -32,7 +32,9 @@ export interface SendLimits {
 
 /** One WebSocket: its send queue discipline, message budget and liveness. */
 export class Connection {
+  /** Whether the client showed a sign of life (a message or a pong) since the last heartbeat. */
   alive = true;
+  /** Closed because it answered no heartbeat: its session ends with reason `timeout`. */
   heartbeatTimedOut = false;
   closedByServer = false;
 
@@ -55,6 +57,35 @@ export class Connection {
     }
     if (droppable && queued > this.limits.softBufferBytes) return;
     this.ws.send(data, { binary: false });
+  }
+
+  /**
+   * Takes one client message from the budget: true when it may be handled. Over the rate, the
+   * message is dropped (the client told so now and then with `rate_limited`); a client that keeps
+   * on is closed with 4429, after `closingForRate` is called.
+   */
+  admitMessage(nowMs: number, closingForRate: () => void): boolean {
+    this.alive = true;
+    const verdict = this.budget.take(nowMs);
+    if (verdict === 'pass') return true;
+    if (verdict === 'close') {
+      if (this.ws.readyState === this.ws.OPEN) closingForRate();
+      this.close(CLOSE_CODES.policyViolation, 'rate_limited');
+    } else if (verdict === 'notify') {
+      this.send(frame({ type: 'error', code: 'rate_limited', detail: `At most ${this.budget.messagesPerSecond} messages per second; messages are being dropped.` }));
+    }
+    return false;
+  }
+
+  /** One heartbeat: a client silent since the last one is cut off (timed out), else pinged. */
+  heartbeat(): void {
+    if (!this.alive) {
+      this.heartbeatTimedOut = true;
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    if (this.ws.readyState === this.ws.OPEN) this.ws.ping();
   }
 
   close(code: number, reason: string): void {

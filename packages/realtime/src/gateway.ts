@@ -3,46 +3,55 @@ import type { Duplex } from 'node:stream';
 import { uuidv7 } from 'uuidv7';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import {
-  CLOSE_CODES,
-  detectPii,
   redactText,
   parseClientJson,
   REALTIME_SUBPROTOCOL,
-  SESSION_ID_PATTERN,
-  USER_ID_MAX_LENGTH,
+  type Bus,
   type Clock,
-  type ErrorCode,
-  type IngestResult,
-  type ServerMessage,
+  type LiveViewerRegistry,
+  type ContentChange,
 } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
-import { contentChannel, type Bus, type ContentChange } from './bus';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
-import { overlayViews } from './overlay-view';
-import { frame, Room, type StoredVote } from './room';
-import { KeyedThrottle, realTimers, type Timers } from './throttle';
+import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
+import { Interactions, reply, type GatewayEventSink } from './interactions';
+import { frame, type Room, type StoredVote } from './room';
+import { RoomRegistry } from './room-registry';
+import { SessionRegistry, type LeaveReason } from './session-registry';
+import { realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
+import { admitViewer } from './viewer-admission';
 
 export const WS_PATH = '/v1/ws';
 
+/** The gateway's limits and timing; the address limits are `AddressAdmissionOptions`. */
 export interface GatewayOptions extends AddressAdmissionOptions {
-  /** Largest client message; bigger ones close the socket with 1009. */
+  /** Largest client message, bytes (default 64 KB); bigger ones close the socket with 1009. */
   maxPayloadBytes: number;
+  /**
+   * Interval of the server's pings, ms (default 15,000); a connection that answered none
+   * within one interval is closed as timed out. Told to clients in `welcome`.
+   */
   heartbeatIntervalMs: number;
-  /** A session that reconnects within this time is the same session. */
+  /** A session that reconnects within this time, ms, is the same session (default 30,000). */
   resumeGraceMs: number;
-  /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast. */
+  /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast, ms (default 1,000). */
   throttleMs: number;
+  /** Open sockets of one tenant on this node (default 100,000); more are closed with 1013 `too_many_connections`. */
   maxConnectionsPerTenant: number;
+  /** Sustained client messages per second per connection (default 20). */
   messagesPerSecond: number;
+  /** Messages a connection may send at once before the sustained rate applies (default 60). */
   messageBurst: number;
-  /** Messages dropped within one stretch of over-rate sending before the socket is closed. */
+  /** Messages dropped within one stretch of over-rate sending before the socket is closed (default 200). */
   maxDroppedMessages: number;
-  /** How long a client may keep sending over its rate before the socket is closed (4429). */
+  /** How long a client may keep sending over its rate before the socket is closed (4429), ms (default 3,000). */
   maxOverRateMs: number;
+  /** Bytes waiting to be sent to a client above which throttled updates are skipped for it (default 64 KB). */
   softBufferBytes: number;
+  /** Bytes waiting to be sent to a client above which it is closed as too slow (4429, default 1 MB). */
   hardBufferBytes: number;
 }
 
@@ -64,11 +73,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
 /** Why the gateway refused or closed a connection, as counted in its refusal metric. */
 export type ConnectionRefusal = AdmissionRefusal | 'tenant_connections' | 'message_rate';
 
-export interface GatewayEventSink {
-  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
-  /** Campaign of a broadcast, registering it under the tenant's default campaign when new. */
-  campaignOf(tenant: Tenant, broadcastId: string): Promise<number>;
-}
+export type { GatewayEventSink } from './interactions';
 
 export interface GatewayDeps {
   authenticate(apiKey: string): Promise<Tenant | null>;
@@ -78,7 +83,10 @@ export interface GatewayDeps {
   content: ContentStore;
   /** Votes and entries already stored, to rebuild a room's state. */
   interactions: InteractionStore;
+  /** Where the gateway follows overlay changes, stored votes, revoked keys and erasures (see `subscribeGateway`). */
   bus: Bus;
+  /** Where the gateway provides its live viewer counts (the dashboard reads them); none when unset. */
+  liveViewers?: LiveViewerRegistry;
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   timers?: Timers;
@@ -88,8 +96,6 @@ export interface GatewayDeps {
   refused?(reason: ConnectionRefusal): void;
 }
 
-const CONTENT_ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,128}$/;
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 
 /**
@@ -97,17 +103,22 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
  * keeps one room per watched broadcast, pushes overlays and throttled results and viewer
  * counts, takes votes, entries and tracked events, and writes `broadcast.left` for sessions
  * that vanish.
+ *
+ * It coordinates the parts that do the work: the admission of sockets (`AddressAdmission`
+ * before the handshake, `admitViewer` after it), the sessions with their reconnect grace
+ * (`SessionRegistry`), the rooms with their throttled pushes (`RoomRegistry`), what viewers
+ * send (`Interactions`) and each `Connection`'s budget and liveness; it follows the bus
+ * through `subscribeGateway`.
  */
 export class Gateway {
   private readonly wss: WebSocketServer;
   private readonly options: GatewayOptions;
   private readonly timers: Timers;
-  private readonly rooms = new Map<string, Promise<Room>>();
-  private readonly sessions = new Map<string, Session>();
-  private readonly connectionsPerTenant = new Map<number, number>();
+  private readonly rooms: RoomRegistry;
+  private readonly interactions: Interactions;
+  private readonly unsubscribe: () => void;
+  private readonly sessions: SessionRegistry;
   private readonly admission: AddressAdmission;
-  private readonly resultsThrottle: KeyedThrottle;
-  private readonly viewersThrottle: KeyedThrottle;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly pendingWrites = new Set<Promise<unknown>>();
   private closing = false;
@@ -128,16 +139,29 @@ export class Gateway {
       handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : (protocols.values().next().value ?? false)),
     });
     this.admission = new AddressAdmission(this.options, deps.clock);
-    this.resultsThrottle = new KeyedThrottle(this.options.throttleMs, (key) => this.flushResults(key), deps.clock, this.timers);
-    this.viewersThrottle = new KeyedThrottle(this.options.throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), deps.clock, this.timers);
+    const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
+    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers);
+    this.sessions = new SessionRegistry({
+      rooms: this.rooms,
+      clock: deps.clock,
+      timers: this.timers,
+      resumeGraceMs: this.options.resumeGraceMs,
+      leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
+    });
+    this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
+    const unsubscribe = subscribeGateway(deps.bus, this);
+    const withdraw = deps.liveViewers?.provide(gatewayViewerCounts(this));
+    this.unsubscribe = () => {
+      unsubscribe();
+      withdraw?.();
+    };
   }
 
   /** Live viewers of a broadcast on this node. */
-  async viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
-    const room = this.rooms.get(roomKey(tenantSeq, broadcastId));
-    return room ? (await room).connections.size : 0;
+  viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
+    return this.rooms.viewerCount(tenantSeq, broadcastId);
   }
 
   /**
@@ -146,9 +170,8 @@ export class Gateway {
    */
   async liveViewers(tenantSeq: number, match: (broadcastId: string, campaignId: number) => boolean, country?: string): Promise<number> {
     let count = 0;
-    for (const pending of this.rooms.values()) {
-      const room = await pending.catch(() => null);
-      if (!room || room.tenantSeq !== tenantSeq || !match(room.broadcastId, room.campaignId)) continue;
+    for await (const room of this.rooms.roomsOf(tenantSeq)) {
+      if (!match(room.broadcastId, room.campaignId)) continue;
       if (country === undefined) count += room.connections.size;
       else for (const connection of room.connections) if (connection.session.country === country) count++;
     }
@@ -158,9 +181,8 @@ export class Gateway {
   /** Viewers connected now to each of this tenant's broadcasts that has any. */
   async liveViewersByBroadcast(tenantSeq: number): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
-    for (const pending of this.rooms.values()) {
-      const room = await pending.catch(() => null);
-      if (!room || room.tenantSeq !== tenantSeq || room.connections.size === 0) continue;
+    for await (const room of this.rooms.roomsOf(tenantSeq)) {
+      if (room.connections.size === 0) continue;
       counts.set(room.broadcastId, (counts.get(room.broadcastId) ?? 0) + room.connections.size);
     }
     return counts;
@@ -173,13 +195,17 @@ export class Gateway {
 
   /** A `broadcast.left` of this session was stored (e.g. sent over HTTP by the SDK): the server writes none. */
   noteClientLeft(tenantSeq: number, sessionId: string): void {
-    const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
-    if (session) session.leftByClient = true;
+    this.sessions.noteClientLeft(tenantSeq, sessionId);
+  }
+
+  /** The live connection of a session on this gateway, if any. */
+  connectionOf(tenantSeq: number, sessionId: string): Connection | null {
+    return this.sessions.connectionOf(tenantSeq, sessionId);
   }
 
   /** Whether a broadcast's room is open (or opening) on this gateway: only then do its stored votes count here. */
   hasRoom(tenantSeq: number, broadcastId: string): boolean {
-    return this.rooms.has(roomKey(tenantSeq, broadcastId));
+    return this.rooms.has(tenantSeq, broadcastId);
   }
 
   /**
@@ -187,12 +213,13 @@ export class Gateway {
    * the live results of their room by the same rule as a rebuilt room's; the room's own votes
    * are already counted and count once.
    */
-  async noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
-    for (const vote of votes) {
-      const room = this.rooms.get(roomKey(tenantSeq, vote.broadcastId));
-      const loaded = room && (await room.catch(() => null));
-      if (loaded?.addStoredVote(vote)) this.resultsThrottle.trigger(`${loaded.key}\u0000${vote.pollId}`);
-    }
+  noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
+    return this.rooms.noteVotes(tenantSeq, votes);
+  }
+
+  /** An overlay of a broadcast was shown, updated or hidden: its room (if loaded here) tells its viewers. */
+  applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
+    this.rooms.applyContentChange(tenantSeq, broadcastId, change);
   }
 
   /** Takes over an HTTP upgrade on `WS_PATH`; other paths are refused. */
@@ -216,13 +243,10 @@ export class Gateway {
   /** Closes every connection (1001), stops timers and waits for events still being written. */
   async close(): Promise<void> {
     this.closing = true;
+    this.unsubscribe();
     clearInterval(this.heartbeat);
-    this.resultsThrottle.dropAll();
-    this.viewersThrottle.dropAll();
-    for (const session of this.sessions.values()) {
-      if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
-      session.connection?.close(CLOSE_CODES.goingAway, 'server_shutdown');
-    }
+    this.rooms.close();
+    this.sessions.close();
     for (const ws of this.wss.clients) ws.terminate();
     await Promise.allSettled([...this.pendingWrites]);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
@@ -236,53 +260,23 @@ export class Gateway {
     ws.on('error', () => undefined);
 
     const refuse = (code: number, reason: string) => ws.close(code, reason);
-    if (request.headers['sec-websocket-protocol'] && ws.protocol !== REALTIME_SUBPROTOCOL) {
-      return refuse(CLOSE_CODES.unsupportedProtocol, 'unsupported_protocol');
+    const admission = await admitViewer(ws.protocol, request, params, ticket, {
+      authenticate: (apiKey) => this.deps.authenticate(apiKey),
+      maxConnectionsPerTenant: this.options.maxConnectionsPerTenant,
+      takeSlot: (tenantSeq, max) => this.sessions.takeSlot(tenantSeq, max),
+    });
+    if (!admission.admitted) {
+      if (admission.refusal) this.deps.refused?.(admission.refusal);
+      return refuse(admission.code, admission.reason);
     }
-    const apiKey = params.get('apiKey');
-    if (!apiKey) {
-      ticket.chargeBadKey();
-      return refuse(CLOSE_CODES.invalidApiKey, 'api_key_missing');
-    }
-    const tenant = await this.deps.authenticate(apiKey);
-    if (!tenant) {
-      ticket.chargeBadKey();
-      return refuse(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
-    }
-    const origin = request.headers.origin;
-    if (origin && tenant.settings.allowedOrigins.length && !tenant.settings.allowedOrigins.includes(origin)) {
-      return refuse(CLOSE_CODES.originNotAllowed, 'origin_not_allowed');
-    }
-    const sessionId = params.get('sessionId') ?? '';
-    const contentId = params.get('contentId') ?? '';
-    const userId = params.get('userId');
-    if (!SESSION_ID.test(sessionId)) return refuse(CLOSE_CODES.badRequest, 'invalid_session_id');
-    // The content id becomes the room's broadcast id, stored with every event and in the broadcast registry.
-    if (!CONTENT_ID_PATTERN.test(contentId) || detectPii(contentId)) return refuse(CLOSE_CODES.badRequest, 'invalid_content_id');
-    if (userId !== null && (!CONTENT_ID_PATTERN.test(userId) || userId.length > USER_ID_MAX_LENGTH || detectPii(userId))) {
-      return refuse(CLOSE_CODES.badRequest, 'invalid_user_id');
-    }
-    // One address never holds more than its share of the tenant's connections.
-    if (!ticket.joinTenant(tenant.seq, this.options.maxConnectionsPerTenant)) {
-      this.deps.refused?.('address_share');
-      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections_from_address');
-    }
-    // The slot is taken before the first await, so concurrent joins cannot all pass the check.
-    const open = this.connectionsPerTenant.get(tenant.seq) ?? 0;
-    if (open >= this.options.maxConnectionsPerTenant) {
-      this.deps.refused?.('tenant_connections');
-      return refuse(CLOSE_CODES.tryAgainLater, 'too_many_connections');
-    }
-    this.connectionsPerTenant.set(tenant.seq, open + 1);
-    const releaseSlot = (): void => {
-      this.connectionsPerTenant.set(tenant.seq, (this.connectionsPerTenant.get(tenant.seq) ?? 1) - 1);
-    };
+    const { tenant, apiKey, sessionId, contentId, userId } = admission.viewer;
+    const releaseSlot = (): void => this.sessions.releaseSlot(tenant.seq);
     if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 
     let room: Room;
     try {
       // A room released while this connection waited for it is opened afresh.
-      do room = await this.openRoom(tenant, contentId);
+      do room = await this.rooms.open(tenant, contentId);
       while (room.released);
     } catch (error) {
       releaseSlot();
@@ -291,10 +285,10 @@ export class Gateway {
     }
     if (ws.readyState !== ws.OPEN) {
       releaseSlot();
-      return this.releaseRoom(room);
+      return this.rooms.release(room);
     }
 
-    const { session, resumed } = this.joinSession(tenant, sessionId, userId, room, request);
+    const { session, resumed } = this.sessions.join(tenant, sessionId, userId, room, () => this.deps.country(request, tenant));
     const connection = new Connection(
       ws,
       session,
@@ -302,20 +296,12 @@ export class Gateway {
       { softBufferBytes: this.options.softBufferBytes, hardBufferBytes: this.options.hardBufferBytes },
       new MessageBudget(this.options, this.deps.clock.now()),
     );
-    const previous = session.connection;
-    session.connection = connection;
-    if (previous) {
-      // The session keeps the slot of the connection it replaces.
-      releaseSlot();
-      room.connections.delete(previous);
-      previous.close(CLOSE_CODES.replaced, 'replaced');
-    }
-    room.connections.add(connection);
+    this.sessions.connect(session, connection);
 
     ws.off('message', buffer);
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     ws.on('pong', () => (connection.alive = true));
-    ws.on('close', (code) => this.onClose(connection, code));
+    ws.on('close', (code) => this.sessions.closed(connection, code, this.closing));
 
     connection.send(
       frame({
@@ -331,7 +317,7 @@ export class Gateway {
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       }),
     );
-    this.viewersThrottle.trigger(room.key);
+    this.rooms.viewersChanged(room);
     for (const data of early) this.onMessage(connection, data, false);
   }
 
@@ -340,14 +326,7 @@ export class Gateway {
    * session ends as after any lost connection, since a reconnect with the key is refused.
    */
   disconnectApiKey(tenantSeq: number, apiKey: string): number {
-    let closed = 0;
-    for (const session of this.sessions.values()) {
-      const connection = session.connection;
-      if (session.tenant.seq !== tenantSeq || connection?.apiKey !== apiKey) continue;
-      connection.close(CLOSE_CODES.invalidApiKey, 'invalid_api_key');
-      closed++;
-    }
-    return closed;
+    return this.sessions.disconnectApiKey(tenantSeq, apiKey);
   }
 
   /**
@@ -356,121 +335,31 @@ export class Gateway {
    * `broadcast.left`) carry no userId.
    */
   forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): void {
-    for (const session of this.sessions.values()) {
-      if (session.tenant.seq === tenantSeq && session.userId !== null && isUser(session.userId)) session.userId = null;
-    }
+    this.sessions.forgetUser(tenantSeq, isUser);
   }
 
-  /** The session of this id: the same one when it reconnects to the same broadcast in time. */
-  private joinSession(
-    tenant: Tenant,
-    sessionId: string,
-    userId: string | null,
-    room: Room,
-    request: IncomingMessage,
-  ): { session: Session; resumed: boolean } {
-    const key = `${tenant.seq}:${sessionId}`;
-    const existing = this.sessions.get(key);
-    if (existing && existing.room === room) {
-      if (existing.graceTimer !== null) this.timers.clearTimeout(existing.graceTimer);
-      existing.graceTimer = null;
-      existing.disconnectedAt = null;
-      // A viewer who signed in meanwhile reconnects with its userId: later votes and entries carry it.
-      if (userId !== null && userId !== existing.userId) {
-        existing.userId = userId;
-        existing.viewer = userId;
-        // The session's votes bind the new userId: it cannot vote again under it.
-        room.bindUser(existing.id, userId);
-      }
-      return { session: existing, resumed: true };
-    }
-    // Same session id on another broadcast: the viewer switched content.
-    if (existing) this.endSession(existing, existing.leftByClient ? null : 'closed');
-    const session: Session = {
-      key,
-      id: sessionId,
-      tenant,
-      userId,
-      viewer: userId ?? sessionId,
-      country: this.deps.country(request, tenant),
-      room,
-      joinedAt: this.deps.clock.now(),
-      disconnectedAt: null,
-      connection: null,
-      graceTimer: null,
-      leftByClient: false,
-    };
-    this.sessions.set(key, session);
-    room.sessions++;
-    return { session, resumed: false };
-  }
-
-  private onClose(connection: Connection, code: number): void {
-    const { session } = connection;
-    if (session.connection !== connection) {
-      // Replaced by a newer connection, or its session already ended (content switch).
-      session.room.connections.delete(connection);
-      this.releaseRoom(session.room);
-      return;
-    }
-    session.connection = null;
-    session.disconnectedAt = this.deps.clock.now();
-    const room = session.room;
-    room.connections.delete(connection);
-    this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
-    this.viewersThrottle.trigger(room.key);
-    if (this.closing) return;
-    if (session.leftByClient) {
-      this.endSession(session, null);
-      return;
-    }
-    const reason = connection.heartbeatTimedOut ? 'timeout' : code === 1000 || code === 1001 ? 'closed' : 'disconnect';
-    session.graceTimer = this.timers.setTimeout(() => {
-      session.graceTimer = null;
-      // The client's own broadcast.left may have arrived meanwhile (over HTTP, or late).
-      this.endSession(session, session.leftByClient ? null : reason);
-    }, this.options.resumeGraceMs);
-  }
-
-  /** Forgets a session; writes its `broadcast.left` when the client did not. */
-  private endSession(session: Session, reason: 'closed' | 'timeout' | 'disconnect' | null): void {
-    if (this.sessions.get(session.key) !== session) return;
-    this.sessions.delete(session.key);
-    if (session.graceTimer !== null) this.timers.clearTimeout(session.graceTimer);
-    const connection = session.connection;
-    if (connection) {
-      // The viewer moved on (content switch): its old socket closes normally.
-      session.connection = null;
-      session.room.connections.delete(connection);
-      this.connectionsPerTenant.set(session.tenant.seq, (this.connectionsPerTenant.get(session.tenant.seq) ?? 1) - 1);
-      connection.close(1000, 'session_ended');
-      this.viewersThrottle.trigger(session.room.key);
-    }
-    session.room.sessions--;
-    if (reason) {
-      const now = this.deps.clock.now();
-      this.track(this.deps.events.ingest({
-        tenant: session.tenant,
-        source: 'server',
-        country: session.country,
-        bodyBytes: 0,
-        body: {
-          event: 'broadcast.left',
-          eventId: uuidv7(),
-          userId: session.userId,
-          sessionId: session.id,
-          broadcastId: session.room.broadcastId,
-          timestamp: new Date(now).toISOString(),
-          data: { reason, watchedMs: Math.max(0, (session.disconnectedAt ?? now) - session.joinedAt) },
-        },
-      }));
-    }
-    this.releaseRoom(session.room);
+  /** Writes the `broadcast.left` of a session that ended without the client's own. */
+  private writeLeft(session: Session, reason: LeaveReason): void {
+    const now = this.deps.clock.now();
+    this.track(this.deps.events.ingest({
+      tenant: session.tenant,
+      source: 'server',
+      country: session.country,
+      bodyBytes: 0,
+      body: {
+        event: 'broadcast.left',
+        eventId: uuidv7(),
+        userId: session.userId,
+        sessionId: session.id,
+        broadcastId: session.room.broadcastId,
+        timestamp: new Date(now).toISOString(),
+        data: { reason, watchedMs: Math.max(0, (session.disconnectedAt ?? now) - session.joinedAt) },
+      },
+    }));
   }
 
   private onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    connection.alive = true;
-    if (!this.takeToken(connection)) return;
+    if (!connection.admitMessage(this.deps.clock.now(), () => this.deps.refused?.('message_rate'))) return;
     let message: Record<string, unknown>;
     const text = isBinary ? '' : String(data);
     try {
@@ -483,20 +372,20 @@ export class Gateway {
       }
       message = parsed as Record<string, unknown>;
     } catch {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: 'Each message is one JSON text frame: an object with a "type".' });
+      return reply(connection, { type: 'error', code: 'invalid_message', detail: 'Each message is one JSON text frame: an object with a "type".' });
     }
     const requestId = typeof message.requestId === 'string' && REQUEST_ID.test(message.requestId) ? message.requestId : undefined;
     switch (message.type) {
       case 'ping':
-        return this.reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
+        return reply(connection, { type: 'pong', serverTime: new Date(this.deps.clock.now()).toISOString(), requestId });
       case 'track':
-        return void this.track(this.onTrack(connection, message.events, message.sentAt, requestId, Buffer.byteLength(text)));
+        return void this.track(this.interactions.track(connection, message.events, message.sentAt, requestId, Buffer.byteLength(text)));
       case 'poll.vote':
-        return void this.track(this.onVote(connection, message.pollId, message.optionIndex, requestId));
+        return void this.track(this.interactions.vote(connection, message.pollId, message.optionIndex, requestId));
       case 'contest.enter':
-        return void this.track(this.onEnter(connection, message.contestId, requestId));
+        return void this.track(this.interactions.enter(connection, message.contestId, requestId));
       default:
-        return this.reply(connection, {
+        return reply(connection, {
           type: 'error',
           code: 'unknown_message_type',
           detail: `"${redactText(String(message.type)).slice(0, 40)}" is not a message type of ${REALTIME_SUBPROTOCOL}.`,
@@ -505,218 +394,8 @@ export class Gateway {
     }
   }
 
-  private async onTrack(connection: Connection, events: unknown, sentAt: unknown, requestId: string | undefined, bytes: number): Promise<void> {
-    const { session } = connection;
-    if (!Array.isArray(events) || !events.length) {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: '"events" must be a non-empty array.', requestId });
-    }
-    // The connection knows the session, broadcast and user: events may leave them out.
-    const filled = events.map((event) => {
-      if (event === null || typeof event !== 'object' || Array.isArray(event)) return event;
-      const e = event as Record<string, unknown>;
-      return {
-        ...e,
-        eventId: e.eventId ?? uuidv7(),
-        sessionId: e.sessionId ?? session.id,
-        broadcastId: e.broadcastId ?? session.room.broadcastId,
-        ...(session.userId !== null && e.userId === undefined ? { userId: session.userId } : {}),
-      };
-    });
-    try {
-      // sentAt lets the server correct the device clock, as for HTTP batches.
-      const body = typeof sentAt === 'string' ? { sentAt, events: filled } : { events: filled };
-      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body, bodyBytes: bytes });
-      const rejected = new Set(result.rejected.map((r) => r.index));
-      const ids = filled.flatMap((e, i) => (rejected.has(i) ? [] : [String((e as { eventId: unknown }).eventId)]));
-      filled.forEach((e, i) => {
-        const event = e as { event?: unknown; sessionId?: unknown };
-        if (!rejected.has(i) && event.event === 'broadcast.left' && event.sessionId === session.id) session.leftByClient = true;
-      });
-      this.reply(connection, { type: 'ack', ids, requestId, ...(result.rejected.length ? { rejected: result.rejected.map(({ index, code, detail }) => ({ index, code, detail })) } : {}) });
-    } catch (error) {
-      this.fail(connection, error, requestId);
-    }
-  }
-
-  private async onVote(connection: Connection, pollId: unknown, optionIndex: unknown, requestId: string | undefined): Promise<void> {
-    const { session } = connection;
-    const room = session.room;
-    const poll = typeof pollId === 'string' ? room.activeOverlay(pollId) : undefined;
-    if (!poll || poll.type !== 'poll') {
-      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
-    }
-    if (isClosed(poll.closesAt, this.deps.clock.now())) {
-      return this.reply(connection, { type: 'error', code: 'poll_closed', detail: `This poll closed at ${poll.closesAt}.`, requestId });
-    }
-    if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
-      return this.reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
-    }
-    // One vote per session and per userId, including userIds the session took after voting.
-    if (room.hasVoted(poll.id, session.id, session.userId)) {
-      return this.reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
-    }
-    const eventId = uuidv7();
-    const timestampMs = this.deps.clock.now();
-    room.recordVote(poll.id, { eventId, sessionId: session.id, userId: session.userId, timestampMs, optionIndex });
-    const stored = await this.storeInteraction(connection, requestId, eventId, 'poll.voted', {
-      pollId: poll.id,
-      questionText: poll.question,
-      optionSelected: poll.options[optionIndex],
-      optionIndex,
-    }, timestampMs);
-    if (!stored) {
-      room.retractVote(poll.id, eventId);
-      return;
-    }
-    this.resultsThrottle.trigger(`${room.key}\u0000${poll.id}`);
-  }
-
-  private async onEnter(connection: Connection, contestId: unknown, requestId: string | undefined): Promise<void> {
-    const { session } = connection;
-    const room = session.room;
-    const contest = typeof contestId === 'string' ? room.activeOverlay(contestId) : undefined;
-    if (!contest || contest.type !== 'contest') {
-      return this.reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
-    }
-    if (isClosed(contest.closesAt, this.deps.clock.now())) {
-      return this.reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
-    }
-    if (!room.recordEntry(contest.id, session.viewer)) {
-      return this.reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
-    }
-    const stored = await this.storeInteraction(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
-    if (!stored) room.retractEntry(contest.id, session.viewer);
-  }
-
-  /** Stores a vote or entry as an event; acknowledges it, or reports why not. */
-  private async storeInteraction(
-    connection: Connection,
-    requestId: string | undefined,
-    eventId: string,
-    event: 'poll.voted' | 'contest.entered',
-    data: Record<string, unknown>,
-    timestampMs: number,
-  ): Promise<boolean> {
-    const { session } = connection;
-    try {
-      const result = await this.deps.events.ingest({
-        tenant: session.tenant,
-        source: 'client',
-        country: session.country,
-        bodyBytes: 0,
-        body: {
-          event,
-          eventId,
-          userId: session.userId,
-          sessionId: session.id,
-          broadcastId: session.room.broadcastId,
-          timestamp: new Date(timestampMs).toISOString(),
-          data,
-        },
-      });
-      const rejection = result.rejected[0];
-      if (rejection) {
-        this.reply(connection, { type: 'error', code: rejection.code, detail: rejection.detail, requestId });
-        return false;
-      }
-      this.reply(connection, { type: 'ack', ids: [eventId], requestId });
-      return true;
-    } catch (error) {
-      this.fail(connection, error, requestId);
-      return false;
-    }
-  }
-
-  private fail(connection: Connection, error: unknown, requestId: string | undefined): void {
-    const code = (error as { code?: ErrorCode }).code;
-    if (!code) this.deps.log.error({ err: error }, 'realtime message failed');
-    this.reply(connection, { type: 'error', code: code ?? 'internal_error', detail: code ? (error as Error).message : 'Something went wrong on our side.', requestId });
-  }
-
-  private reply(connection: Connection, message: ServerMessage): void {
-    connection.send(frame(message));
-  }
-
-  /** Per-connection message budget; a client that keeps sending over its rate is closed. */
-  private takeToken(connection: Connection): boolean {
-    const verdict = connection.budget.take(this.deps.clock.now());
-    if (verdict === 'pass') return true;
-    if (verdict === 'close') {
-      if (connection.ws.readyState === connection.ws.OPEN) this.deps.refused?.('message_rate');
-      connection.close(CLOSE_CODES.policyViolation, 'rate_limited');
-    } else if (verdict === 'notify') {
-      this.reply(connection, { type: 'error', code: 'rate_limited', detail: `At most ${this.options.messagesPerSecond} messages per second; messages are being dropped.` });
-    }
-    return false;
-  }
-
   private beat(): void {
-    for (const session of this.sessions.values()) {
-      const connection = session.connection;
-      if (!connection) continue;
-      if (!connection.alive) {
-        connection.heartbeatTimedOut = true;
-        connection.ws.terminate();
-        continue;
-      }
-      connection.alive = false;
-      if (connection.ws.readyState === connection.ws.OPEN) connection.ws.ping();
-    }
-  }
-
-  private async openRoom(tenant: Tenant, broadcastId: string): Promise<Room> {
-    const key = roomKey(tenant.seq, broadcastId);
-    let room = this.rooms.get(key);
-    if (!room) {
-      room = this.loadRoom(tenant, broadcastId, key);
-      this.rooms.set(key, room);
-      room.catch(() => this.rooms.delete(key));
-    }
-    return room;
-  }
-
-  private async loadRoom(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
-    const campaignId = await this.deps.events.campaignOf(tenant, broadcastId);
-    const [overlays, interactions] = await Promise.all([
-      this.deps.content.listOverlays(tenant.seq, broadcastId),
-      this.deps.interactions.listInteractions(tenant.seq, broadcastId),
-    ]);
-    const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.deps.content, overlays), interactions);
-    room.unsubscribe = this.deps.bus.subscribe(contentChannel(tenant.seq, broadcastId), (change) => this.onContentChange(room, change as ContentChange));
-    return room;
-  }
-
-  /** Closes a room nobody watches any more; it is rebuilt from storage when needed again. */
-  private releaseRoom(room: Room): void {
-    if (room.sessions > 0 || room.connections.size > 0) return;
-    room.released = true;
-    room.unsubscribe();
-    if (this.rooms.get(room.key) !== undefined) this.rooms.delete(room.key);
-    this.viewersThrottle.drop(room.key);
-    this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
-  }
-
-  private onContentChange(room: Room, change: ContentChange): void {
-    if (change.kind === 'hide') {
-      room.removeOverlay(change.overlayId);
-      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
-      return;
-    }
-    room.setOverlay(change.overlay);
-    if (!change.overlay.active) return;
-    room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
-    // A poll shown again carries the votes it already has; a fresh one needs no second message.
-    if (change.kind === 'show' && change.overlay.type === 'poll') room.sendResults(change.overlay.id);
-  }
-
-  private flushResults(key: string): void {
-    const [room, pollId] = key.split('\u0000') as [string, string];
-    void this.withRoom(room, (r) => r.flushResults(pollId));
-  }
-
-  private async withRoom(key: string, job: (room: Room) => void): Promise<void> {
-    const room = this.rooms.get(key);
-    if (room) job(await room);
+    for (const session of this.sessions.values()) session.connection?.heartbeat();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -724,13 +403,4 @@ export class Gateway {
     void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => undefined);
     return promise;
   }
-}
-
-/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
-function isClosed(closesAt: string | undefined, nowMs: number): boolean {
-  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
-}
-
-function roomKey(tenantSeq: number, broadcastId: string): string {
-  return `${tenantSeq}:${broadcastId}`;
 }

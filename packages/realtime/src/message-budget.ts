@@ -44,6 +44,11 @@ export class MessageBudget {
     this.tokensAt = now;
   }
 
+  /** Sustained messages per second this budget allows. */
+  get messagesPerSecond(): number {
+    return this.options.messagesPerSecond;
+  }
+
   take(now: number): BudgetVerdict {
     const { messagesPerSecond, messageBurst, maxDroppedMessages, maxOverRateMs } = this.options;
     this.tokens = Math.min(messageBurst, this.tokens + ((now - this.tokensAt) / 1000) * messagesPerSecond);

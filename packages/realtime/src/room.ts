@@ -33,7 +33,6 @@ export class Room {
   private readonly polls = new Map<string, PollState>();
   private readonly contests = new Map<string, Set<string>>();
   private viewersSent = -1;
-  unsubscribe: () => void = () => {};
 
   constructor(
     readonly key: string,

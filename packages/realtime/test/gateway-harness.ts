@@ -1,10 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { ManualClock, type IngestResult, type Overlay } from '@svc/protocol';
+import { LiveViewerRegistry, LocalBus, ManualClock, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
-import { contentChannel, Gateway, LocalBus, type Connection, type GatewayOptions, type Timers } from '../src';
+import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
   seq: 1,
@@ -122,6 +122,8 @@ export interface Harness {
   clock: ManualClock;
   timers: ManualTimers;
   bus: LocalBus;
+  /** Where the gateway provides its live viewer counts. */
+  liveViewers: LiveViewerRegistry;
   /** Bodies the gateway ingested. */
   ingested: unknown[];
   join(sessionId: string, broadcastId?: string): Promise<Viewer>;
@@ -142,6 +144,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const bus = new LocalBus();
+  const liveViewers = new LiveViewerRegistry();
   const ingested: unknown[] = [];
   const content: Pick<ContentStore, 'listOverlays'> = {
     listOverlays: async (_tenantSeq, broadcastId) => overlays.filter((o) => o.broadcastId === broadcastId),
@@ -161,6 +164,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       content: content as ContentStore,
       interactions,
       bus,
+      liveViewers,
       clock,
       log: { warn: () => undefined, error: () => undefined },
       timers,
@@ -173,12 +177,12 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const viewers: Viewer[] = [];
-  const sessions = (gateway as unknown as { sessions: Map<string, { connection: Connection | null }> }).sessions;
   return {
     gateway,
     clock,
     timers,
     bus,
+    liveViewers,
     ingested,
     async join(sessionId, broadcastId = 'b') {
       const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId });
@@ -202,8 +206,8 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
         ws.once('error', reject);
       });
     },
-    connectionOf: (sessionId) => sessions.get(`${TENANT.seq}:${sessionId}`)?.connection ?? undefined,
-    publish: (broadcastId, change) => bus.publish(contentChannel(TENANT.seq, broadcastId), change),
+    connectionOf: (sessionId) => gateway.connectionOf(TENANT.seq, sessionId) ?? undefined,
+    publish: (broadcastId, change) => void bus.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId, change: change as ContentChange }),
     async close() {
       for (const viewer of viewers) viewer.ws.terminate();
       await gateway.close();

@@ -1,4 +1,5 @@
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { fanOut, type Bus } from '@svc/protocol';
 import { ChDatabase } from './clickhouse/ch-database';
 import { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 import { ClickHouseErasureStore } from './clickhouse/clickhouse-erasure-store';
@@ -52,6 +53,8 @@ export interface EventClusterStorageOptions {
   webhookAckWaitMs?: number;
   /** The event writer's other timing (tests shorten the retry pause); `EventLogWriter`'s defaults when unset. */
   writer?: Pick<EventLogWriterOptions, 'retryDelayMs' | 'batchWaitMs'>;
+  /** Where the writers' notices (of every node) are published as `events.stored`; none when unset. */
+  bus?: Bus;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -105,7 +108,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       timing,
       jobs: deletions,
     };
-    const pipeline = eventPipeline(nats, log, writer, queue, deliveries, tombstones);
+    const pipeline = eventPipeline(nats, log, writer, queue, deliveries, tombstones, options.bus);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -166,12 +169,15 @@ function eventPipeline(
   queue: DeliveryQueue,
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
+  bus: Bus | undefined,
 ): EventPipeline {
   let writer: EventLogWriterThread | null = null;
   let tombstonesStarted = false;
-  const listeners: Array<(tenantSeq: number) => void> = [];
   let notices: Subscription | null = null;
   let sweep: AckedMessageSweep | null = null;
+  // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
+  // meets them: the erasures are read again at once on the node running the job (every second elsewhere).
+  bus?.subscribe('user.erasing', () => tombstones.refresh());
   return {
     // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
@@ -181,7 +187,7 @@ function eventPipeline(
       }
       // Every node hears every writer's notices: live views follow events stored through any node.
       notices ??= subscribeStoredNotices(nats, (tenantSeq) => {
-        for (const listener of listeners) listener(tenantSeq);
+        if (bus) fanOut(bus, 'events.stored', { tenantSeq });
       });
       if (!writer) {
         // Rows a user sent before their erasure under way are not written (the erasure waits for
@@ -210,14 +216,10 @@ function eventPipeline(
       await writer?.stop();
       writer = null;
     },
-    onStored(listener) {
-      listeners.push(listener);
-    },
     webhooks: {
       queue,
       log: attempts,
       erased: (delivery) => tombstones.erased(delivery),
-      refreshErased: () => tombstones.refresh(),
     },
   };
 }

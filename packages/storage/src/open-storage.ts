@@ -25,22 +25,22 @@ import type { DeliveryAttemptLog, WebhookQueue } from './webhook-queue';
 /**
  * What a node of full cluster mode runs besides answering requests: the writer that moves the
  * JetStream event log into ClickHouse (and queues the webhook deliveries of what it stored), the
- * notices of stored events from every node's writer, and the webhook work queue.
+ * notices of stored events from every node's writer (published on the bus as `events.stored`),
+ * and the webhook work queue.
  */
 export interface EventPipeline {
   /** Starts the writer and the erasure tombstones; failures it survives go to `onError`. */
   start(onError: (error: unknown, what: string) => void): Promise<void>;
   /** Stops the writer after the batch in hand. */
   stop(): Promise<void>;
-  /** Calls `listener` each time a writer (of any node) has stored events of a tenant. */
-  onStored(listener: (tenantSeq: number) => void): void;
-  /** The webhook work queue, the attempt log, and whether a queued delivery's user is (being) erased. */
+  /**
+   * The webhook work queue, the attempt log, and whether a queued delivery's user is (being)
+   * erased (read again at once when this node's bus announces `user.erasing`).
+   */
   webhooks: {
     queue: WebhookQueue;
     log: DeliveryAttemptLog;
     erased: (delivery: NewDelivery) => boolean;
-    /** Reads the erasures again now (a job just started on this node), not at the next refresh. */
-    refreshErased(): Promise<void>;
   };
 }
 

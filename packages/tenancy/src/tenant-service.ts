@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SvcError, systemClock, type Clock } from '@svc/protocol';
+import { fanOut, SvcError, systemClock, type Bus, type Clock } from '@svc/protocol';
 import type { AdminTokenRecord, ApiKeyRecord, MetaStore, MetadataChange, MetadataChangeFeed, Tenant, TenantSettings } from '@svc/storage';
 import {
   hashToken,
@@ -59,7 +59,6 @@ interface CacheEntry {
  */
 export class TenantService {
   private readonly cache = new Map<string, CacheEntry>();
-  private readonly revokedKeyListeners: Array<(record: ApiKeyRecord) => void> = [];
   private changes: MetadataChangeFeed | null = null;
   /**
    * Counts cache drops: a lookup that began before a drop does not cache what it read, which
@@ -71,6 +70,8 @@ export class TenantService {
     private readonly meta: MetaStore,
     private readonly clock: Clock = systemClock,
     private readonly random: RandomBytes = randomBytes,
+    /** Where revoked API keys are announced (`apiKey.revoked`); none by default. */
+    private readonly bus: Bus | null = null,
   ) {}
 
   async createTenant(input: NewTenantInput): Promise<CreatedTenant> {
@@ -170,16 +171,13 @@ export class TenantService {
     this.dropCache();
     if (!record) throw new SvcError('not_found', `No API key "${id}".`);
     await this.changes?.publish({ kind: 'api_key', tenantSeq: record.tenantSeq, id: record.id });
-    for (const listener of this.revokedKeyListeners) listener(record);
+    this.announceRevoked(record);
     return record;
   }
 
-  /**
-   * Calls `listener` with each API key revoked through this service (e.g. to close its sockets),
-   * or, when following a feed, revoked on another node.
-   */
-  onApiKeyRevoked(listener: (record: ApiKeyRecord) => void): void {
-    this.revokedKeyListeners.push(listener);
+  /** Publishes `apiKey.revoked` (e.g. the gateway closes the key's sockets). */
+  private announceRevoked(record: ApiKeyRecord): void {
+    if (this.bus) fanOut(this.bus, 'apiKey.revoked', { tenantSeq: record.tenantSeq, keyId: record.id, key: record.key });
   }
 
   async createAdminToken(
@@ -228,7 +226,7 @@ export class TenantService {
   /**
    * Publishes this service's credential and settings changes on `feed`, and drops what the cache
    * holds of a tenant when another node publishes a change of it (everything when notices may
-   * have been lost). An API key revoked elsewhere also reaches `onApiKeyRevoked` listeners.
+   * have been lost). An API key revoked elsewhere is announced on the bus too.
    * Call once, before serving.
    */
   followChanges(feed: MetadataChangeFeed): void {
@@ -253,12 +251,12 @@ export class TenantService {
     for (const [key, entry] of this.cache) if (entry.tenant.seq === tenantSeq) this.cache.delete(key);
   }
 
-  /** Tells `onApiKeyRevoked` listeners of a key another node revoked (its notice names only the id). */
+  /** Announces a key another node revoked (its notice names only the id). */
   private async revokedElsewhere(change: MetadataChange): Promise<void> {
-    if (!this.revokedKeyListeners.length) return;
+    if (!this.bus) return;
     const record = (await this.meta.listApiKeys(change.tenantSeq)).find((key) => key.id === change.id);
     if (!record || record.revokedAt === null) return;
-    for (const listener of this.revokedKeyListeners) listener(record);
+    this.announceRevoked(record);
   }
 
   private async cached(key: string, load: () => Promise<Tenant | null>): Promise<Tenant | null> {

@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '@svc/protocol';
+import { systemClock, type Bus, type Clock } from '@svc/protocol';
 import { hashUserId, type DeliveryRecord, type WebhookDeliveryStore, type WebhookEndpointRecord } from '@svc/storage';
 import { AttemptLog } from './attempt-log';
 import { MinHeap } from './min-heap';
@@ -79,8 +79,16 @@ export class WebhookDispatcher {
     private readonly clock: Clock = systemClock,
     private readonly random: () => number = Math.random,
     private readonly observer: DispatchObserver = { attempted: () => {}, queueDepth: () => {} },
+    /**
+     * Where erasures are followed: the user's queued deliveries are forgotten before the
+     * erasure (`user.erasing`) and the tenant's checked against the store after it
+     * (`user.erased`). None by default.
+     */
+    bus: Bus | null = null,
   ) {
     this.attempts = new AttemptLog(store);
+    bus?.subscribe('user.erasing', ({ tenantSeq, userHash, userId }) => this.forgetUser(tenantSeq, userHash, userId ?? undefined));
+    bus?.subscribe('user.erased', ({ tenantSeq }) => this.recheck(tenantSeq));
   }
 
   /** Loads pending deliveries and starts the periodic dispatch. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '@svc/protocol';
+import { LocalBus, ManualClock } from '@svc/protocol';
 import { hashUserId, type AttemptOutcome, type WebhookEndpointRecord, type WebhookDeliveryStore } from '@svc/storage';
 import { MAX_IN_FLIGHT_PER_ENDPOINT, WebhookDispatcher, type EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
@@ -95,6 +95,21 @@ describe('WebhookDispatcher', () => {
     dispatcher.enqueue([delivery('kept', 'e'), delivery('erased', 'e')]);
     pending.delete('erased');
     await dispatcher.recheck(1);
+    expect(dispatcher.depth).toBe(1);
+    await dispatcher.runDue();
+    expect(sender.sent.map((s) => s.id)).toEqual(['evt-kept']);
+  });
+
+  it('follows erasures on the bus: forgets the user\'s deliveries when erasing and checks the store when erased', async () => {
+    const pending = new Set(['u1', 'kept', 'gone']);
+    const sender = new FakeSender();
+    const bus = new LocalBus();
+    const dispatcher = new WebhookDispatcher(fakeStore(pending), directory, sender, new ManualClock(0), undefined, undefined, bus);
+    dispatcher.enqueue([delivery('u1', 'e', 'leaving'), delivery('kept', 'e'), delivery('gone', 'e')]);
+    await bus.publish('user.erasing', { jobId: 'del_1', tenantSeq: 1, userHash: hashUserId('leaving'), userId: null });
+    expect(dispatcher.depth).toBe(2);
+    pending.delete('gone');
+    await bus.publish('user.erased', { jobId: 'del_1', tenantSeq: 1, userHash: hashUserId('leaving'), userId: null });
     expect(dispatcher.depth).toBe(1);
     await dispatcher.runDue();
     expect(sender.sent.map((s) => s.id)).toEqual(['evt-kept']);

@@ -5,22 +5,15 @@ import type { AuthGuards } from '../plugins/auth';
 import { ADMIN_SECURITY, problems } from '../schemas';
 import type { Services } from '../services';
 
-/** How often a live stream checks for news; panels follow an accepted event within this. */
-export const LIVE_TICK_MS = 250;
 const KEEP_ALIVE_MS = 15_000;
 
 /**
- * `GET /v1/analytics/live`: Server-Sent Events for the dashboard's live mode. `overview` (all
- * panels, computed from the rollup tables, see docs/analytics.md) is sent at once and again
- * within a tick of any stored event of the tenant, or as soon as the one in progress is sent;
- * `viewers` whenever the live count changes in between.
+ * `GET /v1/analytics/live`: Server-Sent Events for the dashboard's live mode: streams what the
+ * live overview feed sends (`overview`, all panels computed from the rollup tables, see
+ * docs/analytics.md; `viewers` when only the live count changed).
  */
 export async function analyticsLiveRoutes(app: FastifyInstance, { services, guards }: { services: Services; guards: AuthGuards }) {
-  const watchers = new Map<number, Set<() => void>>();
   const streams = new Set<ServerResponse>();
-  services.onEventsStored((tenantSeq) => {
-    for (const markDirty of watchers.get(tenantSeq) ?? []) markDirty();
-  });
   // Open streams would hold the server open: end them when it closes.
   app.addHook('preClose', async () => {
     for (const stream of streams) stream.end();
@@ -64,47 +57,20 @@ export async function analyticsLiveRoutes(app: FastifyInstance, { services, guar
       });
       streams.add(stream);
       const send = (event: string, data: unknown) => stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      let dirty = true;
-      let busy = false;
-      let lastLive = -1;
-      const markDirty = () => (dirty = true);
-      let forTenant = watchers.get(tenant.seq);
-      if (!forTenant) watchers.set(tenant.seq, (forTenant = new Set()));
-      forTenant.add(markDirty);
-      const tick = async () => {
-        if (busy || stream.writableEnded) return;
-        busy = true;
-        try {
-          if (dirty) {
-            dirty = false;
-            const overview = await services.analytics.overview(tenant, filter);
-            lastLive = overview.viewers.live;
-            send('overview', overview);
-          } else {
-            const live = await services.analytics.liveCount(tenant, filter);
-            if (live !== lastLive) {
-              lastLive = live;
-              send('viewers', { live });
-            }
-          }
-        } catch (error) {
-          request.log.error({ err: error }, 'live update failed');
-        } finally {
-          busy = false;
-        }
-        // Events that came in meanwhile are sent at once, not a tick later.
-        if (dirty && !stream.writableEnded) void tick();
-      };
-      const timer = setInterval(() => void tick(), LIVE_TICK_MS);
+      const stopFeed = services.liveOverview.watch({
+        tenant,
+        filter,
+        send: (update) => send(update.event, update.data),
+        gone: () => stream.writableEnded,
+        failed: (error) => request.log.error({ err: error }, 'live update failed'),
+      });
       const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
       const stop = () => {
-        clearInterval(timer);
+        stopFeed();
         clearInterval(keepAlive);
-        forTenant!.delete(markDirty);
         streams.delete(stream);
       };
       stream.on('close', stop);
-      void tick();
     },
   );
 }

@@ -1,0 +1,99 @@
+import type { Overlay } from './overlays';
+
+/**
+ * What the admin side publishes when an overlay viewers can see changes (`content.changed`).
+ */
+export type ContentChange =
+  | { kind: 'show' | 'update'; overlay: Overlay }
+  | { kind: 'hide'; overlayId: string; /** ISO server time of the hide. */ hiddenAt: string };
+
+/**
+ * A stored `poll.voted` event, as much as the live results need. `data` is the event's `data`
+ * object as JSON text: only a subscriber that counts the vote (a node with the broadcast's room
+ * open) decodes it; decoding every vote on the ingest path cost CPU where no viewer watched.
+ */
+export interface StoredPollVote {
+  eventId: string;
+  sessionId: string;
+  userId: string | null;
+  broadcastId: string;
+  timestampMs: number;
+  receivedAtMs: number;
+  data: string;
+}
+
+/** One erasure job around its run (`user.erasing`, `user.erased`). */
+export interface ErasureNotice {
+  jobId: string;
+  tenantSeq: number;
+  /** Hash of the userId (`hashUserId`): all a job resumed after a restart knows. */
+  userHash: string;
+  /** The userId itself when the job was requested by this process, else null. */
+  userId: string | null;
+}
+
+/**
+ * The topics of the bus and their payloads: "something happened" inside the service.
+ *
+ * Every payload is small, plain JSON data (no functions, class instances or `undefined`
+ * fields), so that a bus between nodes can carry it as it is.
+ *
+ * Delivery guarantees, stated per topic:
+ * - **fan-out**: at most once to every subscriber of every node; a subscriber that misses one
+ *   (a node that was cut off) must recover from the stores, not from the bus.
+ * - **awaited**: as fan-out, and the publisher awaits the promise `Bus.publish` returns, settled
+ *   once this node's subscribers settled (their work, such as writes under way, is done).
+ *
+ * No topic is durable: what must survive a crash lives in a store (events, jobs, metadata).
+ */
+export interface BusTopics {
+  /**
+   * Events of a tenant became readable. Fan-out. Published by ingest after this node's commit
+   * (embedded default, and metadata-only cluster mode), or by full cluster mode's writer after
+   * it inserted them into ClickHouse (any node's writer). Subscriber: the dashboard's live
+   * overview feed (packages/analytics).
+   */
+  'events.stored': { tenantSeq: number };
+  /**
+   * An overlay of a broadcast was shown, updated or hidden. Fan-out. Published by the content
+   * service; subscriber: the realtime gateway's room of that broadcast.
+   */
+  'content.changed': { tenantSeq: number; broadcastId: string; change: ContentChange };
+  /**
+   * A broadcast's campaign link was created or changed. Fan-out. Published by the content
+   * service; subscriber: ingest (forgets its cached campaign of the broadcast).
+   */
+  'broadcast.registered': { tenantSeq: number; broadcastId: string };
+  /**
+   * `poll.voted` events were stored, by any path (HTTP, `track` messages, the gateway's own
+   * votes). Fan-out. Published by ingest after the commit; subscriber: the gateway's live results.
+   */
+  'poll.voted': { tenantSeq: number; votes: StoredPollVote[] };
+  /**
+   * Viewers' own `broadcast.left` events (sent by the SDK, e.g. as a beacon over HTTP) were
+   * stored. Fan-out. Published by ingest; subscriber: the gateway, which then writes none for
+   * those sessions.
+   */
+  'session.left': { tenantSeq: number; sessionIds: string[] };
+  /**
+   * An API key was revoked (on this node, or on another one as its change feed tells). Fan-out.
+   * Published by the tenant service; subscriber: the gateway (closes the key's sockets).
+   */
+  'apiKey.revoked': { tenantSeq: number; keyId: string; key: string };
+  /**
+   * A user's data is about to be erased. Awaited: the deletion service waits for this node's
+   * subscribers before erasing (the gateway forgets the userId of open sessions, ingest and the
+   * commit queue finish what was sent before, the webhook dispatcher drops the user's deliveries).
+   * A subscriber that fails fails the job.
+   */
+  'user.erasing': ErasureNotice;
+  /**
+   * A user's data was erased. Awaited (failures are reported, the job stays completed).
+   * Published by the deletion service; subscribers: the webhook dispatcher (rechecks its
+   * outbox) and the erasure purger (schedules the purge from the files).
+   */
+  'user.erased': ErasureNotice;
+}
+
+/** A topic of the bus. */
+export type BusTopic = keyof BusTopics;

@@ -1,0 +1,168 @@
+import { uuidv7 } from 'uuidv7';
+import type { Clock, ErrorCode, IngestResult, ServerMessage } from '@svc/protocol';
+import type { Tenant } from '@svc/storage';
+import type { Connection } from './connection';
+import { frame } from './room';
+import type { RoomRegistry } from './room-registry';
+
+export interface GatewayEventSink {
+  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
+  /** Campaign of a broadcast, registering it under the tenant's default campaign when new. */
+  campaignOf(tenant: Tenant, broadcastId: string): Promise<number>;
+}
+
+export interface InteractionDeps {
+  events: GatewayEventSink;
+  rooms: RoomRegistry;
+  clock: Clock;
+  log: { error(obj: object, msg: string): void };
+}
+
+/** Sends one message to one connection. */
+export function reply(connection: Connection, message: ServerMessage): void {
+  connection.send(frame(message));
+}
+
+/**
+ * What viewers do over their socket: tracked events, poll votes and contest entries, each
+ * stored as an event through ingest and acknowledged (or refused) to the viewer.
+ */
+export class Interactions {
+  constructor(private readonly deps: InteractionDeps) {}
+
+  /** A `track` message: events filled in with what the connection knows, then ingested. */
+  async track(connection: Connection, events: unknown, sentAt: unknown, requestId: string | undefined, bytes: number): Promise<void> {
+    const { session } = connection;
+    if (!Array.isArray(events) || !events.length) {
+      return reply(connection, { type: 'error', code: 'invalid_message', detail: '"events" must be a non-empty array.', requestId });
+    }
+    // The connection knows the session, broadcast and user: events may leave them out.
+    const filled = events.map((event) => {
+      if (event === null || typeof event !== 'object' || Array.isArray(event)) return event;
+      const e = event as Record<string, unknown>;
+      return {
+        ...e,
+        eventId: e.eventId ?? uuidv7(),
+        sessionId: e.sessionId ?? session.id,
+        broadcastId: e.broadcastId ?? session.room.broadcastId,
+        ...(session.userId !== null && e.userId === undefined ? { userId: session.userId } : {}),
+      };
+    });
+    try {
+      // sentAt lets the server correct the device clock, as for HTTP batches.
+      const body = typeof sentAt === 'string' ? { sentAt, events: filled } : { events: filled };
+      const result = await this.deps.events.ingest({ tenant: session.tenant, source: 'client', country: session.country, body, bodyBytes: bytes });
+      const rejected = new Set(result.rejected.map((r) => r.index));
+      const ids = filled.flatMap((e, i) => (rejected.has(i) ? [] : [String((e as { eventId: unknown }).eventId)]));
+      filled.forEach((e, i) => {
+        const event = e as { event?: unknown; sessionId?: unknown };
+        if (!rejected.has(i) && event.event === 'broadcast.left' && event.sessionId === session.id) session.leftByClient = true;
+      });
+      reply(connection, { type: 'ack', ids, requestId, ...(result.rejected.length ? { rejected: result.rejected.map(({ index, code, detail }) => ({ index, code, detail })) } : {}) });
+    } catch (error) {
+      this.fail(connection, error, requestId);
+    }
+  }
+
+  /** A `poll.vote`: one per session and per userId, counted at once, retracted if not stored. */
+  async vote(connection: Connection, pollId: unknown, optionIndex: unknown, requestId: string | undefined): Promise<void> {
+    const { session } = connection;
+    const room = session.room;
+    const poll = typeof pollId === 'string' ? room.activeOverlay(pollId) : undefined;
+    if (!poll || poll.type !== 'poll') {
+      return reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
+    }
+    if (isClosed(poll.closesAt, this.deps.clock.now())) {
+      return reply(connection, { type: 'error', code: 'poll_closed', detail: `This poll closed at ${poll.closesAt}.`, requestId });
+    }
+    if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
+      return reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
+    }
+    // One vote per session and per userId, including userIds the session took after voting.
+    if (room.hasVoted(poll.id, session.id, session.userId)) {
+      return reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
+    }
+    const eventId = uuidv7();
+    const timestampMs = this.deps.clock.now();
+    room.recordVote(poll.id, { eventId, sessionId: session.id, userId: session.userId, timestampMs, optionIndex });
+    const stored = await this.store(connection, requestId, eventId, 'poll.voted', {
+      pollId: poll.id,
+      questionText: poll.question,
+      optionSelected: poll.options[optionIndex],
+      optionIndex,
+    }, timestampMs);
+    if (!stored) {
+      room.retractVote(poll.id, eventId);
+      return;
+    }
+    this.deps.rooms.resultsChanged(room, poll.id);
+  }
+
+  /** A `contest.enter`: one entry per viewer, retracted if not stored. */
+  async enter(connection: Connection, contestId: unknown, requestId: string | undefined): Promise<void> {
+    const { session } = connection;
+    const room = session.room;
+    const contest = typeof contestId === 'string' ? room.activeOverlay(contestId) : undefined;
+    if (!contest || contest.type !== 'contest') {
+      return reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
+    }
+    if (isClosed(contest.closesAt, this.deps.clock.now())) {
+      return reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
+    }
+    if (!room.recordEntry(contest.id, session.viewer)) {
+      return reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
+    }
+    const stored = await this.store(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
+    if (!stored) room.retractEntry(contest.id, session.viewer);
+  }
+
+  /** Stores a vote or entry as an event; acknowledges it, or reports why not. */
+  private async store(
+    connection: Connection,
+    requestId: string | undefined,
+    eventId: string,
+    event: 'poll.voted' | 'contest.entered',
+    data: Record<string, unknown>,
+    timestampMs: number,
+  ): Promise<boolean> {
+    const { session } = connection;
+    try {
+      const result = await this.deps.events.ingest({
+        tenant: session.tenant,
+        source: 'client',
+        country: session.country,
+        bodyBytes: 0,
+        body: {
+          event,
+          eventId,
+          userId: session.userId,
+          sessionId: session.id,
+          broadcastId: session.room.broadcastId,
+          timestamp: new Date(timestampMs).toISOString(),
+          data,
+        },
+      });
+      const rejection = result.rejected[0];
+      if (rejection) {
+        reply(connection, { type: 'error', code: rejection.code, detail: rejection.detail, requestId });
+        return false;
+      }
+      reply(connection, { type: 'ack', ids: [eventId], requestId });
+      return true;
+    } catch (error) {
+      this.fail(connection, error, requestId);
+      return false;
+    }
+  }
+
+  private fail(connection: Connection, error: unknown, requestId: string | undefined): void {
+    const code = (error as { code?: ErrorCode }).code;
+    if (!code) this.deps.log.error({ err: error }, 'realtime message failed');
+    reply(connection, { type: 'error', code: code ?? 'internal_error', detail: code ? (error as Error).message : 'Something went wrong on our side.', requestId });
+  }
+}
+
+/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
+function isClosed(closesAt: string | undefined, nowMs: number): boolean {
+  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
+}

@@ -1,0 +1,154 @@
+import { overlayViews } from '@svc/content';
+import type { Clock, ContentChange } from '@svc/protocol';
+import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
+import { Room, type StoredVote } from './room';
+import { KeyedThrottle, type Timers } from './throttle';
+
+/** Where a room's state is read from when it opens. */
+export interface RoomSources {
+  /** Campaign of a broadcast, registering it under the tenant's default campaign when new. */
+  campaignOf(tenant: Tenant, broadcastId: string): Promise<number>;
+  content: ContentStore;
+  /** Votes and entries already stored, to rebuild a room's state. */
+  interactions: InteractionStore;
+}
+
+/**
+ * The rooms of this node, one per watched broadcast: opened from storage when the first viewer
+ * comes, closed when nobody watches, and their throttled pushes (`poll.results`, `viewers`).
+ */
+export class RoomRegistry {
+  private readonly rooms = new Map<string, Promise<Room>>();
+  /** The opening each room came from: a release removes its own entry, never a newer room's. */
+  private readonly openings = new WeakMap<Room, Promise<Room>>();
+  /** Loaded rooms, by key: those that overlay changes reach. */
+  private readonly loaded = new Map<string, Room>();
+  private readonly resultsThrottle: KeyedThrottle;
+  private readonly viewersThrottle: KeyedThrottle;
+
+  constructor(
+    private readonly sources: RoomSources,
+    /** Minimum time between two pushes of one poll's results or one room's viewer count, ms. */
+    throttleMs: number,
+    clock: Clock,
+    timers: Timers,
+  ) {
+    this.resultsThrottle = new KeyedThrottle(throttleMs, (key) => this.flushResults(key), clock, timers);
+    this.viewersThrottle = new KeyedThrottle(throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), clock, timers);
+  }
+
+  /** The room of a broadcast, opened (read from storage) if needed; concurrent calls share one opening. */
+  open(tenant: Tenant, broadcastId: string): Promise<Room> {
+    const key = roomKey(tenant.seq, broadcastId);
+    let room = this.rooms.get(key);
+    if (!room) {
+      const opening = this.load(tenant, broadcastId, key);
+      room = opening;
+      this.rooms.set(key, opening);
+      opening.then(
+        (opened) => this.openings.set(opened, opening),
+        () => this.rooms.get(key) === opening && this.rooms.delete(key),
+      );
+    }
+    return room;
+  }
+
+  /**
+   * Closes a room nobody watches any more; it is rebuilt from storage when needed again. A room
+   * already released is left alone: by then its broadcast may have a newer room (a connection
+   * of the old one that closes late must not unregister it).
+   */
+  release(room: Room): void {
+    if (room.released || room.sessions > 0 || room.connections.size > 0) return;
+    room.released = true;
+    if (this.loaded.get(room.key) === room) this.loaded.delete(room.key);
+    if (this.rooms.get(room.key) === this.openings.get(room)) this.rooms.delete(room.key);
+    this.viewersThrottle.drop(room.key);
+    this.resultsThrottle.dropPrefix(`${room.key}\u0000`);
+  }
+
+  /** Whether a broadcast's room is open (or opening) here. */
+  has(tenantSeq: number, broadcastId: string): boolean {
+    return this.rooms.has(roomKey(tenantSeq, broadcastId));
+  }
+
+  /** The room's viewer count changed: pushed within the throttle. */
+  viewersChanged(room: Room): void {
+    this.viewersThrottle.trigger(room.key);
+  }
+
+  /** A poll's results changed: pushed within the throttle. */
+  resultsChanged(room: Room, pollId: string): void {
+    this.resultsThrottle.trigger(`${room.key}\u0000${pollId}`);
+  }
+
+  /** An overlay was shown, updated or hidden: the room of its broadcast (if loaded here) tells its viewers. */
+  applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
+    const room = this.loaded.get(roomKey(tenantSeq, broadcastId));
+    if (!room) return;
+    if (change.kind === 'hide') {
+      room.removeOverlay(change.overlayId);
+      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
+      return;
+    }
+    room.setOverlay(change.overlay);
+    if (!change.overlay.active) return;
+    room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
+    // A poll shown again carries the votes it already has; a fresh one needs no second message.
+    if (change.kind === 'show' && change.overlay.type === 'poll') room.sendResults(change.overlay.id);
+  }
+
+  /** Stored votes count in the live results of their room by the same rule as a rebuilt room's. */
+  async noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
+    for (const vote of votes) {
+      const room = this.rooms.get(roomKey(tenantSeq, vote.broadcastId));
+      const loaded = room && (await room.catch(() => null));
+      if (loaded?.addStoredVote(vote)) this.resultsChanged(loaded, vote.pollId);
+    }
+  }
+
+  /** Live viewers of a broadcast on this node. */
+  async viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
+    const room = this.rooms.get(roomKey(tenantSeq, broadcastId));
+    return room ? (await room).connections.size : 0;
+  }
+
+  /** The tenant's opened rooms, each once. */
+  async *roomsOf(tenantSeq: number): AsyncGenerator<Room> {
+    for (const pending of this.rooms.values()) {
+      const room = await pending.catch(() => null);
+      if (room && room.tenantSeq === tenantSeq) yield room;
+    }
+  }
+
+  /** Stops the throttled pushes (the gateway closes). */
+  close(): void {
+    this.resultsThrottle.dropAll();
+    this.viewersThrottle.dropAll();
+  }
+
+  private async load(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
+    const campaignId = await this.sources.campaignOf(tenant, broadcastId);
+    const [overlays, interactions] = await Promise.all([
+      this.sources.content.listOverlays(tenant.seq, broadcastId),
+      this.sources.interactions.listInteractions(tenant.seq, broadcastId),
+    ]);
+    const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
+    this.loaded.set(key, room);
+    return room;
+  }
+
+  private flushResults(key: string): void {
+    const [room, pollId] = key.split('\u0000') as [string, string];
+    void this.withRoom(room, (r) => r.flushResults(pollId));
+  }
+
+  private async withRoom(key: string, job: (room: Room) => void): Promise<void> {
+    const room = this.rooms.get(key);
+    if (room) job(await room);
+  }
+}
+
+function roomKey(tenantSeq: number, broadcastId: string): string {
+  return `${tenantSeq}:${broadcastId}`;
+}
