@@ -66,6 +66,7 @@ export {
 export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingSince } from './nats/erasing-users';
 export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
+export { NatsBus, BUS_SUBJECT_PREFIX, type NatsBusOptions } from './nats/nats-bus';
 export * from './webhook-queue';
 export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 export { PgErasureTombstones, DEFAULT_TOMBSTONE_REFRESH_MS, TOMBSTONE_HORIZON_MS } from './postgres/pg-erasure-tombstones';
