@@ -65,7 +65,6 @@ export {
 } from './nats/event-log-writer';
 export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingSince } from './nats/erasing-users';
-export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
 export { NatsBus, BUS_SUBJECT_PREFIX, type NatsBusOptions } from './nats/nats-bus';
 export * from './webhook-queue';
 export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
