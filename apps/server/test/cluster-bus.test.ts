@@ -12,10 +12,12 @@ const THROTTLE_MS = 1_000;
 const CROSSES_WITHIN_MS = 5_000;
 /** How long a closed session waits to be resumed before it ends. */
 const RESUME_GRACE_MS = 300;
+/** How often a node publishes its viewer counts (`VIEWER_COUNT_INTERVAL_MS`). */
+const VIEWER_COUNT_INTERVAL_MS = 1_000;
 /** Votes sent by viewers on nodes B and C. */
 const VOTERS_PER_NODE = 4;
 
-describe.runIf(available)('three nodes share one bus on NATS: overlays, votes and erasures reach every node', () => {
+describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, erasures and viewer counts reach every node', () => {
   let engines: ClusterEngines;
   let a: ChildServer;
   let b: ChildServer;
@@ -128,6 +130,31 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes an
       ['erased', null],
     ]);
   }, 120_000);
+
+  it('counts the viewers of every node in viewers messages, welcome and watching-now; a node killed stops counting within two intervals', async () => {
+    await broadcast('bus-count');
+    const onA = [(await welcomed(a, 'bus-count')).viewer, (await welcomed(a, 'bus-count')).viewer];
+    const onB = (await welcomed(b, 'bus-count')).viewer;
+    const onC = (await welcomed(c, 'bus-count')).viewer;
+    const counted = CROSSES_WITHIN_MS + VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS;
+    for (const viewer of [...onA, onB, onC]) await viewer.next((m) => m.type === 'viewers' && m.count === 4, counted);
+    expect((await welcomed(b, 'bus-count')).welcome.viewers).toBe(5);
+    await until('node A tells the dashboard of 5 viewers', async () => {
+      const watching = await call(a, 'GET', '/v1/analytics/watching-now');
+      return (watching.body.data as Array<{ broadcastId: string; live: number }>).some((row) => row.broadcastId === 'bus-count' && row.live === 5);
+    }, counted, 200);
+
+    await onA[0]!.next((m) => m.type === 'viewers' && m.count === 5, counted);
+
+    // Node C vanishes without a word: its viewer stops counting once its counts expire.
+    const seen = onA[0]!.messages.length;
+    const killedAt = Date.now();
+    c.process.kill('SIGKILL');
+    await c.exited;
+    await onA[0]!.next((m) => m.type === 'viewers' && m.count === 4, 2 * VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS + CROSSES_WITHIN_MS, seen);
+    console.info(`the count on node A dropped ${Date.now() - killedAt} ms after node C was killed`);
+    expect(onA[0]!.messages.slice(seen).filter((m) => m.type === 'viewers').map((m) => m.count)).toEqual([4]);
+  }, 60_000);
 
   const sessionOf = (viewer: TestViewer) => String((viewer.messages.find((m) => m.type === 'welcome')!.session as { id: string }).id);
   /** The stored broadcast.left events of a broadcast, read through node C. */

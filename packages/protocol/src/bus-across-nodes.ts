@@ -34,6 +34,9 @@ const isStoredVote = (vote: unknown): boolean =>
   isTime(vote.receivedAtMs) &&
   isText(vote.data);
 
+const isRoomCount = (room: unknown): boolean =>
+  isFields(room) && isSeq(room.tenantSeq) && isText(room.broadcastId) && isSeq(room.campaignId) && isSeq(room.viewers);
+
 const isErasureNotice = (value: unknown): boolean =>
   isFields(value) && isText(value.jobId) && isSeq(value.tenantSeq) && isText(value.userHash) && isTextOrNull(value.userId);
 
@@ -56,4 +59,6 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
   'apiKey.revoked': null,
   'user.erasing': isErasureNotice,
   'user.erased': isErasureNotice,
+  'viewers.counted': (value) =>
+    isFields(value) && isText(value.node) && isTime(value.intervalMs) && (value.intervalMs as number) > 0 && Array.isArray(value.rooms) && value.rooms.every(isRoomCount),
 };

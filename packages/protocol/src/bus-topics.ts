@@ -32,6 +32,16 @@ export interface ErasureNotice {
   userId: string | null;
 }
 
+/** One node's live viewers of each broadcast it has viewers of (`viewers.counted`). */
+export interface NodeViewerCounts {
+  /** The publishing node (a random id per gateway). */
+  node: string;
+  /** How often the node publishes its counts, ms: they count for two intervals, then expire. */
+  intervalMs: number;
+  /** Every broadcast with viewers on the node; a broadcast not listed has none there. */
+  rooms: Array<{ tenantSeq: number; broadcastId: string; campaignId: number; viewers: number }>;
+}
+
 /**
  * The topics of the bus and their payloads: "something happened" inside the service.
  *
@@ -102,6 +112,13 @@ export interface BusTopics {
    * the publishing node only.
    */
   'user.erased': ErasureNotice;
+  /**
+   * A node's viewer counts, published by its gateway every interval (full cluster mode). Fan-out.
+   * Subscribers: the gateways of the other nodes, whose `viewers` messages, `welcome` and live
+   * viewer counts add them to their own until they expire (two intervals without news: the
+   * node vanished). Crosses nodes.
+   */
+  'viewers.counted': NodeViewerCounts;
 }
 
 /** A topic of the bus. */
