@@ -173,4 +173,40 @@ describe.skipIf(!available)('NatsBus', () => {
       expect(seen).toEqual([{ tenantSeq: 1, sessionIds: ['svc_s3'] }]);
     });
   });
+
+  describe('across a restart of the NATS server', () => {
+    let own: NatsServer;
+    const connections: NatsConnection[] = [];
+    afterAll(async () => {
+      await Promise.all(connections.map((connection) => connection.close()));
+      await own?.stop();
+    });
+
+    it('carries messages again once the clients reconnected and subscribed again by themselves', async () => {
+      own = await startNats();
+      connections.push(await connectNats(own.url, { reconnectWaitMs: 100 }), await connectNats(own.url, { reconnectWaitMs: 100 }));
+      const nodeA = new NatsBus(connections[0]!, { onError: () => {} });
+      const nodeB = new NatsBus(connections[1]!, { onError: () => {} });
+      const seen: number[] = [];
+      nodeB.subscribe('events.stored', ({ tenantSeq }) => void seen.push(tenantSeq));
+      await nodeB.flush();
+      await nodeA.publish('events.stored', { tenantSeq: 1 });
+      await vi.waitFor(() => expect(seen).toEqual([1]));
+
+      await own.kill();
+      // Published while cut off: kept in the client's buffer, it reaches node B only if B's
+      // subscription is back first (at most once, never counted on).
+      await nodeA.publish('events.stored', { tenantSeq: 2 });
+      await own.restart();
+      // Both clients are back, with node B's subscription made again by its client.
+      await vi.waitFor(async () => {
+        await nodeA.publish('events.stored', { tenantSeq: 3 });
+        await nodeB.flush();
+        expect(seen).toContain(3);
+      }, { timeout: 15_000, interval: 300 });
+      nodeA.close();
+      nodeB.close();
+      expect(seen[0]).toBe(1);
+    }, 30_000);
+  });
 });

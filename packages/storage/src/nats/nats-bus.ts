@@ -26,7 +26,7 @@ export interface NatsBusOptions {
  *
  * At most once: core NATS keeps nothing. A node subscribes to a topic's subject while it has
  * subscribers of the topic; the client subscribes again by itself after a reconnect, but what
- * was published meanwhile is lost for the nodes cut off. What a lost message would have told is
+ * was published meanwhile may be lost for the nodes cut off. What a lost message would have told is
  * recovered from the stores: a viewer's `welcome` (sent on every reconnect) carries the active
  * overlays and current results, the dashboard reads again, erasures are also in the deletion
  * jobs (and the erasure tombstones, read every second).
