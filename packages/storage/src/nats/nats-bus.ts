@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Msg, NatsConnection, Subscription } from '@nats-io/transport-node';
+import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { BUS_TOPICS_ACROSS_NODES, LocalBus, type Bus, type BusHandler, type BusTopic, type BusTopics } from '@svc/protocol';
 
 /** Core-NATS subjects of the bus: `svc.bus.<topic>` (not under `svc.events.`: no stream keeps them). */
 export const BUS_SUBJECT_PREFIX = 'svc.bus.';
 
-/** What travels on a subject: the payload and the bus that published it. */
-interface BusEnvelope {
-  origin: string;
-  payload: unknown;
-}
+/**
+ * Header naming the bus that published a message (its body is the payload as JSON): a node
+ * drops its own messages, which the server sends back, without parsing them.
+ */
+export const BUS_ORIGIN_HEADER = 'Svc-Bus-Origin';
 
 export interface NatsBusOptions {
   /** Tells this bus's own messages from other nodes' ones; default a random UUID per bus (two nodes never share one, even with one SVC_NODE_ID). */
@@ -22,7 +22,8 @@ export interface NatsBusOptions {
  * The bus of full cluster mode: this node's subscribers are called as `LocalBus` calls them
  * (synchronously, and `publish` settles once they settled), and a topic that crosses nodes
  * (`BUS_TOPICS_ACROSS_NODES`) is also published as JSON on the core-NATS subject
- * `svc.bus.<topic>`, which every other node's bus hands to its own subscribers, once.
+ * `svc.bus.<topic>` (origin in the header `BUS_ORIGIN_HEADER`), which every other node's bus
+ * hands to its own subscribers, once.
  *
  * At most once: core NATS keeps nothing. A node subscribes to a topic's subject while it has
  * subscribers of the topic; the client subscribes again by itself after a reconnect, but what
@@ -32,12 +33,13 @@ export interface NatsBusOptions {
  * jobs (and the erasure tombstones, read every second).
  *
  * The node's own messages come back from the server (the connection is shared, so no `noEcho`)
- * and are dropped by their origin. A payload from another node is checked for its topic's shape
+ * and are dropped by their origin header, unparsed. A payload from another node is checked for its topic's shape
  * before subscribers see it; a malformed one is reported and dropped.
  */
 export class NatsBus implements Bus {
   private readonly local = new LocalBus();
   private readonly origin: string;
+  private readonly originHeaders: MsgHdrs;
   private readonly report: (error: unknown) => void;
   /** The subjects this node listens to, with how many subscribers of their topic it has. */
   private readonly listening = new Map<BusTopic, { subscribers: number; subscription: Subscription }>();
@@ -48,6 +50,8 @@ export class NatsBus implements Bus {
     options: NatsBusOptions = {},
   ) {
     this.origin = options.origin ?? randomUUID();
+    this.originHeaders = headers();
+    this.originHeaders.set(BUS_ORIGIN_HEADER, this.origin);
     this.report = options.onError ?? ((error) => console.error('bus between nodes:', error));
   }
 
@@ -85,8 +89,7 @@ export class NatsBus implements Bus {
   private send(topic: BusTopic, payload: unknown): void {
     if (this.closed || this.connection.isClosed()) return;
     try {
-      const envelope: BusEnvelope = { origin: this.origin, payload };
-      this.connection.publish(BUS_SUBJECT_PREFIX + topic, JSON.stringify(envelope));
+      this.connection.publish(BUS_SUBJECT_PREFIX + topic, JSON.stringify(payload), { headers: this.originHeaders });
     } catch (error) {
       this.report(new Error(`The bus could not send ${topic} to the other nodes: ${(error as Error).message}`, { cause: error }));
     }
@@ -115,25 +118,23 @@ export class NatsBus implements Bus {
   }
 
   private receive(topic: BusTopic, message: Msg): void {
-    let envelope: unknown;
+    const origin = message.headers?.get(BUS_ORIGIN_HEADER);
+    if (!origin) {
+      this.report(new Error(`The bus dropped a message on ${message.subject} that is not a bus message (no ${BUS_ORIGIN_HEADER} header).`));
+      return;
+    }
+    if (origin === this.origin) return;
+    let payload: unknown;
     try {
-      envelope = message.json();
+      payload = message.json();
     } catch {
-      envelope = null;
-    }
-    if (!isEnvelope(envelope)) {
-      this.report(new Error(`The bus dropped a message on ${message.subject} that is not a bus message.`));
+      this.report(new Error(`The bus dropped a ${topic} message from node ${origin} that is not JSON.`));
       return;
     }
-    if (envelope.origin === this.origin) return;
-    if (!BUS_TOPICS_ACROSS_NODES[topic]?.(envelope.payload)) {
-      this.report(new Error(`The bus dropped a ${topic} message from node ${envelope.origin}: its payload does not have the topic's shape.`));
+    if (!BUS_TOPICS_ACROSS_NODES[topic]?.(payload)) {
+      this.report(new Error(`The bus dropped a ${topic} message from node ${origin}: its payload does not have the topic's shape.`));
       return;
     }
-    this.local.publish(topic, envelope.payload as BusTopics[typeof topic]).catch((error: unknown) => this.report(error));
+    this.local.publish(topic, payload as BusTopics[typeof topic]).catch((error: unknown) => this.report(error));
   }
-}
-
-function isEnvelope(value: unknown): value is BusEnvelope {
-  return typeof value === 'object' && value !== null && typeof (value as BusEnvelope).origin === 'string' && 'payload' in value;
 }
