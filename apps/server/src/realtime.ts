@@ -35,6 +35,8 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       interactions: services.storage.interactions,
       bus: services.bus,
       liveViewers: services.liveViewers,
+      // Full cluster mode's bus carries every node's counts to the others.
+      viewerCountsAcrossNodes: services.storage.bus !== undefined,
       clock: services.clock,
       log: app.log,
       clientAddress,

@@ -25,7 +25,7 @@ export interface Services {
   countries: CountryResolver;
   metrics: ServerMetrics;
   exports: ExportService;
-  /** The one bus every part publishes on and subscribes to (in-process: `LocalBus`). */
+  /** The one bus every part publishes on and subscribes to: the storage's bus between nodes in full cluster mode (`NatsBus`), else in process (`LocalBus`). */
   bus: Bus;
   /** Where the gateway provides the live viewer counts the dashboard reads. */
   liveViewers: LiveViewerRegistry;
@@ -53,7 +53,7 @@ export interface Services {
 
 export interface ServiceOverrides {
   clock?: Clock;
-  /** Storage opened by the caller; a full cluster pipeline's stored notices then reach no one (it was opened without the bus). */
+  /** Storage opened by the caller (its `bus`, if any, is the services' bus). */
   storage?: Storage;
   /** Random source of retry jitter. */
   random?: () => number;
@@ -64,11 +64,12 @@ export interface ServiceOverrides {
 
 export async function createServices(config: ServerConfig, overrides: ServiceOverrides = {}): Promise<Services> {
   const clock = overrides.clock ?? systemClock;
-  const bus: Bus = new LocalBus();
   // Votes are checked against their poll in memory, never with a query per event; the
   // dashboard on ClickHouse names the polls from it too.
   const polls = new PollCatalogue();
-  const storage = overrides.storage ?? (await openStorage(config, polls, bus));
+  const storage = overrides.storage ?? (await openStorage(config, polls));
+  // Full cluster mode's storage carries the bus between nodes; the other modes keep it in process.
+  const bus: Bus = storage.bus ?? new LocalBus();
   await polls.load(storage.content);
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
@@ -172,7 +173,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
  * PostgreSQL), metadata in PostgreSQL with the events in this node's file when it names only
  * PostgreSQL, else the embedded file.
  */
-function openStorage(config: ServerConfig, polls: PollLookup, bus: Bus): Promise<Storage> {
+function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> {
   const duckDb = { memoryLimit: config.databaseMemoryLimit, threads: config.databaseThreads };
   if (!config.postgresUrl) return openEmbeddedStorage(config.dataDir, duckDb);
   if (config.natsServers && config.clickhouseUrl) {
@@ -185,7 +186,6 @@ function openStorage(config: ServerConfig, polls: PollLookup, bus: Bus): Promise
       postgres: { poolSize: config.postgresPoolSize },
       writerAckWaitMs: config.writerAckWaitMs,
       webhookAckWaitMs: config.webhookAckWaitMs,
-      bus,
     });
   }
   return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });

@@ -32,6 +32,16 @@ export interface ErasureNotice {
   userId: string | null;
 }
 
+/** One node's live viewers of each broadcast it has viewers of (`viewers.counted`). */
+export interface NodeViewerCounts {
+  /** The publishing node (a random id per gateway). */
+  node: string;
+  /** How often the node publishes its counts, ms: they count for two intervals, then expire. */
+  intervalMs: number;
+  /** Every broadcast with viewers on the node; a broadcast not listed has none there. */
+  rooms: Array<{ tenantSeq: number; broadcastId: string; campaignId: number; viewers: number }>;
+}
+
 /**
  * The topics of the bus and their payloads: "something happened" inside the service.
  *
@@ -45,54 +55,70 @@ export interface ErasureNotice {
  *   once this node's subscribers settled (their work, such as writes under way, is done).
  *
  * No topic is durable: what must survive a crash lives in a store (events, jobs, metadata).
+ *
+ * Across nodes (full cluster mode's bus on NATS), a topic either crosses to every node or stays
+ * on the node that published it, as each topic says below and `BUS_TOPICS_ACROSS_NODES` decides.
  */
 export interface BusTopics {
   /**
    * Events of a tenant became readable. Fan-out. Published by ingest after this node's commit
    * (embedded default, and metadata-only cluster mode), or by full cluster mode's writer after
    * it inserted them into ClickHouse (any node's writer). Subscriber: the dashboard's live
-   * overview feed (packages/analytics).
+   * overview feed (packages/analytics). Crosses nodes: a writer's notice reaches every node.
    */
   'events.stored': { tenantSeq: number };
   /**
    * An overlay of a broadcast was shown, updated or hidden. Fan-out. Published by the content
-   * service; subscriber: the realtime gateway's room of that broadcast.
+   * service; subscriber: the realtime gateway's room of that broadcast. Crosses nodes: the
+   * broadcast's viewers may be connected to any node.
    */
   'content.changed': { tenantSeq: number; broadcastId: string; change: ContentChange };
   /**
    * A broadcast's campaign link was created or changed. Fan-out. Published by the content
-   * service; subscriber: ingest (forgets its cached campaign of the broadcast).
+   * service; subscriber: ingest (forgets its cached campaign of the broadcast). Stays on its
+   * node: the metadata change feed tells the other nodes, which announce it on their own bus.
    */
   'broadcast.registered': { tenantSeq: number; broadcastId: string };
   /**
    * `poll.voted` events were stored, by any path (HTTP, `track` messages, the gateway's own
    * votes). Fan-out. Published by ingest after the commit; subscriber: the gateway's live results.
+   * Crosses nodes: the poll's viewers may be connected to any node.
    */
   'poll.voted': { tenantSeq: number; votes: StoredPollVote[] };
   /**
    * Viewers' own `broadcast.left` events (sent by the SDK, e.g. as a beacon over HTTP) were
    * stored. Fan-out. Published by ingest; subscriber: the gateway, which then writes none for
-   * those sessions.
+   * those sessions. Crosses nodes: the session may be open on another node.
    */
   'session.left': { tenantSeq: number; sessionIds: string[] };
   /**
    * An API key was revoked (on this node, or on another one as its change feed tells). Fan-out.
-   * Published by the tenant service; subscriber: the gateway (closes the key's sockets).
+   * Published by the tenant service; subscriber: the gateway (closes the key's sockets). Stays on
+   * its node: the metadata change feed tells the other nodes, whose tenant service announces it there.
    */
   'apiKey.revoked': { tenantSeq: number; keyId: string; key: string };
   /**
    * A user's data is about to be erased. Awaited: the deletion service waits for this node's
    * subscribers before erasing (the gateway forgets the userId of open sessions, ingest and the
    * commit queue finish what was sent before, the webhook dispatcher drops the user's deliveries).
-   * A subscriber that fails fails the job.
+   * A subscriber that fails fails the job. Crosses nodes (every node forgets the user's sessions);
+   * the publisher awaits only its own node's subscribers.
    */
   'user.erasing': ErasureNotice;
   /**
    * A user's data was erased. Awaited (failures are reported, the job stays completed).
    * Published by the deletion service; subscribers: the webhook dispatcher (rechecks its
-   * outbox) and the erasure purger (schedules the purge from the files).
+   * outbox) and the erasure purger (schedules the purge from the files). Crosses nodes, awaited on
+   * the publishing node only.
    */
   'user.erased': ErasureNotice;
+  /**
+   * A node's viewer counts, published by its gateway every interval (full cluster mode). Fan-out.
+   * Subscribers: the gateways of the other nodes, whose `viewers` messages, `welcome` and live
+   * viewer counts add them to their own until they expire (two intervals without news: the
+   * node vanished). Crosses nodes.
+   */
+  'viewers.counted': NodeViewerCounts;
 }
 
 /** A topic of the bus. */

@@ -22,4 +22,5 @@ export * from './time-zone';
 export * from './bus-topics';
 export * from './bus';
 export * from './local-bus';
+export * from './bus-across-nodes';
 export * from './live-viewer-counts';

@@ -13,6 +13,7 @@ import {
 } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
+import { ClusterViewerCounts, VIEWER_COUNT_INTERVAL_MS } from './cluster-viewer-counts';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
 import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
@@ -53,6 +54,8 @@ export interface GatewayOptions extends AddressAdmissionOptions {
   softBufferBytes: number;
   /** Bytes waiting to be sent to a client above which it is closed as too slow (4429, default 1 MB). */
   hardBufferBytes: number;
+  /** With viewer counts across nodes: how often this node publishes its counts, ms (default 1,000); a vanished node stops counting within two intervals. */
+  viewerCountIntervalMs: number;
 }
 
 export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
@@ -67,6 +70,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
   maxOverRateMs: 3_000,
   softBufferBytes: 64 * 1024,
   hardBufferBytes: 1024 * 1024,
+  viewerCountIntervalMs: VIEWER_COUNT_INTERVAL_MS,
   ...DEFAULT_ADDRESS_ADMISSION_OPTIONS,
 };
 
@@ -87,6 +91,11 @@ export interface GatewayDeps {
   bus: Bus;
   /** Where the gateway provides its live viewer counts (the dashboard reads them); none when unset. */
   liveViewers?: LiveViewerRegistry;
+  /**
+   * Whether the counts viewers and the dashboard see add the other nodes' (`viewers.counted` on
+   * a bus between nodes: full cluster mode); default false, this node's viewers only.
+   */
+  viewerCountsAcrossNodes?: boolean;
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   timers?: Timers;
@@ -115,6 +124,8 @@ export class Gateway {
   private readonly options: GatewayOptions;
   private readonly timers: Timers;
   private readonly rooms: RoomRegistry;
+  /** The other nodes' viewer counts, when counted across nodes. */
+  private readonly viewerCounts: ClusterViewerCounts | null;
   private readonly interactions: Interactions;
   private readonly unsubscribe: () => void;
   private readonly sessions: SessionRegistry;
@@ -140,7 +151,16 @@ export class Gateway {
     });
     this.admission = new AddressAdmission(this.options, deps.clock);
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
-    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers);
+    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0);
+    this.viewerCounts = deps.viewerCountsAcrossNodes
+      ? new ClusterViewerCounts({
+          bus: deps.bus,
+          timers: this.timers,
+          intervalMs: this.options.viewerCountIntervalMs,
+          countsHere: () => this.rooms.countsHere(),
+          changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
+        })
+      : null;
     this.sessions = new SessionRegistry({
       rooms: this.rooms,
       clock: deps.clock,
@@ -166,10 +186,12 @@ export class Gateway {
 
   /**
    * Viewers connected now to this tenant's broadcasts that match (campaign, broadcast) and,
-   * when given, whose country is `country`.
+   * when given, whose country is `country`. Across nodes, the other nodes' viewers count too,
+   * except by country (their counts carry none).
    */
   async liveViewers(tenantSeq: number, match: (broadcastId: string, campaignId: number) => boolean, country?: string): Promise<number> {
     let count = 0;
+    if (country === undefined) for (const room of this.viewerCounts?.elsewhereOf(tenantSeq) ?? []) if (match(room.broadcastId, room.campaignId)) count += room.viewers;
     for await (const room of this.rooms.roomsOf(tenantSeq)) {
       if (!match(room.broadcastId, room.campaignId)) continue;
       if (country === undefined) count += room.connections.size;
@@ -178,9 +200,10 @@ export class Gateway {
     return count;
   }
 
-  /** Viewers connected now to each of this tenant's broadcasts that has any. */
+  /** Viewers connected now to each of this tenant's broadcasts that has any (across nodes, on every node). */
   async liveViewersByBroadcast(tenantSeq: number): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
+    for (const room of this.viewerCounts?.elsewhereOf(tenantSeq) ?? []) counts.set(room.broadcastId, room.viewers);
     for await (const room of this.rooms.roomsOf(tenantSeq)) {
       if (room.connections.size === 0) continue;
       counts.set(room.broadcastId, (counts.get(room.broadcastId) ?? 0) + room.connections.size);
@@ -244,6 +267,7 @@ export class Gateway {
   async close(): Promise<void> {
     this.closing = true;
     this.unsubscribe();
+    this.viewerCounts?.stop();
     clearInterval(this.heartbeat);
     this.rooms.close();
     this.sessions.close();
@@ -312,7 +336,7 @@ export class Gateway {
         overlays: room.activeOverlays(),
         pollResults: room.activeResults(),
         viewer: room.viewerState(session.viewer, session.id, session.userId),
-        viewers: room.welcomeCount(),
+        viewers: this.rooms.welcomeCount(room),
         serverTime: new Date(this.deps.clock.now()).toISOString(),
         heartbeatIntervalMs: this.options.heartbeatIntervalMs,
       }),

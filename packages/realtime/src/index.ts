@@ -6,5 +6,6 @@ export * from './gateway-subscriptions';
 export * from './address-admission';
 export * from './message-budget';
 export * from './room-registry';
+export * from './cluster-viewer-counts';
 export * from './session-registry';
 export * from './viewer-admission';

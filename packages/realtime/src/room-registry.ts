@@ -2,6 +2,7 @@ import { overlayViews } from '@svc/content';
 import type { Clock, ContentChange } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { Room, type StoredVote } from './room';
+import type { RoomCount } from './cluster-viewer-counts';
 import { KeyedThrottle, type Timers } from './throttle';
 
 /** Where a room's state is read from when it opens. */
@@ -32,9 +33,31 @@ export class RoomRegistry {
     throttleMs: number,
     clock: Clock,
     timers: Timers,
+    /** Viewers of a broadcast on the other nodes, added to the counts viewers are told; none by default. */
+    private readonly elsewhere: (tenantSeq: number, broadcastId: string) => number = () => 0,
   ) {
     this.resultsThrottle = new KeyedThrottle(throttleMs, (key) => this.flushResults(key), clock, timers);
-    this.viewersThrottle = new KeyedThrottle(throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers()), clock, timers);
+    this.viewersThrottle = new KeyedThrottle(throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers(this.elsewhere(room.tenantSeq, room.broadcastId))), clock, timers);
+  }
+
+  /** The count a new viewer's welcome carries: this node's viewers and the other nodes'. */
+  welcomeCount(room: Room): number {
+    return room.welcomeCount(this.elsewhere(room.tenantSeq, room.broadcastId));
+  }
+
+  /** The broadcast's count on the other nodes changed: its room here (if loaded) tells its viewers within the throttle. */
+  viewersChangedElsewhere(tenantSeq: number, broadcastId: string): void {
+    const room = this.loaded.get(roomKey(tenantSeq, broadcastId));
+    if (room) this.viewersChanged(room);
+  }
+
+  /** This node's count of every broadcast it has viewers of. */
+  countsHere(): RoomCount[] {
+    const counts: RoomCount[] = [];
+    for (const room of this.loaded.values()) {
+      if (room.connections.size > 0) counts.push({ tenantSeq: room.tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: room.connections.size });
+    }
+    return counts;
   }
 
   /** The room of a broadcast, opened (read from storage) if needed; concurrent calls share one opening. */

@@ -180,17 +180,17 @@ export class Room {
   /**
    * The count for a new viewer's welcome. When it differs from the last count sent, the next
    * update goes out even if the count is back to that one by then, or the new viewer would
-   * keep the count of its welcome.
+   * keep the count of its welcome. `elsewhere`: the broadcast's viewers on other nodes.
    */
-  welcomeCount(): number {
-    const count = this.connections.size;
+  welcomeCount(elsewhere = 0): number {
+    const count = this.connections.size + elsewhere;
     if (count !== this.viewersSent) this.viewersSent = -1;
     return count;
   }
 
-  /** Sends the viewer count if it changed since the last time. */
-  flushViewers(): void {
-    const count = this.connections.size;
+  /** Sends the viewer count (with `elsewhere`, the viewers on other nodes) if it changed since the last time. */
+  flushViewers(elsewhere = 0): void {
+    const count = this.connections.size + elsewhere;
     if (count === this.viewersSent) return;
     this.viewersSent = count;
     this.broadcast({ type: 'viewers', count }, true);

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { LiveViewerRegistry, LocalBus, ManualClock, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
+import { LiveViewerRegistry, LocalBus, ManualClock, type Bus, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
 import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
@@ -121,7 +121,7 @@ export interface Harness {
   gateway: Gateway;
   clock: ManualClock;
   timers: ManualTimers;
-  bus: LocalBus;
+  bus: Bus;
   /** Where the gateway provides its live viewer counts. */
   liveViewers: LiveViewerRegistry;
   /** Bodies the gateway ingested. */
@@ -138,12 +138,11 @@ export interface Harness {
 /**
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
  * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
- * and an ingest sink that accepts everything.
+ * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default).
  */
-export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = [], stored: Interaction[] = []): Promise<Harness> {
+export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = [], stored: Interaction[] = [], bus: Bus = new LocalBus()): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
-  const bus = new LocalBus();
   const liveViewers = new LiveViewerRegistry();
   const ingested: unknown[] = [];
   const content: Pick<ContentStore, 'listOverlays'> = {

@@ -65,7 +65,7 @@ export {
 } from './nats/event-log-writer';
 export { WRITER_CONSUMER } from './nats/writer-consumer';
 export type { ErasingSince } from './nats/erasing-users';
-export { STORED_NOTICE_SUBJECT, publishStoredNotice, subscribeStoredNotices, type StoredNotice } from './nats/stored-notice';
+export { NatsBus, BUS_SUBJECT_PREFIX, BUS_ORIGIN_HEADER, type NatsBusOptions } from './nats/nats-bus';
 export * from './webhook-queue';
 export { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 export { PgErasureTombstones, DEFAULT_TOMBSTONE_REFRESH_MS, TOMBSTONE_HORIZON_MS } from './postgres/pg-erasure-tombstones';

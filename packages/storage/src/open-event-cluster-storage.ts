@@ -1,4 +1,3 @@
-import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { fanOut, type Bus } from '@svc/protocol';
 import { ChDatabase } from './clickhouse/ch-database';
 import { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
@@ -14,7 +13,7 @@ import { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/w
 import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery-queue';
 import { AckedMessageSweep } from './nats/acked-message-sweep';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
-import { subscribeStoredNotices } from './nats/stored-notice';
+import { NatsBus } from './nats/nats-bus';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
 import { PgContentStore } from './postgres/pg-content-store';
@@ -35,7 +34,7 @@ type WriterThreadSetup = Omit<EventLogWriterThreadOptions, 'onError'>;
 export const DEFAULT_CLICKHOUSE_DATABASE = 'svc';
 
 export interface EventClusterStorageOptions {
-  /** NATS servers (JetStream): the event log, the webhook work queue, notices between nodes. */
+  /** NATS servers (JetStream): the event log, the webhook work queue, the bus between nodes. */
   natsServers: string[];
   /** Replicas of the JetStream streams (1 on one NATS server, 3 in production). */
   natsReplicas: number;
@@ -53,8 +52,6 @@ export interface EventClusterStorageOptions {
   webhookAckWaitMs?: number;
   /** The event writer's other timing (tests shorten the retry pause); `EventLogWriter`'s defaults when unset. */
   writer?: Pick<EventLogWriterOptions, 'retryDelayMs' | 'batchWaitMs'>;
-  /** Where the writers' notices (of every node) are published as `events.stored`; none when unset. */
-  bus?: Bus;
 }
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
@@ -74,7 +71,8 @@ export function splitClickHouseUrl(url: string): { serverUrl: string; database: 
  * runs one, they share the work) moves the stream into ClickHouse. Reads go to ClickHouse.
  * A user's erasure first waits for the writer to pass the stream's position at its start, and
  * the writer drops the rows of users with an unfinished erasure, so nothing the user sent
- * before it is written after it.
+ * before it is written after it. The node's bus (`storage.bus`) is a `NatsBus` on the node's
+ * connection: the writer publishes `events.stored` on it, which reaches every node.
  */
 export async function openEventClusterStorage(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
   const opened: Array<() => Promise<unknown>> = [];
@@ -87,6 +85,8 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     opened.push(() => ch.close());
     const nats = await connectNats(options.natsServers.join(','), { name: options.nodeId });
     opened.push(() => nats.close());
+    const bus = new NatsBus(nats);
+    opened.push(async () => bus.close());
     const log = await EventLog.open(nats, { replicas: options.natsReplicas });
     const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas, ackWaitMs: options.webhookAckWaitMs });
     const changes = await PgChangeFeed.start(pg);
@@ -108,7 +108,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       timing,
       jobs: deletions,
     };
-    const pipeline = eventPipeline(nats, log, writer, queue, deliveries, tombstones, options.bus);
+    const pipeline = eventPipeline(log, writer, queue, deliveries, tombstones, bus);
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -122,6 +122,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       sessions: new PgSessionStore(pg),
       changes,
       pipeline,
+      bus,
       // Ready while ingest can be acknowledged and metadata read: PostgreSQL and the event log.
       // A ClickHouse outage is absorbed by the stream (reads answer 503 meanwhile): taking every
       // node out of the load balancer for it would stop ingest too.
@@ -163,21 +164,19 @@ function withAttemptLog(events: UserErasureStore, attempts: PgWebhookDeliverySto
 }
 
 function eventPipeline(
-  nats: NatsConnection,
   log: EventLog,
   writerSetup: WriterThreadSetup,
   queue: DeliveryQueue,
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
-  bus: Bus | undefined,
+  bus: Bus,
 ): EventPipeline {
   let writer: EventLogWriterThread | null = null;
   let tombstonesStarted = false;
-  let notices: Subscription | null = null;
   let sweep: AckedMessageSweep | null = null;
   // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
   // meets them: the erasures are read again at once on the node running the job (every second elsewhere).
-  bus?.subscribe('user.erasing', () => tombstones.refresh());
+  bus.subscribe('user.erasing', () => tombstones.refresh());
   return {
     // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
@@ -185,14 +184,17 @@ function eventPipeline(
         await tombstones.start((error) => onError(error, 'reading the erased users failed'));
         tombstonesStarted = true;
       }
-      // Every node hears every writer's notices: live views follow events stored through any node.
-      notices ??= subscribeStoredNotices(nats, (tenantSeq) => {
-        if (bus) fanOut(bus, 'events.stored', { tenantSeq });
-      });
       if (!writer) {
         // Rows a user sent before their erasure under way are not written (the erasure waits for
-        // the writer): the thread asks for the unfinished deletion jobs (`jobs`).
-        const starting = new EventLogWriterThread({ ...writerSetup, onError: (error) => onError(error, 'writing the event log into ClickHouse failed') });
+        // the writer): the thread asks for the unfinished deletion jobs (`jobs`). What it stored
+        // goes on the bus, which carries it to every node: live views follow any node's writer.
+        const starting = new EventLogWriterThread({
+          ...writerSetup,
+          onStored: (tenantSeqs) => {
+            for (const tenantSeq of tenantSeqs) fanOut(bus, 'events.stored', { tenantSeq });
+          },
+          onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
+        });
         await starting.start();
         writer = starting;
       }
@@ -211,8 +213,6 @@ function eventPipeline(
       sweep = null;
       tombstones.stop();
       tombstonesStarted = false;
-      notices?.unsubscribe();
-      notices = null;
       await writer?.stop();
       writer = null;
     },

@@ -1,3 +1,4 @@
+import type { Bus } from '@svc/protocol';
 import { DuckDbDatabase, type DatabaseOptions } from './duckdb/duckdb-database';
 import { DuckDbEventStore } from './duckdb/duckdb-event-store';
 import { DuckDbMetaStore } from './duckdb/duckdb-meta-store';
@@ -24,9 +25,8 @@ import type { DeliveryAttemptLog, WebhookQueue } from './webhook-queue';
 
 /**
  * What a node of full cluster mode runs besides answering requests: the writer that moves the
- * JetStream event log into ClickHouse (and queues the webhook deliveries of what it stored), the
- * notices of stored events from every node's writer (published on the bus as `events.stored`),
- * and the webhook work queue.
+ * JetStream event log into ClickHouse (and queues the webhook deliveries of what it stored, then
+ * publishes `events.stored` on the storage's bus, which reaches every node), and the webhook work queue.
  */
 export interface EventPipeline {
   /** Starts the writer and the erasure tombstones; failures it survives go to `onError`. */
@@ -68,6 +68,11 @@ export interface Storage {
   changes: MetadataChangeFeed;
   /** Full cluster mode's event pipeline; absent where a commit stores the events itself. */
   pipeline?: EventPipeline;
+  /**
+   * The bus between nodes the storage's engines carry (full cluster mode: `NatsBus` on the
+   * node's NATS connection, closed with the storage); absent where the node's bus is in process.
+   */
+  bus?: Bus;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */

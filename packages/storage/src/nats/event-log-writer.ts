@@ -8,7 +8,6 @@ import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './eve
 import { withoutErasingUsers, type ErasingSince } from './erasing-users';
 import type { EventLog } from './event-log';
 import { natsFailure } from './nats-failure';
-import { publishStoredNotice } from './stored-notice';
 import { WRITER_CONSUMER, writerConsumer } from './writer-consumer';
 import { NOTHING_INSERTING, prepareRows, withHeldRows, type HeldRows, type InsertingRows, type StoredBefore } from './writer-batch';
 
@@ -365,15 +364,12 @@ export class EventLogWriter {
   }
 
   private announce(inserted: Set<string>): void {
-    const counts = new Map<number, number>();
     const stored: StoredEventKey[] = [];
     for (const key of inserted) {
       const colon = key.indexOf(':');
       const tenantSeq = Number(key.slice(0, colon));
-      counts.set(tenantSeq, (counts.get(tenantSeq) ?? 0) + 1);
       if (this.options.onStored) stored.push({ tenantSeq, eventId: key.slice(colon + 1) });
     }
-    publishStoredNotice(this.log.connection, counts);
     try {
       this.options.onStored?.(stored);
     } catch (error) {

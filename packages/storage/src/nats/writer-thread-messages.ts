@@ -26,6 +26,8 @@ export type FromWriterThread =
   | { kind: 'failed'; error: SerializedError }
   | { kind: 'error'; error: SerializedError }
   | { kind: 'list-unfinished'; id: number }
+  /** Tenants some of whose events the last insert stored. */
+  | { kind: 'stored'; tenantSeqs: number[] }
   | { kind: 'stopped' };
 
 export type ToWriterThread = { kind: 'unfinished'; id: number; jobs: DeletionJob[] } | { kind: 'stop' };

@@ -43,6 +43,7 @@ async function run(): Promise<() => Promise<void>> {
       sink: new ClickHouseEventStore(db),
       enqueueDeliveries: (deliveries) => queue.enqueue(deliveries),
       erasingSince: new UnfinishedErasures({ listUnfinished }).since,
+      onStored: (keys) => send({ kind: 'stored', tenantSeqs: [...new Set(keys.map((key) => key.tenantSeq))] }),
       onError: (error) => send({ kind: 'error', error: serializeError(error) }),
     });
     await writer.start();

@@ -10,6 +10,8 @@ export const WRITER_THREAD_STOP_MS = 60_000;
 export interface EventLogWriterThreadOptions extends WriterThreadSettings {
   /** The deletion jobs, asked by the thread at most once a second (see UnfinishedErasures). */
   jobs: Pick<DeletionJobStore, 'listUnfinished'>;
+  /** Called with the tenants some of whose events an insert of the thread stored. */
+  onStored?: (tenantSeqs: number[]) => void;
   /** A failed batch or fetch in the thread, or the thread's end. */
   onError: (error: unknown) => void;
 }
@@ -18,9 +20,9 @@ export interface EventLogWriterThreadOptions extends WriterThreadSettings {
  * The node's EventLogWriter in a worker thread of its own, with its own NATS connection and
  * ClickHouse client: a node saturated with ingest reads the stream on its main thread only
  * between requests (one socket read per turn of its event loop), so its writer fell behind the
- * events it acknowledged (docs/benchmarks.md). The thread writes, enqueues deliveries and
- * publishes the stored notices as the writer does in process; the node's thread only answers
- * its questions for the unfinished deletion jobs.
+ * events it acknowledged (docs/benchmarks.md). The thread writes and enqueues deliveries as the
+ * writer does in process; the node's thread answers its questions for the unfinished deletion
+ * jobs and hears which tenants' events it stored (`onStored`).
  */
 export class EventLogWriterThread {
   private worker: Worker | null = null;
@@ -30,7 +32,7 @@ export class EventLogWriterThread {
 
   /** Starts the thread; rejects (and ends it) when it could not start its writer. */
   async start(): Promise<void> {
-    const { jobs, onError, ...settings } = this.options;
+    const { jobs, onStored, onError, ...settings } = this.options;
     const worker = new Worker(new URL('./writer-thread-boot.mjs', import.meta.url), { workerData: settings });
     const send = (message: ToWriterThread) => worker.postMessage(message);
     const started = new Promise<void>((resolve, reject) => {
@@ -38,6 +40,7 @@ export class EventLogWriterThread {
         if (message.kind === 'started') resolve();
         else if (message.kind === 'failed') reject(deserializeError(message.error));
         else if (message.kind === 'error') onError(deserializeError(message.error));
+        else if (message.kind === 'stored') onStored?.(message.tenantSeqs);
         else if (message.kind === 'list-unfinished') {
           jobs.listUnfinished().then(
             (list) => send({ kind: 'unfinished', id: message.id, jobs: list }),

@@ -1,0 +1,171 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import { adminHeaders, until } from './cluster-client';
+import type { ChildServer } from './child-server';
+import { TestViewer, type Message } from './ws-client';
+
+const available = clusterEnginesAvailable();
+
+/** The gateway's default throttle of poll results (`GatewayOptions.throttleMs`). */
+const THROTTLE_MS = 1_000;
+/** How long a change may take to cross from one node's API to another node's viewers on a busy machine. */
+const CROSSES_WITHIN_MS = 5_000;
+/** How long a closed session waits to be resumed before it ends. */
+const RESUME_GRACE_MS = 300;
+/** How often a node publishes its viewer counts (`VIEWER_COUNT_INTERVAL_MS`). */
+const VIEWER_COUNT_INTERVAL_MS = 1_000;
+/** Votes sent by viewers on nodes B and C. */
+const VOTERS_PER_NODE = 4;
+
+describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, erasures and viewer counts reach every node', () => {
+  let engines: ClusterEngines;
+  let a: ChildServer;
+  let b: ChildServer;
+  let c: ChildServer;
+  const viewers: TestViewer[] = [];
+  let sessions = 0;
+
+  beforeAll(async () => {
+    engines = await startClusterEngines();
+    // A closed session ends (and its broadcast.left is written) soon after its socket closed.
+    const env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS) };
+    [a, b, c] = await Promise.all([startClusterNode(env), startClusterNode(env), startClusterNode(env)]);
+  }, 120_000);
+  afterEach(() => {
+    for (const viewer of viewers.splice(0)) viewer.ws.terminate();
+  });
+  afterAll(async () => {
+    for (const node of [a, b, c]) {
+      if (!node) continue;
+      node.process.kill('SIGTERM');
+      await node.exited;
+    }
+    await engines?.stop();
+  });
+
+  const call = async (node: ChildServer, method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${node.url}${path}`, {
+      method,
+      headers: { ...adminHeaders, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  };
+  const broadcast = async (id: string) => {
+    const campaign = await call(a, 'POST', '/v1/campaigns', { name: `campaign of ${id}` });
+    expect(campaign.status).toBe(201);
+    expect((await call(a, 'POST', '/v1/broadcasts', { id, campaignId: campaign.body.id })).status).toBe(201);
+  };
+  const overlay = async (broadcastId: string, body: unknown) => {
+    const created = await call(a, 'POST', `/v1/broadcasts/${broadcastId}/overlays`, body);
+    expect(created.status).toBe(201);
+    return String(created.body.id);
+  };
+  const welcomed = async (node: ChildServer, contentId: string, extra: Record<string, string> = {}) => {
+    const viewer = await TestViewer.connect(node.url, { apiKey: CLUSTER_API_KEY, sessionId: `svc_bus${++sessions}`, contentId, ...extra });
+    viewers.push(viewer);
+    return { viewer, welcome: await viewer.next((m) => m.type === 'welcome', 10_000) };
+  };
+
+  it("shows, updates and hides an overlay through node A's API on a viewer of node B; a viewer joining B later gets it in welcome", async () => {
+    await broadcast('bus-lineup');
+    const lineupId = await overlay('bus-lineup', { type: 'lineup', items: [{ title: 'Kick-off' }] });
+    const { viewer } = await welcomed(b, 'bus-lineup');
+
+    expect((await call(a, 'POST', `/v1/broadcasts/bus-lineup/overlays/${lineupId}/show`)).status).toBe(200);
+    expect((await viewer.next((m) => m.type === 'overlay.show', CROSSES_WITHIN_MS)).overlay).toMatchObject({ id: lineupId, items: [{ title: 'Kick-off' }] });
+    const late = await welcomed(b, 'bus-lineup');
+    expect((late.welcome.overlays as Message[]).map((o) => o.id)).toEqual([lineupId]);
+
+    const updated = await call(a, 'PATCH', `/v1/broadcasts/bus-lineup/overlays/${lineupId}`, { type: 'lineup', items: [{ title: 'Kick-off' }, { title: 'Half time' }] });
+    expect(updated.status).toBe(200);
+    for (const watcher of [viewer, late.viewer]) {
+      expect((await watcher.next((m) => m.type === 'overlay.update', CROSSES_WITHIN_MS)).overlay).toMatchObject({ id: lineupId, items: [{ title: 'Kick-off' }, { title: 'Half time' }] });
+    }
+    expect((await call(a, 'POST', `/v1/broadcasts/bus-lineup/overlays/${lineupId}/hide`)).status).toBe(200);
+    for (const watcher of [viewer, late.viewer]) expect(await watcher.next((m) => m.type === 'overlay.hide', CROSSES_WITHIN_MS)).toMatchObject({ overlayId: lineupId });
+    // Each change came once, though the message also went back to node A and on to node C.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(viewer.messages.filter((m) => m.type.startsWith('overlay.')).map((m) => m.type)).toEqual(['overlay.show', 'overlay.update', 'overlay.hide']);
+    expect(late.viewer.messages.filter((m) => m.type.startsWith('overlay.')).map((m) => m.type)).toEqual(['overlay.update', 'overlay.hide']);
+  }, 60_000);
+
+  it('counts the votes of viewers on nodes B and C once each in the live results a viewer on node A receives, within the throttle', async () => {
+    await broadcast('bus-poll');
+    const pollId = await overlay('bus-poll', { type: 'poll', question: 'Who wins?', options: ['Home', 'Away'] });
+    expect((await call(a, 'POST', `/v1/broadcasts/bus-poll/overlays/${pollId}/show`)).status).toBe(200);
+    const { viewer: watcher } = await welcomed(a, 'bus-poll');
+    const voters = await Promise.all([b, c].flatMap((node) => Array.from({ length: VOTERS_PER_NODE }, async () => (await welcomed(node, 'bus-poll')).viewer)));
+    const answers = await Promise.all(voters.map((voter, i) => voter.request({ type: 'poll.vote', pollId, optionIndex: i % 4 === 0 ? 1 : 0 }, 10_000)));
+    expect(answers.map((answer) => answer.type)).toEqual(voters.map(() => 'ack'));
+
+    const total = 2 * VOTERS_PER_NODE;
+    const results = await watcher.next((m) => m.type === 'poll.results' && m.total === total, CROSSES_WITHIN_MS + THROTTLE_MS);
+    expect(results).toMatchObject({ pollId, counts: [total - 2, 2], total });
+    // Nothing counted twice: no later result goes beyond, and a viewer joining C sees the same.
+    await new Promise((resolve) => setTimeout(resolve, 2 * THROTTLE_MS));
+    expect(Math.max(...watcher.ofType('poll.results').map((m) => Number(m.total)))).toBe(total);
+    const pushed = watcher.ofType('poll.results');
+    expect(pushed.length).toBeLessThan(total);
+    const { welcome } = await welcomed(c, 'bus-poll');
+    expect(welcome.pollResults).toEqual([{ pollId, counts: [total - 2, 2], total }]);
+  }, 60_000);
+
+  it("forgets, on node B, the userId of a viewer's open session once their erasure was asked of node A", async () => {
+    await broadcast('bus-erasure');
+    const user = 'bus-erased-user';
+    const { viewer } = await welcomed(b, 'bus-erasure', { userId: user });
+    const { viewer: bystander } = await welcomed(c, 'bus-erasure', { userId: 'bus-bystander' });
+    const requested = await call(a, 'DELETE', `/v1/users/${user}/events`);
+    expect(requested.status).toBe(202);
+    await until('the deletion job completes', async () => (await call(a, 'GET', `/v1/deletions/${String(requested.body.id)}`)).body.status === 'completed', 60_000, 200);
+
+    // The session goes on; node B's broadcast.left for it carries no userId any more.
+    viewer.close();
+    bystander.close();
+    await until('both broadcast.left stored', async () => (await leftOf('bus-erasure')).length === 2, 30_000, 500);
+    expect((await leftOf('bus-erasure')).map((e) => [e.sessionId === sessionOf(viewer) ? 'erased' : 'bystander', e.userId ?? null]).sort()).toEqual([
+      ['bystander', 'bus-bystander'],
+      ['erased', null],
+    ]);
+  }, 120_000);
+
+  it('counts the viewers of every node in viewers messages, welcome and watching-now; a node killed stops counting within two intervals', async () => {
+    await broadcast('bus-count');
+    const onA = [(await welcomed(a, 'bus-count')).viewer, (await welcomed(a, 'bus-count')).viewer];
+    const onB = (await welcomed(b, 'bus-count')).viewer;
+    const onC = (await welcomed(c, 'bus-count')).viewer;
+    const counted = CROSSES_WITHIN_MS + VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS;
+    for (const viewer of [...onA, onB, onC]) await viewer.next((m) => m.type === 'viewers' && m.count === 4, counted);
+    expect((await welcomed(b, 'bus-count')).welcome.viewers).toBe(5);
+    await until('node A tells the dashboard of 5 viewers', async () => {
+      const watching = await call(a, 'GET', '/v1/analytics/watching-now');
+      return (watching.body.data as Array<{ broadcastId: string; live: number }>).some((row) => row.broadcastId === 'bus-count' && row.live === 5);
+    }, counted, 200);
+
+    await onA[0]!.next((m) => m.type === 'viewers' && m.count === 5, counted);
+
+    // Node C vanishes without a word: its viewer stops counting once its counts expire.
+    const seen = onA[0]!.messages.length;
+    const killedAt = Date.now();
+    c.process.kill('SIGKILL');
+    await c.exited;
+    await onA[0]!.next((m) => m.type === 'viewers' && m.count === 4, 2 * VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS + CROSSES_WITHIN_MS, seen);
+    console.info(`the count on node A dropped ${Date.now() - killedAt} ms after node C was killed`);
+    expect(onA[0]!.messages.slice(seen).filter((m) => m.type === 'viewers').map((m) => m.count)).toEqual([4]);
+  }, 60_000);
+
+  const sessionOf = (viewer: TestViewer) => String((viewer.messages.find((m) => m.type === 'welcome')!.session as { id: string }).id);
+  /** The stored broadcast.left events of a broadcast, read through node C. */
+  const leftOf = async (broadcastId: string) => {
+    const response = await fetch(`${c.url}/v1/analytics/events?format=ndjson&event=broadcast.left&broadcastId=${broadcastId}`, { headers: adminHeaders });
+    const text = await response.text();
+    expect(response.status, text.slice(0, 300)).toBe(200);
+    return text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { sessionId: string; userId?: string | null; broadcastId: string; event: string })
+      .filter((e) => e.broadcastId === broadcastId && e.event === 'broadcast.left');
+  };
+});

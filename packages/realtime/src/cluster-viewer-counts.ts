@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { fanOut, type Bus, type NodeViewerCounts } from '@svc/protocol';
+import type { Timers } from './throttle';
+
+/** How often a node publishes its viewer counts, ms: a vanished node stops counting within two. */
+export const VIEWER_COUNT_INTERVAL_MS = 1_000;
+
+/** A broadcast's count on one node. */
+export type RoomCount = NodeViewerCounts['rooms'][number];
+
+export interface ClusterViewerCountsDeps {
+  bus: Bus;
+  timers: Timers;
+  /** This node's counts now: every broadcast with viewers here. */
+  countsHere(): RoomCount[];
+  /** The count of a broadcast on the other nodes changed (a node's news, or its counts expired). */
+  changed(tenantSeq: number, broadcastId: string): void;
+  /** Default VIEWER_COUNT_INTERVAL_MS. */
+  intervalMs?: number;
+  /** Default a random UUID. */
+  node?: string;
+}
+
+interface OtherNode {
+  rooms: Map<string, RoomCount>;
+  expiry: unknown;
+}
+
+/**
+ * Viewer counts across nodes without a presence entry per viewer: every node publishes, every
+ * interval, one `viewers.counted` message with its count of each broadcast it has viewers of,
+ * and adds the latest counts of the other nodes to its own. A node's counts expire two
+ * intervals after its last message, so a node that vanished stops counting within two
+ * intervals. Bus traffic: one message per node per interval, whatever the number of viewers.
+ */
+export class ClusterViewerCounts {
+  readonly node: string;
+  private readonly intervalMs: number;
+  private readonly others = new Map<string, OtherNode>();
+  private readonly unsubscribe: () => void;
+  private ticker: unknown = null;
+  private stopped = false;
+
+  constructor(private readonly deps: ClusterViewerCountsDeps) {
+    this.node = deps.node ?? randomUUID();
+    this.intervalMs = deps.intervalMs ?? VIEWER_COUNT_INTERVAL_MS;
+    this.unsubscribe = deps.bus.subscribe('viewers.counted', (counts) => this.receive(counts));
+    this.tick();
+  }
+
+  /** Viewers of a broadcast on the other nodes (their latest counts that did not expire). */
+  elsewhere(tenantSeq: number, broadcastId: string): number {
+    const key = roomKey(tenantSeq, broadcastId);
+    let count = 0;
+    for (const other of this.others.values()) count += other.rooms.get(key)?.viewers ?? 0;
+    return count;
+  }
+
+  /** Every broadcast of a tenant with viewers on the other nodes, with their count there. */
+  elsewhereOf(tenantSeq: number): RoomCount[] {
+    const counts = new Map<string, RoomCount>();
+    for (const other of this.others.values()) {
+      for (const room of other.rooms.values()) {
+        if (room.tenantSeq !== tenantSeq) continue;
+        const known = counts.get(room.broadcastId);
+        counts.set(room.broadcastId, known ? { ...known, viewers: known.viewers + room.viewers } : room);
+      }
+    }
+    return [...counts.values()];
+  }
+
+  /** Stops publishing and forgets the other nodes. */
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe();
+    if (this.ticker !== null) this.deps.timers.clearTimeout(this.ticker);
+    for (const other of this.others.values()) this.deps.timers.clearTimeout(other.expiry);
+    this.others.clear();
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere() });
+    this.ticker = this.deps.timers.setTimeout(() => this.tick(), this.intervalMs);
+  }
+
+  private receive(counts: NodeViewerCounts): void {
+    if (counts.node === this.node || this.stopped) return;
+    const known = this.others.get(counts.node);
+    if (known) this.deps.timers.clearTimeout(known.expiry);
+    const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
+    const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * counts.intervalMs);
+    this.others.set(counts.node, { rooms, expiry });
+    this.tellChanges(known?.rooms ?? new Map(), rooms);
+  }
+
+  private expire(node: string): void {
+    const known = this.others.get(node);
+    if (!known) return;
+    this.others.delete(node);
+    this.tellChanges(known.rooms, new Map());
+  }
+
+  private tellChanges(before: Map<string, RoomCount>, after: Map<string, RoomCount>): void {
+    for (const [key, room] of before) if (after.get(key)?.viewers !== room.viewers) this.deps.changed(room.tenantSeq, room.broadcastId);
+    for (const [key, room] of after) if (!before.has(key)) this.deps.changed(room.tenantSeq, room.broadcastId);
+  }
+}
+
+function roomKey(tenantSeq: number, broadcastId: string): string {
+  return `${tenantSeq}\u0000${broadcastId}`;
+}

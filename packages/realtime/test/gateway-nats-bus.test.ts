@@ -1,0 +1,74 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Overlay } from '@svc/protocol';
+import { connectNats, NatsBus, type OverlayRecord } from '@svc/storage';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { natsAvailable, startNats, type NatsServer } from '../../storage/test/nats-server';
+import { API_KEY, pollRecord, startGateway, TENANT, type Harness } from './gateway-harness';
+
+const available = natsAvailable();
+
+/**
+ * The gateway of node B on a bus between nodes, told what happened on node A (another `NatsBus`
+ * on the same NATS server): what node A's content service, ingest and deletion jobs publish.
+ */
+describe.skipIf(!available)('gateway on the bus between nodes', () => {
+  let server: NatsServer;
+  let connections: NatsConnection[] = [];
+  let nodeA: NatsBus;
+  let nodeB: NatsBus;
+  let h: Harness;
+  beforeAll(async () => {
+    server = await startNats();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  afterEach(async () => {
+    await h.close();
+    nodeA.close();
+    nodeB.close();
+    await Promise.all(connections.map((connection) => connection.close()));
+    connections = [];
+  });
+
+  const start = async (...overlays: OverlayRecord[]) => {
+    connections = [await connectNats(server.url), await connectNats(server.url)];
+    nodeA = new NatsBus(connections[0]!);
+    nodeB = new NatsBus(connections[1]!);
+    h = await startGateway({ throttleMs: 1_000 }, overlays, [], nodeB);
+    await nodeB.flush();
+  };
+
+  it('shows and hides on its viewers an overlay changed through another node', async () => {
+    await start();
+    const viewer = await h.join('svc_viewer');
+    const at = '2026-11-01T00:00:00.000Z';
+    const shown: Overlay = { id: 'poll-1', broadcastId: 'b', type: 'poll', question: 'Which?', options: ['Yes', 'No'], active: true, createdAt: at, updatedAt: at, shownAt: at };
+    await nodeA.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId: 'b', change: { kind: 'show', overlay: shown } });
+    expect((await viewer.next((m) => m.type === 'overlay.show')).overlay).toMatchObject({ id: 'poll-1', question: 'Which?' });
+    await nodeA.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId: 'b', change: { kind: 'hide', overlayId: 'poll-1', hiddenAt: '2026-11-01T00:01:00.000Z' } });
+    expect(await viewer.next((m) => m.type === 'overlay.hide')).toMatchObject({ overlayId: 'poll-1' });
+  });
+
+  it('counts in its live results a vote stored through another node, once', async () => {
+    await start(pollRecord('poll-1'));
+    const watcher = await h.join('svc_watcher');
+    const now = h.clock.now();
+    const vote = { eventId: 'e1', sessionId: 'svc_on_a', userId: null, broadcastId: 'b', timestampMs: now, receivedAtMs: now, data: JSON.stringify({ pollId: 'poll-1', optionIndex: 1, optionSelected: 'No' }) };
+    await nodeA.publish('poll.voted', { tenantSeq: TENANT.seq, votes: [vote] });
+    await nodeA.publish('poll.voted', { tenantSeq: TENANT.seq, votes: [vote] });
+    await watcher.next((m) => m.type === 'poll.results');
+    h.timers.advance(2_000);
+    await watcher.settle();
+    expect(watcher.ofType('poll.results')).toEqual([{ type: 'poll.results', pollId: 'poll-1', counts: [0, 1], total: 1 }]);
+  });
+
+  it('leaves open the sockets of a key revoked on another node: the change feed, not the bus, tells it', async () => {
+    await start();
+    const viewer = await h.join('svc_kept');
+    await nodeA.publish('apiKey.revoked', { tenantSeq: TENANT.seq, keyId: 'ak_1', key: API_KEY });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await viewer.settle();
+    expect(h.connectionOf('svc_kept')).toBeDefined();
+  });
+});
