@@ -69,7 +69,9 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   const polls = new PollCatalogue();
   const storage = overrides.storage ?? (await openStorage(config, polls));
   // Full cluster mode's storage carries the bus between nodes; the other modes keep it in process.
-  const bus: Bus = storage.bus ?? new LocalBus();
+  // Failures background work survives go where startBackgroundWork says (the app's log).
+  let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
+  const bus: Bus = storage.bus ?? new LocalBus({ onSubscriberError: (error, topic) => reportBackground(error, `a subscriber of ${topic} failed`) });
   await polls.load(storage.content);
   const metrics = new ServerMetrics();
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
@@ -100,8 +102,6 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
     }
     pipeline.starting = false;
   };
-  // Failures background work survives go where startBackgroundWork says (the app's log).
-  let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
   const queue = storage.pipeline?.webhooks;
   const dispatcher = queue
     ? new QueueDispatcher(queue.queue, queue.log, webhooks, sender, {

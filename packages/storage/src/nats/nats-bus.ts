@@ -37,7 +37,7 @@ export interface NatsBusOptions {
  * before subscribers see it; a malformed one is reported and dropped.
  */
 export class NatsBus implements Bus {
-  private readonly local = new LocalBus();
+  private readonly local = new LocalBus({ onSubscriberError: (error, topic) => this.report(new Error(`A subscriber of ${topic} failed.`, { cause: error })) });
   private readonly origin: string;
   private readonly originHeaders: MsgHdrs;
   private readonly report: (error: unknown) => void;
