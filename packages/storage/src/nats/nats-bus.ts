@@ -37,7 +37,8 @@ export interface NatsBusOptions {
  * before subscribers see it; a malformed one is reported and dropped.
  */
 export class NatsBus implements Bus {
-  private readonly local = new LocalBus({ onSubscriberError: (error, topic) => this.report(new Error(`A subscriber of ${topic} failed.`, { cause: error })) });
+  /** This node's subscribers; each failure among them is reported (on any publish, from this node or another). */
+  private readonly local = new LocalBus({ onSubscriberError: (error) => this.report(error) });
   private readonly origin: string;
   private readonly originHeaders: MsgHdrs;
   private readonly report: (error: unknown) => void;
@@ -135,6 +136,7 @@ export class NatsBus implements Bus {
       this.report(new Error(`The bus dropped a ${topic} message from node ${origin}: its payload does not have the topic's shape.`));
       return;
     }
-    this.local.publish(topic, payload as BusTopics[typeof topic]).catch((error: unknown) => this.report(error));
+    // A subscriber's failure is reported by `local`.
+    this.local.publish(topic, payload as BusTopics[typeof topic]).catch(() => undefined);
   }
 }
