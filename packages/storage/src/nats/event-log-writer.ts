@@ -143,19 +143,23 @@ export class EventLogWriter {
   }
 
   private async run(consumer: Consumer): Promise<void> {
-    let next = this.fetch(consumer);
+    const nothing: Promise<Fetched> = Promise.resolve({ messages: [], dry: true });
+    let next: Promise<Fetched> | null = this.fetch(consumer);
     let inserting = null as { rows: InsertingRows; done: Promise<StoredBefore> } | null;
     let lastInsertMs = -Infinity;
     // A closed connection stays closed (the client reconnects by itself until it is closed).
     while (!this.stopping && !this.log.connection.isClosed()) {
-      const messages = await next;
-      // Three batches at a time: the next one fetched while this one is decoded and looked up
-      // and the one before inserted.
-      next = this.stopping ? Promise.resolve([]) : this.fetch(consumer);
+      const fetched: Fetched = await (next ?? nothing);
+      const { messages, dry } = fetched;
+      // With a backlog, three batches at a time: the next one fetched while this one is decoded
+      // and looked up and the one before inserted. When the stream ran dry, the next fetch
+      // starts with this batch's insert instead, so that it takes what comes meanwhile.
+      next = this.stopping ? nothing : dry ? null : this.fetch(consumer);
       const prepared: PreparedBatch | null = messages.length ? await this.prepare(messages, inserting?.rows ?? NOTHING_INSERTING) : null;
       const storedBefore: StoredBefore = inserting ? await inserting.done : null;
       inserting = null;
       const ready = prepared && (await this.withHeld(prepared, storedBefore));
+      next ??= this.stopping ? nothing : this.fetch(consumer);
       if (!ready) continue;
       await this.pause(lastInsertMs + (this.options.minInsertIntervalMs ?? WRITER_MIN_INSERT_INTERVAL_MS) - performance.now());
       lastInsertMs = performance.now();
@@ -163,7 +167,7 @@ export class EventLogWriter {
     }
     await inserting?.done;
     // Fetched while stopping: offered to the other writers at once rather than after the ack wait.
-    const unwritten = await next;
+    const unwritten = (await (next ?? nothing)).messages;
     this.release(unwritten);
     for (const message of unwritten) {
       try {
@@ -183,7 +187,7 @@ export class EventLogWriter {
    * message is one request: fetches follow one another, so that one insert carries the whole
    * batch (ClickHouse wants few large inserts, not many small ones).
    */
-  private async fetch(consumer: Consumer): Promise<JsMsg[]> {
+  private async fetch(consumer: Consumer): Promise<Fetched> {
     const messages: JsMsg[] = [];
     const maxBytes = this.options.batchBytes ?? WRITER_BATCH_BYTES;
     const waitMs = this.options.batchWaitMs ?? WRITER_BATCH_WAIT_MS;
@@ -220,7 +224,7 @@ export class EventLogWriter {
     } finally {
       this.fetching = null;
     }
-    return messages;
+    return { messages, dry: pending === 0 };
   }
 
   /**
@@ -392,6 +396,12 @@ export class EventLogWriter {
     await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopped]);
     clearTimeout(timer);
   }
+}
+
+/** A fetched batch, and whether the stream had no more to give when it ended. */
+interface Fetched {
+  messages: JsMsg[];
+  dry: boolean;
 }
 
 /** A batch ready to insert: its messages, deliveries and rows (see writer-batch.ts). */

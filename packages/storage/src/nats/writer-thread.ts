@@ -66,18 +66,22 @@ export class EventLogWriterThread {
       if (this.stopping) return;
       onError(new Error(`The event writer thread ended (exit code ${code}); it is started again.`));
       this.worker = null;
-      setTimeout(() => {
-        if (!this.stopping) this.start().catch(onError);
-      }, settings.timing.retryDelayMs ?? WRITER_RETRY_DELAY_MS).unref();
+      // Until it starts (ClickHouse or NATS may be down meanwhile) or the writer is stopped.
+      const restart = () =>
+        setTimeout(() => {
+          if (!this.stopping) this.start().catch((error: unknown) => (onError(error), restart()));
+        }, settings.timing.retryDelayMs ?? WRITER_RETRY_DELAY_MS).unref();
+      restart();
     });
     this.worker = worker;
   }
 
   /** Stops fetching, lets the thread finish the batch in hand, and ends it. */
   async stop(): Promise<void> {
+    // Also keeps a thread that ended from being started again.
+    this.stopping = true;
     const worker = this.worker;
     if (!worker) return;
-    this.stopping = true;
     this.worker = null;
     const stopped = new Promise<void>((resolve) => worker.on('message', (message: FromWriterThread) => message.kind === 'stopped' && resolve()));
     const exited = once(worker, 'exit');
