@@ -1,4 +1,4 @@
-import type { BusTopic } from './bus-topics';
+import type { BusTopic, BusTopics } from './bus-topics';
 
 /**
  * Whether a payload that came from another node has its topic's shape: the fields subscribers
@@ -62,3 +62,14 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
   'viewers.counted': (value) =>
     isFields(value) && isText(value.node) && isTime(value.intervalMs) && (value.intervalMs as number) > 0 && Array.isArray(value.rooms) && value.rooms.every(isRoomCount),
 };
+
+/**
+ * What another node receives of a payload: the erasure notices without the userId in clear
+ * (the other nodes' subscribers match the user by `userHash`, as for a job resumed after a
+ * restart), so that the identifier being erased never travels between nodes; every other
+ * payload as it is.
+ */
+export function payloadForOtherNodes<T extends BusTopic>(topic: T, payload: BusTopics[T]): BusTopics[T] {
+  if (topic === 'user.erasing' || topic === 'user.erased') return { ...(payload as BusTopics['user.erasing']), userId: null } as BusTopics[T];
+  return payload;
+}

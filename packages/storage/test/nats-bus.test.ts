@@ -75,6 +75,15 @@ describe.skipIf(!available)('NatsBus', () => {
     /** Lets messages on their way arrive, so that a second copy would be seen. */
     const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
 
+    it('sends an erasure notice to the other nodes without the userId in clear, keeping it on its own node', async () => {
+      const seen = await follow('user.erasing');
+      const notice = { jobId: 'job-1', tenantSeq: 1, userHash: 'a'.repeat(64), userId: 'user-42@example.com' };
+      await nodeA.publish('user.erasing', notice);
+      await vi.waitFor(() => expect(seen.b).toHaveLength(1));
+      expect(seen.b).toEqual([{ ...notice, userId: null }]);
+      expect(seen.a).toEqual([notice]);
+    });
+
     it('hands an overlay change to the other node once, and to its own subscribers once, not twice', async () => {
       const seen = await follow('content.changed');
       await nodeA.publish('content.changed', SHOW);
@@ -99,7 +108,7 @@ describe.skipIf(!available)('NatsBus', () => {
         expect(votes.a).toEqual([VOTE]);
         expect(left.b).toEqual([{ tenantSeq: 3, sessionIds: ['svc_s1'] }]);
         expect(stored.a).toEqual([{ tenantSeq: 3 }]);
-        expect(erasing.b).toEqual([ERASING]);
+        expect(erasing.b).toEqual([{ ...ERASING, userId: null }]);
         expect(erased.b).toEqual([{ ...ERASING, userId: null }]);
       });
       await settle();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { headers, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { BUS_TOPICS_ACROSS_NODES, LocalBus, type Bus, type BusHandler, type BusTopic, type BusTopics } from '@svc/protocol';
+import { BUS_TOPICS_ACROSS_NODES, LocalBus, payloadForOtherNodes, type Bus, type BusHandler, type BusTopic, type BusTopics } from '@svc/protocol';
 
 /** Core-NATS subjects of the bus: `svc.bus.<topic>` (not under `svc.events.`: no stream keeps them). */
 export const BUS_SUBJECT_PREFIX = 'svc.bus.';
@@ -58,7 +58,7 @@ export class NatsBus implements Bus {
 
   publish<T extends BusTopic>(topic: T, payload: BusTopics[T]): Promise<void> {
     // Sent before the local subscribers run, as it was handed over (a subscriber cannot change it).
-    if (BUS_TOPICS_ACROSS_NODES[topic]) this.send(topic, payload);
+    if (BUS_TOPICS_ACROSS_NODES[topic]) this.send(topic, payloadForOtherNodes(topic, payload));
     return this.local.publish(topic, payload);
   }
 
