@@ -1,26 +1,15 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { browserAvailable } from './browser';
 import type { TestApp } from './test-app';
-import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
+import { useLoggedInPage } from './dashboard-test-bed';
 
 /** Every chart of the overview has its numbers in a table that a screen reader and a keyboard reach. */
 describe.runIf(browserAvailable())('data tables behind the charts', () => {
-  let browser: Browser;
+  const bed = useLoggedInPage();
   let t: TestApp;
   let page: Page;
-
-  useDashboardBrowser((b) => (browser = b));
-  beforeEach(async () => {
-    t = await startFixtureApp();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    expect((await context.request.post(`${t.url}/v1/session`, { data: { token: t.demo.adminToken } })).status()).toBeLessThan(300);
-    page = await context.newPage();
-  });
-  afterEach(async () => {
-    await page.context().close();
-    await t.close();
-  });
+  beforeEach(() => void ({ t, page } = bed));
 
   it('follows every chart (viewers, revenue, funnel, each poll) with its data table', async () => {
     await page.goto(`${t.url}/?from=2026-11-10&to=2026-11-11`);

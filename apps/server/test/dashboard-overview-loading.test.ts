@@ -1,26 +1,15 @@
-import type { Browser, Page, Route } from 'playwright-core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Page, Route } from 'playwright-core';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { browserAvailable } from './browser';
 import type { TestApp } from './test-app';
-import { startFixtureApp, useDashboardBrowser } from './dashboard-test-bed';
+import { useLoggedInPage } from './dashboard-test-bed';
 
 /** How the overview asks for its data: the numbers do not queue behind the filter lists. */
 describe.runIf(browserAvailable())('overview loading in a real browser', () => {
-  let browser: Browser;
+  const bed = useLoggedInPage();
   let t: TestApp;
   let page: Page;
-
-  useDashboardBrowser((b) => (browser = b));
-  beforeEach(async () => {
-    t = await startFixtureApp();
-    const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-    expect((await context.request.post(`${t.url}/v1/session`, { data: { token: t.demo.adminToken } })).status()).toBeLessThan(300);
-    page = await context.newPage();
-  });
-  afterEach(async () => {
-    await page.context().close();
-    await t.close();
-  });
+  beforeEach(() => void ({ t, page } = bed));
 
   /** Holds the answers of the filter lists until released; records when the numbers are asked for. */
   async function holdLists(): Promise<{ overviewAsked: () => boolean; release: () => void }> {

@@ -1,5 +1,5 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from 'vitest';
 import { buildDashboard } from '@svc/dashboard/build';
 import { ManualClock } from '@svc/protocol';
 import { loadAnalyticsFixture } from './analytics-fixture';
@@ -28,4 +28,32 @@ export async function startFixtureApp(): Promise<TestApp> {
   const t = await startTestApp({ listen: true, clock: new ManualClock(FIXTURE_NOW_MS) });
   await loadAnalyticsFixture(t.app, t.demo.adminToken);
   return t;
+}
+
+/** What `useLoggedInPage` gives each test: filled before it runs. */
+export interface LoggedInPage {
+  browser: Browser;
+  t: TestApp;
+  page: Page;
+}
+
+/**
+ * For a dashboard browser test file: one browser (as `useDashboardBrowser`), and before each test
+ * a fresh fixture app and a page logged in to its dashboard, at 1440×900 unless told; both closed
+ * after the test.
+ */
+export function useLoggedInPage(viewport = { width: 1440, height: 900 }): LoggedInPage {
+  const bed = {} as LoggedInPage;
+  useDashboardBrowser((browser) => (bed.browser = browser));
+  beforeEach(async () => {
+    bed.t = await startFixtureApp();
+    const context = await bed.browser.newContext({ viewport });
+    expect((await context.request.post(`${bed.t.url}/v1/session`, { data: { token: bed.t.demo.adminToken } })).status()).toBeLessThan(300);
+    bed.page = await context.newPage();
+  });
+  afterEach(async () => {
+    await bed.page.context().close();
+    await bed.t.close();
+  });
+  return bed;
 }
