@@ -300,4 +300,40 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     expect(await count(db)).toBe(2);
     expect(errors).toEqual([]);
   });
+
+  /** Events of users 1, 2 and 3 through a writer thread while u-2 is being erased, whose first question for the jobs `firstAnswer` answers. */
+  async function erasureThroughThread(firstAnswer: () => Promise<DeletionJob[]>, settings: { jobsTimeoutMs?: number } = {}) {
+    const { log, db, node, writer: inProcess } = await pipeline();
+    await inProcess.stop();
+    const erasing = {
+      id: 'job-1', tenantSeq: 1, userHash: hashUserId('u-2'), status: 'pending', requestedAt: Date.now(), completedAt: null, purgedAt: null, deletedEvents: null, deletedRejects: null,
+    } as DeletionJob;
+    let asked = 0;
+    const errors: unknown[] = [];
+    const thread = new EventLogWriterThread({
+      natsServers: nats.url, natsReplicas: 1, clickhouseServerUrl: clickhouse.url, database: db.name, timing: FAST_WRITER, ...settings,
+      jobs: { listUnfinished: async () => (++asked === 1 ? firstAnswer() : [erasing]) },
+      onError: (error) => errors.push(error),
+    });
+    await thread.start();
+    closing.push(() => thread.stop());
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [] });
+    await expect.poll(async () => (await log.manager().streams.info('EVENTS')).state.messages, WAIT).toBe(0);
+    const ids = (await db.query<{ id: string }>('SELECT toString(event_id) AS id FROM events ORDER BY id')).map((r) => r.id);
+    return { ids, asked, errors };
+  }
+
+  it('writer thread: a batch whose deletion jobs could not be read is given back, not written as if nobody were being erased', async () => {
+    const { ids, asked, errors } = await erasureThroughThread(async () => Promise.reject(new Error('PostgreSQL is away')));
+    expect(ids).toEqual([eventRow(1).eventId, eventRow(3).eventId]);
+    expect(asked).toBeGreaterThan(1);
+    expect(errors).toContainEqual(expect.objectContaining({ message: expect.stringContaining('PostgreSQL is away') }));
+  });
+
+  it('writer thread: a batch whose question for the deletion jobs is not answered in time is given back', async () => {
+    const { ids, asked, errors } = await erasureThroughThread(() => new Promise<DeletionJob[]>(() => {}), { jobsTimeoutMs: 300 });
+    expect(ids).toEqual([eventRow(1).eventId, eventRow(3).eventId]);
+    expect(asked).toBeGreaterThan(1);
+    expect(errors).toContainEqual(expect.objectContaining({ code: 'storage_unavailable', message: expect.stringContaining('deletion jobs') }));
+  });
 });

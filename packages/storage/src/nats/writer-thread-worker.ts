@@ -7,7 +7,15 @@ import { EventLog } from './event-log';
 import { EventLogWriter } from './event-log-writer';
 import { connectNats } from './nats-connection';
 import { UnfinishedErasures } from './unfinished-erasures';
-import { serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+import { SvcError } from '@svc/protocol';
+import {
+  deserializeError,
+  serializeError,
+  WRITER_THREAD_JOBS_TIMEOUT_MS,
+  type FromWriterThread,
+  type ToWriterThread,
+  type WriterThreadSettings,
+} from './writer-thread-messages';
 
 /**
  * The event writer in a worker thread (see writer-thread.ts): its own NATS connection and
@@ -18,11 +26,18 @@ const settings = workerData as WriterThreadSettings;
 const send = (message: FromWriterThread) => port.postMessage(message);
 
 let asked = 0;
-const answers = new Map<number, (jobs: DeletionJob[]) => void>();
+const answers = new Map<number, { resolve: (jobs: DeletionJob[]) => void; reject: (error: Error) => void }>();
+const jobsTimeoutMs = settings.jobsTimeoutMs ?? WRITER_THREAD_JOBS_TIMEOUT_MS;
+/** The node's unfinished deletion jobs; rejects when it could not read them or did not answer in time. */
 const listUnfinished = () =>
-  new Promise<DeletionJob[]>((resolve) => {
+  new Promise<DeletionJob[]>((resolve, reject) => {
     const id = ++asked;
-    answers.set(id, resolve);
+    const timer = setTimeout(() => {
+      answers.delete(id);
+      reject(new SvcError('storage_unavailable', `The unfinished deletion jobs were not read within ${jobsTimeoutMs} ms.`));
+    }, jobsTimeoutMs);
+    const settle = () => (clearTimeout(timer), answers.delete(id));
+    answers.set(id, { resolve: (jobs) => (settle(), resolve(jobs)), reject: (error) => (settle(), reject(error)) });
     send({ kind: 'list-unfinished', id });
   });
 
@@ -62,8 +77,8 @@ running.then(
 );
 port.on('message', (message: ToWriterThread) => {
   if (message.kind === 'unfinished') {
-    answers.get(message.id)?.(message.jobs);
-    answers.delete(message.id);
+    if ('error' in message) answers.get(message.id)?.reject(deserializeError(message.error));
+    else answers.get(message.id)?.resolve(message.jobs);
   } else if (message.kind === 'stop') {
     void running
       .then((close) => close(), () => undefined)

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { DeletionJobStore } from '../deletion-job-store';
 import { WRITER_RETRY_DELAY_MS } from './event-log-writer';
-import { deserializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+import { deserializeError, serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
 
 /** Longest `stop` waits for the thread to finish its batch before it ends it. */
 export const WRITER_THREAD_STOP_MS = 60_000;
@@ -44,11 +44,8 @@ export class EventLogWriterThread {
         else if (message.kind === 'list-unfinished') {
           jobs.listUnfinished().then(
             (list) => send({ kind: 'unfinished', id: message.id, jobs: list }),
-            (error: unknown) => {
-              onError(error);
-              // Nobody known to be erased: the erasure still waits for the writer to pass its position.
-              send({ kind: 'unfinished', id: message.id, jobs: [] });
-            },
+            // Not an empty list: the thread would store the rows of a user being erased. The batch fails and comes again.
+            (error: unknown) => send({ kind: 'unfinished', id: message.id, error: serializeError(error) }),
           );
         }
       });
