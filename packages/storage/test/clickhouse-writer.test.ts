@@ -1,5 +1,6 @@
 import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SvcError } from '@svc/protocol';
 import {
@@ -335,5 +336,45 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     expect(ids).toEqual([eventRow(1).eventId, eventRow(3).eventId]);
     expect(asked).toBeGreaterThan(1);
     expect(errors).toContainEqual(expect.objectContaining({ code: 'storage_unavailable', message: expect.stringContaining('deletion jobs') }));
+  });
+
+  /** A writer thread over a fresh stream and database (the in-process writer stopped), and what shows it wrote. */
+  async function threadPipeline() {
+    const { db, node, writer: inProcess } = await pipeline();
+    await inProcess.stop();
+    const errors: unknown[] = [];
+    const thread = new EventLogWriterThread({
+      natsServers: nats.url, natsReplicas: 1, clickhouseServerUrl: clickhouse.url, database: db.name, timing: FAST_WRITER,
+      jobs: { listUnfinished: async () => [] },
+      onError: (error) => errors.push(error),
+    });
+    closing.push(() => thread.stop());
+    /** How many events are stored some time after one more is committed. */
+    const storedAfterCommit = async () => {
+      await node().commit({ events: [eventRow(1)], rejects: [] });
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      return count(db);
+    };
+    return { thread, errors, storedAfterCommit };
+  }
+
+  it('writer thread: stopped while it starts, it ends and writes nothing', async () => {
+    const { thread, storedAfterCommit } = await threadPipeline();
+    const starting = thread.start();
+    await thread.stop();
+    await starting;
+    expect(await storedAfterCommit()).toBe(0);
+  });
+
+  it('writer thread: stopped while it is started again after an unexpected end, it ends and writes nothing', async () => {
+    const { thread, errors, storedAfterCommit } = await threadPipeline();
+    await thread.start();
+    // An unexpected end, as a crash of the thread would be (the thread has no way to be made to crash).
+    await (thread as unknown as { worker: Worker }).worker.terminate();
+    await expect.poll(() => errors.map(String).join('\n'), WAIT).toContain('it is started again');
+    // Past the retry delay (200 ms): the restart has created its thread, which takes longer than that to start.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await thread.stop();
+    expect(await storedAfterCommit()).toBe(0);
   });
 });

@@ -30,10 +30,16 @@ export class EventLogWriterThread {
 
   constructor(private readonly options: EventLogWriterThreadOptions) {}
 
-  /** Starts the thread; rejects (and ends it) when it could not start its writer. */
+  /**
+   * Starts the thread; rejects (and ends it) when it could not start its writer. A `stop` meanwhile
+   * ends the starting thread, and this resolves without one.
+   */
   async start(): Promise<void> {
+    if (this.stopping) return;
     const { jobs, onStored, onError, ...settings } = this.options;
     const worker = new Worker(new URL('./writer-thread-boot.mjs', import.meta.url), { workerData: settings });
+    // Known to `stop` from now on, which ends it even before it has started.
+    this.worker = worker;
     const send = (message: ToWriterThread) => worker.postMessage(message);
     const started = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromWriterThread) => {
@@ -55,9 +61,13 @@ export class EventLogWriterThread {
     try {
       await started;
     } catch (error) {
+      if (this.worker === worker) this.worker = null;
       await worker.terminate();
+      if (this.stopping) return;
       throw error;
     }
+    // Stopped while it started: `stop` ends it; no restart when it exits.
+    if (this.stopping) return;
     worker.on('error', (error) => onError(new Error('The event writer thread failed.', { cause: error })));
     worker.on('exit', (code) => {
       if (this.stopping) return;
@@ -70,7 +80,6 @@ export class EventLogWriterThread {
         }, settings.timing.retryDelayMs ?? WRITER_RETRY_DELAY_MS).unref();
       restart();
     });
-    this.worker = worker;
   }
 
   /** Stops fetching, lets the thread finish the batch in hand, and ends it. */
