@@ -134,6 +134,14 @@ export class EventLogWriter {
     });
   }
 
+  /**
+   * Resolves when the writer has ended: after `stop`, or by itself when its connection closed or
+   * it failed (reported through `onError`); never rejects. Its owner starts another one then.
+   */
+  get ended(): Promise<void> {
+    return this.running ?? Promise.resolve();
+  }
+
   /** Stops fetching, finishes the batch in hand and resolves. */
   async stop(): Promise<void> {
     this.stopping = true;

@@ -25,6 +25,8 @@ const port = parentPort!;
 const settings = workerData as WriterThreadSettings;
 const send = (message: FromWriterThread) => port.postMessage(message);
 
+/** Set once the node's thread asked the thread to stop. */
+let stopping = false;
 let asked = 0;
 const answers = new Map<number, { resolve: (jobs: DeletionJob[]) => void; reject: (error: Error) => void }>();
 const jobsTimeoutMs = settings.jobsTimeoutMs ?? WRITER_THREAD_JOBS_TIMEOUT_MS;
@@ -63,6 +65,16 @@ async function run(): Promise<() => Promise<void>> {
     });
     await writer.start();
     closing.push(() => writer.stop());
+    // A writer that ended by itself (its connection closed, or it failed) leaves a thread that
+    // writes nothing yet stays alive (the port keeps it): the thread ends instead, and the
+    // node's thread starts it again.
+    void writer.ended.then(async () => {
+      if (stopping) return;
+      const why = nats.isClosed() ? 'its NATS connection closed' : 'it failed';
+      send({ kind: 'error', error: serializeError(new Error(`The event writer ended by itself (${why}); its thread ends.`)) });
+      await close();
+      process.exit(1);
+    });
     return close;
   } catch (error) {
     await close();
@@ -80,6 +92,7 @@ port.on('message', (message: ToWriterThread) => {
     if ('error' in message) answers.get(message.id)?.reject(deserializeError(message.error));
     else answers.get(message.id)?.resolve(message.jobs);
   } else if (message.kind === 'stop') {
+    stopping = true;
     void running
       .then((close) => close(), () => undefined)
       .then(() => {
