@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { SvcError } from '@svc/protocol';
 import type { DeletionJob } from '../deletion-job-store';
 import { ChDatabase } from '../clickhouse/ch-database';
 import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store';
@@ -7,7 +8,6 @@ import { EventLog } from './event-log';
 import { EventLogWriter } from './event-log-writer';
 import { connectNats } from './nats-connection';
 import { UnfinishedErasures } from './unfinished-erasures';
-import { SvcError } from '@svc/protocol';
 import {
   deserializeError,
   serializeError,
