@@ -195,8 +195,16 @@ function eventPipeline(
           },
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
         });
-        await starting.start();
+        // Known to `stop` while it starts, which then ends it.
         writer = starting;
+        try {
+          await starting.start();
+        } catch (error) {
+          if (writer === starting) writer = null;
+          throw error;
+        }
+        // Stopped meanwhile: nothing more is started.
+        if (writer !== starting) return;
       }
       // Acknowledged messages a crash of nats-server left in the streams: the one consumer of each
       // will never deliver them again, and they would keep user data in NATS.
@@ -209,12 +217,14 @@ function eventPipeline(
       }
     },
     async stop() {
-      await sweep?.stop();
+      // Taken at once, so that a start under way sees it was stopped.
+      const [stoppingSweep, stoppingWriter] = [sweep, writer];
       sweep = null;
+      writer = null;
+      await stoppingSweep?.stop();
       tombstones.stop();
       tombstonesStarted = false;
-      await writer?.stop();
-      writer = null;
+      await stoppingWriter?.stop();
     },
     webhooks: {
       queue,

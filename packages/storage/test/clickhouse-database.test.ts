@@ -1,6 +1,6 @@
 import { SvcError } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ChDatabase, chNumber } from '../src/clickhouse/ch-database';
+import { ChDatabase, chNumber, inSession, SESSION_LOCKED_TOTAL_PAUSE_MS } from '../src/clickhouse/ch-database';
 import { chErrorCode, chFailure } from '../src/clickhouse/ch-failure';
 import { CH_MIGRATIONS, type ChMigration } from '../src/clickhouse/ch-migrations';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
@@ -29,6 +29,29 @@ describe('ClickHouse failures', () => {
     // Not a busy server: the same insert fails again, smaller ones go in (the writer splits it).
     const partitions = new Error("Code: 252, e.displayText() = DB::Exception: Too many partitions for single INSERT block (more than 100). The limit is controlled by 'max_partitions_per_insert_block' setting.");
     expect(chFailure(partitions)).toBe(partitions);
+  });
+});
+
+describe('a request of a ClickHouse session the server still holds', () => {
+  const locked = () => new Error('Code: 373, e.displayText() = DB::Exception: Session is locked by a concurrent client., e.what() = DB::Exception');
+
+  it('is tried again with growing pauses for up to about 1.5 s in all, then fails', async () => {
+    const pauses: number[] = [];
+    let tries = 0;
+    const failed = await inSession(async () => (tries++, Promise.reject(locked())), async (ms) => void pauses.push(ms)).then(() => null, (error: unknown) => error);
+    expect(chErrorCode(failed)).toBe(373);
+    expect(tries).toBe(pauses.length + 1);
+    expect(pauses[0]).toBeLessThanOrEqual(10);
+    expect(pauses.reduce((sum, ms) => sum + ms, 0)).toBe(SESSION_LOCKED_TOTAL_PAUSE_MS);
+    for (let i = 1; i < pauses.length - 1; i++) expect(pauses[i]).toBeGreaterThanOrEqual(pauses[i - 1]!);
+  });
+
+  it('succeeds once the session is released, and is not tried again for another failure', async () => {
+    let tries = 0;
+    expect(await inSession(async () => (++tries < 10 ? Promise.reject(locked()) : 'rows'), async () => {})).toBe('rows');
+    tries = 0;
+    await expect(inSession(async () => (tries++, Promise.reject(new Error('Code: 60, no such table'))), async () => {})).rejects.toThrow('Code: 60');
+    expect(tries).toBe(1);
   });
 });
 
@@ -118,6 +141,20 @@ describe.runIf(available)('ClickHouse database', () => {
     expect(await db.query('SELECT count() AS n FROM system.mutations WHERE database = currentDatabase() AND is_done = 0')).toEqual([{ n: '0' }]);
     expect(await db.query('SELECT count() AS n FROM doomed')).toEqual([{ n: '2500' }]);
     await db.close();
+  });
+
+  it('answers a lookup through a temporary table with its rows even when dropping the table afterwards fails', async () => {
+    const proxy = await startClickHouseProxy(server.url);
+    try {
+      const db = await ChDatabase.open(proxy.url, `svc_db_${++databases}`);
+      proxy.refuse = { match: /DROP TEMPORARY TABLE/, status: 500, body: 'Code: 999, e.displayText() = DB::Exception: The drop failed, e.what() = DB::Exception' };
+      const rows = await db.queryWithTable<{ id: number }>({ name: 'wanted', columns: 'id UInt32', rows: '2\n1\n' }, 'SELECT id FROM wanted ORDER BY id');
+      expect(rows).toEqual([{ id: 1 }, { id: 2 }]);
+      expect(proxy.requests.filter((text) => /DROP TEMPORARY TABLE/.test(text))).toHaveLength(1);
+      await db.close();
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('keeps a statement error as it is, with its code', async () => {

@@ -219,6 +219,17 @@ describe.skipIf(!available)('events through the JetStream stream EVENTS', () => 
     expect(performance.now() - sent).toBeLessThan(5_000);
   });
 
+  it('ends by itself, and says so through `ended`, when its connection closes without a stop', async () => {
+    const log = await openLog();
+    const writer = await startWriter(log, { sink: await duckDbSink() });
+    let ended = false;
+    void writer.ended.then(() => (ended = true));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(ended).toBe(false);
+    await log.connection.close();
+    await vi.waitFor(() => expect(ended).toBe(true), WAIT);
+  });
+
   it('drops a message nobody can decode, reporting it, and stores the others', async () => {
     const log = await openLog();
     const store = new JetStreamEventStore(log, await duckDbSink());

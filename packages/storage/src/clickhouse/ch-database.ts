@@ -18,9 +18,14 @@ export const PARTITION_COPY_MAX_SECONDS = 3_600;
 const MUTATION_POLL_INTERVAL_MS = 50;
 /** SESSION_IS_LOCKED: the server had not released the session after its previous request yet. */
 const SESSION_LOCKED_CH_CODE = 373;
-/** Tries of one request of a session while the server still holds it, and the pause between them. */
-const SESSION_LOCKED_TRIES = 20;
-const SESSION_LOCKED_PAUSE_MS = 5;
+/**
+ * Pauses before another try of a request of a session the server still holds: from the first,
+ * doubled up to the longest, until they add up to the total. A busy server may hold it well
+ * beyond the few milliseconds it usually takes.
+ */
+const SESSION_LOCKED_FIRST_PAUSE_MS = 5;
+const SESSION_LOCKED_LONGEST_PAUSE_MS = 200;
+export const SESSION_LOCKED_TOTAL_PAUSE_MS = 1_500;
 
 /** Rows a statement reads as a temporary table of its own (see `queryWithTable`). */
 export interface ChTemporaryTable {
@@ -139,8 +144,9 @@ export class ChDatabase {
       await inSession(() => this.client.command({ query: `CREATE TEMPORARY TABLE ${table.name} (${table.columns})`, session_id }));
       await inSession(() => this.client.insert({ table: table.name, format: 'TabSeparated', values: Readable.from([Buffer.from(table.rows)], { objectMode: false }), session_id }));
       const rows = await inSession(async () => (await this.client.query({ query: sql, format: 'JSONEachRow', clickhouse_settings: settings, session_id })).json<T>());
-      // Freed now rather than when the session expires.
-      await inSession(() => this.client.command({ query: `DROP TEMPORARY TABLE ${table.name}`, session_id }));
+      // Freed now rather than when the session expires, which frees it anyway: a failure here
+      // must not fail a lookup that has its rows.
+      await inSession(() => this.client.command({ query: `DROP TEMPORARY TABLE ${table.name}`, session_id })).catch(() => undefined);
       return rows;
     });
   }
@@ -287,13 +293,16 @@ export function chNumber(value: unknown): number {
  * 18.16 releases a session just after it sent the answer to the request before, so the next
  * one may come too early.
  */
-async function inSession<T>(request: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export async function inSession<T>(request: () => Promise<T>, pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))): Promise<T> {
+  let paused = 0;
+  for (let pauseMs = SESSION_LOCKED_FIRST_PAUSE_MS; ; pauseMs = Math.min(2 * pauseMs, SESSION_LOCKED_LONGEST_PAUSE_MS)) {
     try {
       return await request();
     } catch (error) {
-      if (chErrorCode(error) !== SESSION_LOCKED_CH_CODE || attempt >= SESSION_LOCKED_TRIES) throw error;
-      await new Promise((resolve) => setTimeout(resolve, SESSION_LOCKED_PAUSE_MS));
+      if (chErrorCode(error) !== SESSION_LOCKED_CH_CODE || paused >= SESSION_LOCKED_TOTAL_PAUSE_MS) throw error;
+      const ms = Math.min(pauseMs, SESSION_LOCKED_TOTAL_PAUSE_MS - paused);
+      paused += ms;
+      await pause(ms);
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { eventKey, type EventStore, type NewDelivery } from '../event-store';
 import { SvcError } from '@svc/protocol';
-import { decodeEvents, encodedKeys, isEncodedEventSink, isSplitEncodedEventSink } from '../encoded-events';
+import { decodeEvents, isEncodedEventSink, isSplitEncodedEventSink } from '../encoded-events';
 import { setAsideRow, storeOrSetAside, type WriterRows } from './poison-rows';
 import { fromInsertLine } from '../clickhouse/event-sql';
 import { decodeEntry, NewerEventLogFormatError, type EventLogEntry } from './event-log-chunks';
@@ -132,6 +132,14 @@ export class EventLogWriter {
       if (this.progress) clearInterval(this.progress);
       this.report(new Error('The event log writer stopped.', { cause: error }));
     });
+  }
+
+  /**
+   * Resolves when the writer has ended: after `stop`, or by itself when its connection closed or
+   * it failed (reported through `onError`); never rejects. Its owner starts another one then.
+   */
+  get ended(): Promise<void> {
+    return this.running ?? Promise.resolve();
   }
 
   /** Stops fetching, finishes the batch in hand and resolves. */
@@ -337,14 +345,15 @@ export class EventLogWriter {
 
   /**
    * Writes the rows into the sink: as they were encoded when it takes that, else as rows. The keys
-   * of the events it inserted (`keys` when the caller has them).
+   * of the events it inserted. `keys` are those of a whole batch looked up when it was prepared;
+   * null for a part of a batch being split (see storeOrSetAside), which is looked up again: the
+   * refused insert of the whole may have stored some of its rows (its events before its rejects).
    */
   private async store({ events, rejects }: WriterRows, keys: Set<string> | null): Promise<Set<string>> {
     const sink = this.options.sink;
-    if (isSplitEncodedEventSink(sink)) {
-      // Looked up when the batch was prepared, which also made the keys of the whole batch.
+    if (keys && isSplitEncodedEventSink(sink)) {
       await sink.insertEncoded({ events, rejects });
-      return keys ?? new Set(encodedKeys(events));
+      return keys;
     }
     if (isEncodedEventSink(sink)) return (await sink.commitEncoded({ events, rejects })).inserted;
     return (await sink.commit({ events: events.flatMap((block) => decodeEvents(block, fromInsertLine)), rejects })).inserted;

@@ -11,7 +11,16 @@ export interface WriterThreadSettings {
   clickhouseServerUrl: string;
   database: string;
   timing: Pick<EventLogWriterOptions, 'ackWaitMs' | 'retryDelayMs' | 'batchWaitMs'>;
+  /** Default WRITER_THREAD_JOBS_TIMEOUT_MS. */
+  jobsTimeoutMs?: number;
 }
+
+/**
+ * Longest the thread waits for the node's thread to answer its question for the unfinished
+ * deletion jobs: a batch whose answer does not come fails and is given back, so that a hung
+ * database does not stall the writer while it keeps its messages from the other writers.
+ */
+export const WRITER_THREAD_JOBS_TIMEOUT_MS = 10_000;
 
 /** An error as it crosses between threads. */
 export interface SerializedError {
@@ -30,7 +39,11 @@ export type FromWriterThread =
   | { kind: 'stored'; tenantSeqs: number[] }
   | { kind: 'stopped' };
 
-export type ToWriterThread = { kind: 'unfinished'; id: number; jobs: DeletionJob[] } | { kind: 'stop' };
+export type ToWriterThread =
+  | { kind: 'unfinished'; id: number; jobs: DeletionJob[] }
+  /** The unfinished deletion jobs could not be read: the batch that asked fails. */
+  | { kind: 'unfinished'; id: number; error: SerializedError }
+  | { kind: 'stop' };
 
 export function serializeError(error: unknown): SerializedError {
   if (!(error instanceof Error)) return { name: 'Error', message: String(error) };

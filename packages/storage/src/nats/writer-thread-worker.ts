@@ -1,4 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import { SvcError } from '@svc/protocol';
 import type { DeletionJob } from '../deletion-job-store';
 import { ChDatabase } from '../clickhouse/ch-database';
 import { ClickHouseEventStore } from '../clickhouse/clickhouse-event-store';
@@ -7,7 +8,14 @@ import { EventLog } from './event-log';
 import { EventLogWriter } from './event-log-writer';
 import { connectNats } from './nats-connection';
 import { UnfinishedErasures } from './unfinished-erasures';
-import { serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+import {
+  deserializeError,
+  serializeError,
+  WRITER_THREAD_JOBS_TIMEOUT_MS,
+  type FromWriterThread,
+  type ToWriterThread,
+  type WriterThreadSettings,
+} from './writer-thread-messages';
 
 /**
  * The event writer in a worker thread (see writer-thread.ts): its own NATS connection and
@@ -17,12 +25,21 @@ const port = parentPort!;
 const settings = workerData as WriterThreadSettings;
 const send = (message: FromWriterThread) => port.postMessage(message);
 
+/** Set once the node's thread asked the thread to stop. */
+let stopping = false;
 let asked = 0;
-const answers = new Map<number, (jobs: DeletionJob[]) => void>();
+const answers = new Map<number, { resolve: (jobs: DeletionJob[]) => void; reject: (error: Error) => void }>();
+const jobsTimeoutMs = settings.jobsTimeoutMs ?? WRITER_THREAD_JOBS_TIMEOUT_MS;
+/** The node's unfinished deletion jobs; rejects when it could not read them or did not answer in time. */
 const listUnfinished = () =>
-  new Promise<DeletionJob[]>((resolve) => {
+  new Promise<DeletionJob[]>((resolve, reject) => {
     const id = ++asked;
-    answers.set(id, resolve);
+    const timer = setTimeout(() => {
+      answers.delete(id);
+      reject(new SvcError('storage_unavailable', `The unfinished deletion jobs were not read within ${jobsTimeoutMs} ms.`));
+    }, jobsTimeoutMs);
+    const settle = () => (clearTimeout(timer), answers.delete(id));
+    answers.set(id, { resolve: (jobs) => (settle(), resolve(jobs)), reject: (error) => (settle(), reject(error)) });
     send({ kind: 'list-unfinished', id });
   });
 
@@ -48,6 +65,16 @@ async function run(): Promise<() => Promise<void>> {
     });
     await writer.start();
     closing.push(() => writer.stop());
+    // A writer that ended by itself (its connection closed, or it failed) leaves a thread that
+    // writes nothing yet stays alive (the port keeps it): the thread ends instead, and the
+    // node's thread starts it again.
+    void writer.ended.then(async () => {
+      if (stopping) return;
+      const why = nats.isClosed() ? 'its NATS connection closed' : 'it failed';
+      send({ kind: 'error', error: serializeError(new Error(`The event writer ended by itself (${why}); its thread ends.`)) });
+      await close();
+      process.exit(1);
+    });
     return close;
   } catch (error) {
     await close();
@@ -62,9 +89,10 @@ running.then(
 );
 port.on('message', (message: ToWriterThread) => {
   if (message.kind === 'unfinished') {
-    answers.get(message.id)?.(message.jobs);
-    answers.delete(message.id);
+    if ('error' in message) answers.get(message.id)?.reject(deserializeError(message.error));
+    else answers.get(message.id)?.resolve(message.jobs);
   } else if (message.kind === 'stop') {
+    stopping = true;
     void running
       .then((close) => close(), () => undefined)
       .then(() => {

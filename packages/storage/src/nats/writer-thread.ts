@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { DeletionJobStore } from '../deletion-job-store';
 import { WRITER_RETRY_DELAY_MS } from './event-log-writer';
-import { deserializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
+import { deserializeError, serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
 
 /** Longest `stop` waits for the thread to finish its batch before it ends it. */
 export const WRITER_THREAD_STOP_MS = 60_000;
@@ -30,10 +30,16 @@ export class EventLogWriterThread {
 
   constructor(private readonly options: EventLogWriterThreadOptions) {}
 
-  /** Starts the thread; rejects (and ends it) when it could not start its writer. */
+  /**
+   * Starts the thread; rejects (and ends it) when it could not start its writer. A `stop` meanwhile
+   * ends the starting thread, and this resolves without one.
+   */
   async start(): Promise<void> {
+    if (this.stopping) return;
     const { jobs, onStored, onError, ...settings } = this.options;
     const worker = new Worker(new URL('./writer-thread-boot.mjs', import.meta.url), { workerData: settings });
+    // Known to `stop` from now on, which ends it even before it has started.
+    this.worker = worker;
     const send = (message: ToWriterThread) => worker.postMessage(message);
     const started = new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromWriterThread) => {
@@ -44,11 +50,8 @@ export class EventLogWriterThread {
         else if (message.kind === 'list-unfinished') {
           jobs.listUnfinished().then(
             (list) => send({ kind: 'unfinished', id: message.id, jobs: list }),
-            (error: unknown) => {
-              onError(error);
-              // Nobody known to be erased: the erasure still waits for the writer to pass its position.
-              send({ kind: 'unfinished', id: message.id, jobs: [] });
-            },
+            // Not an empty list: the thread would store the rows of a user being erased. The batch fails and comes again.
+            (error: unknown) => send({ kind: 'unfinished', id: message.id, error: serializeError(error) }),
           );
         }
       });
@@ -58,9 +61,13 @@ export class EventLogWriterThread {
     try {
       await started;
     } catch (error) {
+      if (this.worker === worker) this.worker = null;
       await worker.terminate();
+      if (this.stopping) return;
       throw error;
     }
+    // Stopped while it started: `stop` ends it; no restart when it exits.
+    if (this.stopping) return;
     worker.on('error', (error) => onError(new Error('The event writer thread failed.', { cause: error })));
     worker.on('exit', (code) => {
       if (this.stopping) return;
@@ -73,7 +80,6 @@ export class EventLogWriterThread {
         }, settings.timing.retryDelayMs ?? WRITER_RETRY_DELAY_MS).unref();
       restart();
     });
-    this.worker = worker;
   }
 
   /** Stops fetching, lets the thread finish the batch in hand, and ends it. */
