@@ -1,4 +1,4 @@
-import type { BusTopic, BusTopics } from './bus-topics';
+import { MAX_COUNTRIES_PER_ROOM_COUNT, MAX_HEAVY_ADDRESSES, type BusTopic, type BusTopics } from './bus-topics';
 
 /**
  * Whether a payload that came from another node has its topic's shape: the fields subscribers
@@ -34,8 +34,24 @@ const isStoredVote = (vote: unknown): boolean =>
   isTime(vote.receivedAtMs) &&
   isText(vote.data);
 
+const isListOf = (value: unknown, isItem: (item: unknown) => boolean, max = Infinity): boolean =>
+  Array.isArray(value) && value.length <= max && value.every(isItem);
+
+const isCountryViewers = (entry: unknown): boolean => isFields(entry) && isText(entry.country) && isSeq(entry.viewers);
+
 const isRoomCount = (room: unknown): boolean =>
-  isFields(room) && isSeq(room.tenantSeq) && isText(room.broadcastId) && isSeq(room.campaignId) && isSeq(room.viewers);
+  isFields(room) &&
+  isSeq(room.tenantSeq) &&
+  isText(room.broadcastId) &&
+  isSeq(room.campaignId) &&
+  isSeq(room.viewers) &&
+  (room.countries === undefined || isListOf(room.countries, isCountryViewers, MAX_COUNTRIES_PER_ROOM_COUNT));
+
+const isNodeSockets = (sockets: unknown): boolean =>
+  isFields(sockets) &&
+  isListOf(sockets.tenants, (entry) => isFields(entry) && isSeq(entry.tenantSeq) && isSeq(entry.connections)) &&
+  isListOf(sockets.addresses, (entry) => isFields(entry) && isText(entry.address) && isSeq(entry.connections), MAX_HEAVY_ADDRESSES) &&
+  isListOf(sockets.tenantAddresses, (entry) => isFields(entry) && isSeq(entry.tenantSeq) && isText(entry.address) && isSeq(entry.connections), MAX_HEAVY_ADDRESSES);
 
 const isErasureNotice = (value: unknown): boolean =>
   isFields(value) && isText(value.jobId) && isSeq(value.tenantSeq) && isText(value.userHash) && isTextOrNull(value.userId);
@@ -60,7 +76,13 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
   'user.erasing': isErasureNotice,
   'user.erased': isErasureNotice,
   'viewers.counted': (value) =>
-    isFields(value) && isText(value.node) && isTime(value.intervalMs) && (value.intervalMs as number) > 0 && Array.isArray(value.rooms) && value.rooms.every(isRoomCount),
+    isFields(value) &&
+    isText(value.node) &&
+    isTime(value.intervalMs) &&
+    (value.intervalMs as number) > 0 &&
+    Array.isArray(value.rooms) &&
+    value.rooms.every(isRoomCount) &&
+    (value.sockets === undefined || isNodeSockets(value.sockets)),
 };
 
 /**

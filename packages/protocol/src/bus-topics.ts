@@ -36,10 +36,54 @@ export interface ErasureNotice {
 export interface NodeViewerCounts {
   /** The publishing node (a random id per gateway). */
   node: string;
-  /** How often the node publishes its counts, ms: they count for two intervals, then expire. */
+  /**
+   * How often the node publishes its counts, ms: they count for two intervals, then expire.
+   * Receivers bound it (`ClusterViewerCounts`), so that a bad peer cannot keep its counts forever.
+   */
   intervalMs: number;
   /** Every broadcast with viewers on the node; a broadcast not listed has none there. */
-  rooms: Array<{ tenantSeq: number; broadcastId: string; campaignId: number; viewers: number }>;
+  rooms: Array<{
+    tenantSeq: number;
+    broadcastId: string;
+    campaignId: number;
+    viewers: number;
+    /**
+     * The broadcast's viewers on the node by country: at most `MAX_COUNTRIES_PER_ROOM_COUNT`,
+     * the largest first. The rest (viewers of no known country, or of a country beyond the
+     * list) are `viewers` minus their sum. Absent: no viewer of a known country (or a node
+     * of an older version).
+     */
+    countries?: CountryViewers[];
+  }>;
+  /** The node's open sockets, as the connection caps count them (absent from a node of an older version). */
+  sockets?: NodeSockets;
+}
+
+/** Viewers of one country (`NodeViewerCounts`). */
+export interface CountryViewers {
+  country: string;
+  viewers: number;
+}
+
+/** Countries a node lists per broadcast in `viewers.counted`, so that the message stays small. */
+export const MAX_COUNTRIES_PER_ROOM_COUNT = 50;
+
+/** Heavy addresses a node lists in `viewers.counted`, in each of `NodeSockets`' two lists. */
+export const MAX_HEAVY_ADDRESSES = 100;
+
+/**
+ * A node's open sockets: per tenant, and of its heavy client addresses only (those holding a
+ * sizeable part of an address cap on the node), each address as a hash, never in clear. The
+ * size does not grow with the number of viewers: one entry per tenant with sockets, and at most
+ * `MAX_HEAVY_ADDRESSES` addresses per list.
+ */
+export interface NodeSockets {
+  /** Every tenant with open sockets on the node. */
+  tenants: Array<{ tenantSeq: number; connections: number }>;
+  /** Open sockets of a heavy address on the node, over all tenants. */
+  addresses: Array<{ address: string; connections: number }>;
+  /** Open sockets of a heavy address among one tenant's on the node. */
+  tenantAddresses: Array<{ tenantSeq: number; address: string; connections: number }>;
 }
 
 /**

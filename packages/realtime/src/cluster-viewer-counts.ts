@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { fanOut, type Bus, type NodeViewerCounts } from '@svc/protocol';
+import { fanOut, type Bus, type NodeSockets, type NodeViewerCounts } from '@svc/protocol';
 import type { Timers } from './throttle';
 
 /** How often a node publishes its viewer counts, ms: a vanished node stops counting within two. */
 export const VIEWER_COUNT_INTERVAL_MS = 1_000;
+
+/**
+ * Bounds of the interval another node says it publishes at, ms: its counts live two of its
+ * intervals, so a peer announcing a huge one would otherwise keep them forever, and one
+ * announcing a tiny one would see them expire between two of its messages.
+ */
+export const MIN_PEER_INTERVAL_MS = 100;
+export const MAX_PEER_INTERVAL_MS = 60_000;
 
 /** A broadcast's count on one node. */
 export type RoomCount = NodeViewerCounts['rooms'][number];
@@ -13,6 +21,8 @@ export interface ClusterViewerCountsDeps {
   timers: Timers;
   /** This node's counts now: every broadcast with viewers here. */
   countsHere(): RoomCount[];
+  /** This node's open sockets, counted by the connection caps of the other nodes; none published when unset. */
+  socketsHere?(): NodeSockets;
   /** The count of a broadcast on the other nodes changed (a node's news, or its counts expired). */
   changed(tenantSeq: number, broadcastId: string): void;
   /** Default VIEWER_COUNT_INTERVAL_MS. */
@@ -23,6 +33,10 @@ export interface ClusterViewerCountsDeps {
 
 interface OtherNode {
   rooms: Map<string, RoomCount>;
+  /** Open sockets per tenant seq, per address hash, and per `tenantSeq address-hash`. */
+  tenants: Map<number, number>;
+  addresses: Map<string, number>;
+  tenantAddresses: Map<string, number>;
   expiry: unknown;
 }
 
@@ -31,7 +45,11 @@ interface OtherNode {
  * interval, one `viewers.counted` message with its count of each broadcast it has viewers of,
  * and adds the latest counts of the other nodes to its own. A node's counts expire two
  * intervals after its last message, so a node that vanished stops counting within two
- * intervals. Bus traffic: one message per node per interval, whatever the number of viewers.
+ * intervals; a node that stops cleanly publishes an empty count first, so it stops counting at
+ * once. Bus traffic: one message per node per interval, whatever the number of viewers.
+ *
+ * The same messages carry each node's open sockets (per tenant, and of its heavy addresses),
+ * which the connection caps add to this node's own.
  */
 export class ClusterViewerCounts {
   readonly node: string;
@@ -69,8 +87,46 @@ export class ClusterViewerCounts {
     return [...counts.values()];
   }
 
-  /** Stops publishing and forgets the other nodes. */
+  /** Viewers of the tenant's broadcasts of one country on the other nodes, per broadcast (as far as their lists of countries go). */
+  elsewhereOfCountry(tenantSeq: number, country: string): RoomCount[] {
+    const counts = new Map<string, RoomCount>();
+    for (const other of this.others.values()) {
+      for (const room of other.rooms.values()) {
+        const viewers = room.tenantSeq === tenantSeq ? room.countries?.find((entry) => entry.country === country)?.viewers : undefined;
+        if (!viewers) continue;
+        const known = counts.get(room.broadcastId);
+        counts.set(room.broadcastId, { tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: (known?.viewers ?? 0) + viewers });
+      }
+    }
+    return [...counts.values()];
+  }
+
+  /** Open sockets of a tenant on the other nodes. */
+  connectionsElsewhere(tenantSeq: number): number {
+    let count = 0;
+    for (const other of this.others.values()) count += other.tenants.get(tenantSeq) ?? 0;
+    return count;
+  }
+
+  /** Open sockets of a client address (by its hash) on the other nodes that list it as heavy, over all tenants. */
+  addressElsewhere(addressHash: string): number {
+    let count = 0;
+    for (const other of this.others.values()) count += other.addresses.get(addressHash) ?? 0;
+    return count;
+  }
+
+  /** Open sockets of a client address (by its hash) among a tenant's on the other nodes that list it as heavy. */
+  tenantAddressElsewhere(tenantSeq: number, addressHash: string): number {
+    let count = 0;
+    for (const other of this.others.values()) count += other.tenantAddresses.get(`${tenantSeq} ${addressHash}`) ?? 0;
+    return count;
+  }
+
+  /** Publishes an empty count (the other nodes stop counting this one at once), stops publishing and forgets the other nodes. */
   stop(): void {
+    if (this.stopped) return;
+    const sockets: NodeSockets | undefined = this.deps.socketsHere ? { tenants: [], addresses: [], tenantAddresses: [] } : undefined;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: [], ...(sockets && { sockets }) });
     this.stopped = true;
     this.unsubscribe();
     if (this.ticker !== null) this.deps.timers.clearTimeout(this.ticker);
@@ -80,7 +136,8 @@ export class ClusterViewerCounts {
 
   private tick(): void {
     if (this.stopped) return;
-    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere() });
+    const sockets = this.deps.socketsHere?.();
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere(), ...(sockets && { sockets }) });
     this.ticker = this.deps.timers.setTimeout(() => this.tick(), this.intervalMs);
   }
 
@@ -89,8 +146,16 @@ export class ClusterViewerCounts {
     const known = this.others.get(counts.node);
     if (known) this.deps.timers.clearTimeout(known.expiry);
     const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
-    const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * counts.intervalMs);
-    this.others.set(counts.node, { rooms, expiry });
+    const intervalMs = Math.min(MAX_PEER_INTERVAL_MS, Math.max(MIN_PEER_INTERVAL_MS, counts.intervalMs));
+    const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * intervalMs);
+    const sockets = counts.sockets;
+    this.others.set(counts.node, {
+      rooms,
+      tenants: new Map(sockets?.tenants.map((entry) => [entry.tenantSeq, entry.connections])),
+      addresses: new Map(sockets?.addresses.map((entry) => [entry.address, entry.connections])),
+      tenantAddresses: new Map(sockets?.tenantAddresses.map((entry) => [`${entry.tenantSeq} ${entry.address}`, entry.connections])),
+      expiry,
+    });
     this.tellChanges(known?.rooms ?? new Map(), rooms);
   }
 

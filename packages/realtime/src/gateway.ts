@@ -40,7 +40,15 @@ export interface GatewayOptions extends AddressAdmissionOptions {
   resumeGraceMs: number;
   /** Minimum time between two `poll.results` of one poll, or two `viewers` of one broadcast, ms (default 1,000). */
   throttleMs: number;
-  /** Open sockets of one tenant on this node (default 100,000); more are closed with 1013 `too_many_connections`. */
+  /**
+   * Open sockets of one tenant (default 100,000); more are closed with 1013 `too_many_connections`.
+   * Counted on this node; with `viewerCountsAcrossNodes`, over the cluster, within a tolerance:
+   * the other nodes' counts are up to one `viewerCountIntervalMs` old (plus the bus's delivery),
+   * so the cluster may hold more than the cap by the sockets the other nodes admitted within
+   * that interval (at most N nodes × the joins each admits per interval), and a node that
+   * vanished still counts until its counts expire (two intervals). The address caps
+   * (`AddressAdmissionOptions`) count across nodes likewise (see `AddressesElsewhere`).
+   */
   maxConnectionsPerTenant: number;
   /** Sustained client messages per second per connection (default 20). */
   messagesPerSecond: number;
@@ -54,7 +62,11 @@ export interface GatewayOptions extends AddressAdmissionOptions {
   softBufferBytes: number;
   /** Bytes waiting to be sent to a client above which it is closed as too slow (4429, default 1 MB). */
   hardBufferBytes: number;
-  /** With viewer counts across nodes: how often this node publishes its counts, ms (default 1,000); a vanished node stops counting within two intervals. */
+  /**
+   * With viewer counts across nodes: how often this node publishes its counts (viewers, and open
+   * sockets for the caps), ms (default 1,000); a vanished node stops counting within two
+   * intervals, one that closes cleanly at once.
+   */
   viewerCountIntervalMs: number;
 }
 
@@ -93,7 +105,8 @@ export interface GatewayDeps {
   liveViewers?: LiveViewerRegistry;
   /**
    * Whether the counts viewers and the dashboard see add the other nodes' (`viewers.counted` on
-   * a bus between nodes: full cluster mode); default false, this node's viewers only.
+   * a bus between nodes: full cluster mode), and the connection caps count the other nodes'
+   * sockets; default false, this node's viewers and sockets only.
    */
   viewerCountsAcrossNodes?: boolean;
   clock: Clock;
@@ -149,18 +162,19 @@ export class Gateway {
       // handshake that answers none of its offers without telling the page why.
       handleProtocols: (protocols) => (protocols.has(REALTIME_SUBPROTOCOL) ? REALTIME_SUBPROTOCOL : (protocols.values().next().value ?? false)),
     });
-    this.admission = new AddressAdmission(this.options, deps.clock);
+    this.admission = new AddressAdmission(
+      this.options,
+      deps.clock,
+      deps.viewerCountsAcrossNodes
+        ? {
+            address: (hash) => this.viewerCounts?.addressElsewhere(hash) ?? 0,
+            tenantAddress: (tenantSeq, hash) => this.viewerCounts?.tenantAddressElsewhere(tenantSeq, hash) ?? 0,
+          }
+        : null,
+    );
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
     this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0);
-    this.viewerCounts = deps.viewerCountsAcrossNodes
-      ? new ClusterViewerCounts({
-          bus: deps.bus,
-          timers: this.timers,
-          intervalMs: this.options.viewerCountIntervalMs,
-          countsHere: () => this.rooms.countsHere(),
-          changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
-        })
-      : null;
+    // Before the viewer counts, which publish this node's sockets at once.
     this.sessions = new SessionRegistry({
       rooms: this.rooms,
       clock: deps.clock,
@@ -168,6 +182,16 @@ export class Gateway {
       resumeGraceMs: this.options.resumeGraceMs,
       leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
     });
+    this.viewerCounts = deps.viewerCountsAcrossNodes
+      ? new ClusterViewerCounts({
+          bus: deps.bus,
+          timers: this.timers,
+          intervalMs: this.options.viewerCountIntervalMs,
+          countsHere: () => this.rooms.countsHere(),
+          socketsHere: () => ({ tenants: this.sessions.slotsTaken(), ...this.admission.heavyAddresses(this.options.maxConnectionsPerTenant) }),
+          changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
+        })
+      : null;
     this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
@@ -187,11 +211,13 @@ export class Gateway {
   /**
    * Viewers connected now to this tenant's broadcasts that match (campaign, broadcast) and,
    * when given, whose country is `country`. Across nodes, the other nodes' viewers count too,
-   * except by country (their counts carry none).
+   * by country as far as their counts list it (the largest `MAX_COUNTRIES_PER_ROOM_COUNT`
+   * countries of each broadcast on each node).
    */
   async liveViewers(tenantSeq: number, match: (broadcastId: string, campaignId: number) => boolean, country?: string): Promise<number> {
     let count = 0;
-    if (country === undefined) for (const room of this.viewerCounts?.elsewhereOf(tenantSeq) ?? []) if (match(room.broadcastId, room.campaignId)) count += room.viewers;
+    const elsewhere = country === undefined ? this.viewerCounts?.elsewhereOf(tenantSeq) : this.viewerCounts?.elsewhereOfCountry(tenantSeq, country);
+    for (const room of elsewhere ?? []) if (match(room.broadcastId, room.campaignId)) count += room.viewers;
     for await (const room of this.rooms.roomsOf(tenantSeq)) {
       if (!match(room.broadcastId, room.campaignId)) continue;
       if (country === undefined) count += room.connections.size;
@@ -287,7 +313,8 @@ export class Gateway {
     const admission = await admitViewer(ws.protocol, request, params, ticket, {
       authenticate: (apiKey) => this.deps.authenticate(apiKey),
       maxConnectionsPerTenant: this.options.maxConnectionsPerTenant,
-      takeSlot: (tenantSeq, max) => this.sessions.takeSlot(tenantSeq, max),
+      // Across nodes, the other nodes' sockets of the tenant take their part of the cap.
+      takeSlot: (tenantSeq, max) => this.sessions.takeSlot(tenantSeq, max - (this.viewerCounts?.connectionsElsewhere(tenantSeq) ?? 0)),
     });
     if (!admission.admitted) {
       if (admission.refusal) this.deps.refused?.(admission.refusal);

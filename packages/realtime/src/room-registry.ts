@@ -1,5 +1,5 @@
 import { overlayViews } from '@svc/content';
-import type { Clock, ContentChange } from '@svc/protocol';
+import { MAX_COUNTRIES_PER_ROOM_COUNT, type Clock, type ContentChange, type CountryViewers } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import { Room, type StoredVote } from './room';
 import type { RoomCount } from './cluster-viewer-counts';
@@ -51,11 +51,14 @@ export class RoomRegistry {
     if (room) this.viewersChanged(room);
   }
 
-  /** This node's count of every broadcast it has viewers of. */
+  /** This node's count of every broadcast it has viewers of, with their largest countries. */
   countsHere(): RoomCount[] {
     const counts: RoomCount[] = [];
     for (const room of this.loaded.values()) {
-      if (room.connections.size > 0) counts.push({ tenantSeq: room.tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: room.connections.size });
+      if (room.connections.size === 0) continue;
+      const count: RoomCount = { tenantSeq: room.tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: room.connections.size };
+      const countries = largestCountries(room);
+      counts.push(countries.length ? { ...count, countries } : count);
     }
     return counts;
   }
@@ -170,6 +173,19 @@ export class RoomRegistry {
     const room = this.rooms.get(key);
     if (room) job(await room);
   }
+}
+
+/** A room's viewers by known country: the `MAX_COUNTRIES_PER_ROOM_COUNT` largest countries. */
+function largestCountries(room: Room): CountryViewers[] {
+  const viewers = new Map<string, number>();
+  for (const connection of room.connections) {
+    const country = connection.session.country;
+    if (country !== null) viewers.set(country, (viewers.get(country) ?? 0) + 1);
+  }
+  return [...viewers]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, MAX_COUNTRIES_PER_ROOM_COUNT)
+    .map(([country, count]) => ({ country, viewers: count }));
 }
 
 function roomKey(tenantSeq: number, broadcastId: string): string {

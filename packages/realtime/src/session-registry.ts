@@ -44,6 +44,13 @@ export class SessionRegistry {
     this.connectionsPerTenant.set(tenantSeq, (this.connectionsPerTenant.get(tenantSeq) ?? 1) - 1);
   }
 
+  /** Every tenant's slots taken now (its open sockets, and those being admitted), for the other nodes' caps. */
+  slotsTaken(): Array<{ tenantSeq: number; connections: number }> {
+    const taken: Array<{ tenantSeq: number; connections: number }> = [];
+    for (const [tenantSeq, connections] of this.connectionsPerTenant) if (connections > 0) taken.push({ tenantSeq, connections });
+    return taken;
+  }
+
   /** The session of this id: the same one when it reconnects to the same broadcast in time. */
   join(tenant: Tenant, sessionId: string, userId: string | null, room: Room, country: () => string | null): { session: Session; resumed: boolean } {
     const key = `${tenant.seq}:${sessionId}`;

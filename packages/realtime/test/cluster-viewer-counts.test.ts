@@ -1,27 +1,35 @@
-import { LocalBus, ManualClock, type NodeViewerCounts } from '@svc/protocol';
+import { LocalBus, ManualClock, type Bus, type BusTopic, type BusTopics, type NodeViewerCounts } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { ClusterViewerCounts, type RoomCount } from '../src';
+import { ClusterViewerCounts, MAX_PEER_INTERVAL_MS, MIN_PEER_INTERVAL_MS, type RoomCount } from '../src';
 import { ManualTimers } from './gateway-harness';
 
 const INTERVAL_MS = 1_000;
 
-/** Two nodes' counts on one bus (LocalBus: both hear every message, as on NATS). */
+/**
+ * Two nodes' counts on one bus (LocalBus: both hear every message, as on NATS). `crash(name)`
+ * cuts a node off the bus without its clean stop: what it publishes from then on reaches nobody.
+ */
 function twoNodes() {
   const bus = new LocalBus();
   const clock = new ManualClock(0);
   const timers = new ManualTimers(clock);
   const here: Record<'a' | 'b', RoomCount[]> = { a: [], b: [] };
   const changed: Record<'a' | 'b', string[]> = { a: [], b: [] };
+  const crashed = new Set<'a' | 'b'>();
+  const linkOf = (name: 'a' | 'b'): Bus => ({
+    publish: <T extends BusTopic>(topic: T, payload: BusTopics[T]) => (crashed.has(name) ? Promise.resolve() : bus.publish(topic, payload)),
+    subscribe: (topic, handler) => bus.subscribe(topic, handler),
+  });
   const node = (name: 'a' | 'b') =>
     new ClusterViewerCounts({
-      bus,
+      bus: linkOf(name),
       timers,
       node: name,
       intervalMs: INTERVAL_MS,
       countsHere: () => here[name],
       changed: (tenantSeq, broadcastId) => void changed[name].push(`${tenantSeq}/${broadcastId}`),
     });
-  return { bus, timers, here, changed, a: node('a'), b: node('b') };
+  return { bus, timers, here, changed, crash: (name: 'a' | 'b') => crashed.add(name), a: node('a'), b: node('b') };
 }
 
 const room = (broadcastId: string, viewers: number, tenantSeq = 1): RoomCount => ({ tenantSeq, broadcastId, campaignId: 1, viewers });
@@ -47,17 +55,65 @@ describe('viewer counts across nodes', () => {
   });
 
   it('stops counting a node that vanished within two of its intervals', () => {
-    const { timers, here, changed, a, b } = twoNodes();
+    const { timers, here, changed, crash, a } = twoNodes();
     here.b = [room('final', 2)];
     timers.advance(INTERVAL_MS);
     expect(a.elsewhere(1, 'final')).toBe(2);
-    b.stop();
+    crash('b');
     changed.a.length = 0;
     timers.advance(2 * INTERVAL_MS - 1);
     expect(a.elsewhere(1, 'final')).toBe(2);
     timers.advance(1);
     expect(a.elsewhere(1, 'final')).toBe(0);
     expect(changed.a).toEqual(['1/final']);
+  });
+
+  it('stops counting at once a node that stops cleanly', () => {
+    const { timers, here, changed, a, b } = twoNodes();
+    here.b = [room('final', 2)];
+    timers.advance(INTERVAL_MS);
+    expect(a.elsewhere(1, 'final')).toBe(2);
+    changed.a.length = 0;
+    b.stop();
+    expect(a.elsewhere(1, 'final')).toBe(0);
+    expect(a.elsewhereOf(1)).toEqual([]);
+    expect(changed.a).toEqual(['1/final']);
+  });
+
+  it("bounds the interval a peer announces: its counts neither live forever nor expire between its messages", () => {
+    const { bus, timers, a } = twoNodes();
+    bus.publish('viewers.counted', { node: 'forever', intervalMs: 1e12, rooms: [room('final', 5)] });
+    bus.publish('viewers.counted', { node: 'hasty', intervalMs: 1, rooms: [room('final', 7)] });
+    expect(a.elsewhere(1, 'final')).toBe(12);
+    // Two intervals of 100 ms at least: the hasty node's counts outlive a late message of a few ms.
+    timers.advance(2 * MIN_PEER_INTERVAL_MS - 1);
+    expect(a.elsewhere(1, 'final')).toBe(12);
+    timers.advance(1);
+    expect(a.elsewhere(1, 'final')).toBe(5);
+    // Two intervals of 60 s at most.
+    timers.advance(2 * MAX_PEER_INTERVAL_MS - 2 * MIN_PEER_INTERVAL_MS - 1);
+    expect(a.elsewhere(1, 'final')).toBe(5);
+    timers.advance(1);
+    expect(a.elsewhere(1, 'final')).toBe(0);
+  });
+
+  it("adds the other nodes' open sockets per tenant and per heavy address, and their viewers by country", () => {
+    const { bus, a } = twoNodes();
+    const sockets = (tenantConnections: number, addressConnections: number) => ({
+      tenants: [{ tenantSeq: 1, connections: tenantConnections }],
+      addresses: [{ address: 'hash-x', connections: addressConnections }],
+      tenantAddresses: [{ tenantSeq: 1, address: 'hash-x', connections: addressConnections - 1 }],
+    });
+    const withCountries = (viewers: number, fr: number, de: number): RoomCount => ({ ...room('final', viewers), countries: [{ country: 'FR', viewers: fr }, { country: 'DE', viewers: de }] });
+    bus.publish('viewers.counted', { node: 'c', intervalMs: INTERVAL_MS, rooms: [withCountries(10, 6, 3), room('other', 4)], sockets: sockets(14, 5) });
+    bus.publish('viewers.counted', { node: 'd', intervalMs: INTERVAL_MS, rooms: [withCountries(5, 1, 2)], sockets: sockets(6, 3) });
+    expect(a.connectionsElsewhere(1)).toBe(20);
+    expect(a.connectionsElsewhere(2)).toBe(0);
+    expect([a.addressElsewhere('hash-x'), a.addressElsewhere('hash-y')]).toEqual([8, 0]);
+    expect([a.tenantAddressElsewhere(1, 'hash-x'), a.tenantAddressElsewhere(2, 'hash-x')]).toEqual([6, 0]);
+    expect(a.elsewhereOfCountry(1, 'FR')).toEqual([room('final', 7)]);
+    expect(a.elsewhereOfCountry(1, 'DE')).toEqual([room('final', 5)]);
+    expect([a.elsewhereOfCountry(1, 'IT'), a.elsewhereOfCountry(2, 'FR')]).toEqual([[], []]);
   });
 
   it('publishes one message per node and interval, whatever the number of viewers', () => {

@@ -3,6 +3,7 @@ import type { Overlay } from '@svc/protocol';
 import { connectNats, NatsBus, type OverlayRecord } from '@svc/storage';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { natsAvailable, startNats, type NatsServer } from '../../storage/test/nats-server';
+import { VIEWER_COUNT_INTERVAL_MS } from '../src';
 import { API_KEY, pollRecord, startGateway, TENANT, type Harness } from './gateway-harness';
 
 const available = natsAvailable();
@@ -31,10 +32,14 @@ describe.skipIf(!available)('gateway on the bus between nodes', () => {
     connections = [];
   });
 
-  const start = async (...overlays: OverlayRecord[]) => {
+  const connectNodes = async () => {
     connections = [await connectNats(server.url), await connectNats(server.url)];
     nodeA = new NatsBus(connections[0]!);
     nodeB = new NatsBus(connections[1]!);
+  };
+
+  const start = async (...overlays: OverlayRecord[]) => {
+    await connectNodes();
     h = await startGateway({ throttleMs: 1_000 }, overlays, [], nodeB);
     await nodeB.flush();
   };
@@ -61,6 +66,30 @@ describe.skipIf(!available)('gateway on the bus between nodes', () => {
     h.timers.advance(2_000);
     await watcher.settle();
     expect(watcher.ofType('poll.results')).toEqual([{ type: 'poll.results', pollId: 'poll-1', counts: [0, 1], total: 1 }]);
+  });
+
+  it("counts node A's sockets in the tenant's cap on node B: 6 of 10 on A, B admits 4, then refuses with 1013 too_many_connections", async () => {
+    await connectNodes();
+    const options = { maxConnectionsPerTenant: 10, addressSharePercent: 100 };
+    const a = await startGateway(options, [], [], nodeA, { viewerCountsAcrossNodes: true });
+    try {
+      h = await startGateway(options, [], [], nodeB, { viewerCountsAcrossNodes: true });
+      await nodeB.flush();
+      await Promise.all(Array.from({ length: 6 }, (_, i) => a.join(`svc_a${i}`)));
+      a.timers.advance(VIEWER_COUNT_INTERVAL_MS);
+      await expect.poll(() => h.gateway.liveViewers(TENANT.seq, () => true)).toBe(6);
+      const outcomes: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        // From another address than A's viewers: only the tenant's cap is at stake.
+        const attempt = await h.attempt({ sessionId: `svc_b${i}`, localAddress: '127.0.0.2' });
+        if (attempt.kind !== 'opened') throw new Error(`refused upgrade: ${attempt.status}`);
+        const { viewer } = attempt;
+        outcomes.push(await Promise.race([viewer.next((m) => m.type === 'welcome').then(() => 'welcome'), viewer.closed.then((c) => `${c.code} ${c.reason}`)]));
+      }
+      expect(outcomes).toEqual(['welcome', 'welcome', 'welcome', 'welcome', '1013 too_many_connections']);
+    } finally {
+      await a.close();
+    }
   });
 
   it('leaves open the sockets of a key revoked on another node: the change feed, not the bus, tells it', async () => {
