@@ -37,7 +37,7 @@ const isStoredVote = (vote: unknown): boolean =>
 const isListOf = (value: unknown, isItem: (item: unknown) => boolean, max = Infinity): boolean =>
   Array.isArray(value) && value.length <= max && value.every(isItem);
 
-const isCountryViewers = (entry: unknown): boolean => isFields(entry) && isText(entry.country) && isSeq(entry.viewers);
+const isCountryViewers = (entry: unknown): boolean => Array.isArray(entry) && entry.length === 2 && isText(entry[0]) && isSeq(entry[1]);
 
 const isRoomCount = (room: unknown): boolean =>
   isFields(room) &&

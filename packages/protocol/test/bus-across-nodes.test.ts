@@ -6,7 +6,7 @@ const check = BUS_TOPICS_ACROSS_NODES['viewers.counted']!;
 const counts = (): NodeViewerCounts => ({
   node: 'n1',
   intervalMs: 1_000,
-  rooms: [{ tenantSeq: 1, broadcastId: 'final', campaignId: 1, viewers: 5, countries: [{ country: 'FR', viewers: 3 }] }],
+  rooms: [{ tenantSeq: 1, broadcastId: 'final', campaignId: 1, viewers: 5, countries: [['FR', 3]] }],
   sockets: {
     tenants: [{ tenantSeq: 1, connections: 6 }],
     addresses: [{ address: 'hash', connections: 6 }],
@@ -22,7 +22,7 @@ describe('viewers.counted from another node', () => {
   });
 
   it('drops counts whose countries or heavy addresses are malformed or beyond their bounds', () => {
-    const country = (i: number) => ({ country: `C${i}`, viewers: 1 });
+    const country = (i: number): [string, number] => [`C${i}`, 1];
     const address = (i: number) => ({ address: `h${i}`, connections: 1 });
     const tooManyCountries = counts();
     tooManyCountries.rooms[0]!.countries = Array.from({ length: MAX_COUNTRIES_PER_ROOM_COUNT + 1 }, (_, i) => country(i));
@@ -33,6 +33,6 @@ describe('viewers.counted from another node', () => {
     expect(check({ ...counts(), sockets: { tenants: [{ tenantSeq: 1, connections: -1 }], addresses: [], tenantAddresses: [] } })).toBe(false);
     expect(check({ ...counts(), sockets: { tenants: [], addresses: [{ address: 7, connections: 1 }], tenantAddresses: [] } })).toBe(false);
     expect(check({ ...counts(), sockets: { tenants: [] } })).toBe(false);
-    expect(check({ ...counts(), rooms: [{ tenantSeq: 1, broadcastId: 'final', campaignId: 1, viewers: 5, countries: [{ country: null, viewers: 1 }] }] })).toBe(false);
+    expect(check({ ...counts(), rooms: [{ tenantSeq: 1, broadcastId: 'final', campaignId: 1, viewers: 5, countries: [[null, 1]] }] })).toBe(false);
   });
 });

@@ -92,7 +92,7 @@ export class ClusterViewerCounts {
     const counts = new Map<string, RoomCount>();
     for (const other of this.others.values()) {
       for (const room of other.rooms.values()) {
-        const viewers = room.tenantSeq === tenantSeq ? room.countries?.find((entry) => entry.country === country)?.viewers : undefined;
+        const viewers = room.tenantSeq === tenantSeq ? room.countries?.find((entry) => entry[0] === country)?.[1] : undefined;
         if (!viewers) continue;
         const known = counts.get(room.broadcastId);
         counts.set(room.broadcastId, { tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: (known?.viewers ?? 0) + viewers });

@@ -182,10 +182,7 @@ function largestCountries(room: Room): CountryViewers[] {
     const country = connection.session.country;
     if (country !== null) viewers.set(country, (viewers.get(country) ?? 0) + 1);
   }
-  return [...viewers]
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, MAX_COUNTRIES_PER_ROOM_COUNT)
-    .map(([country, count]) => ({ country, viewers: count }));
+  return [...viewers].sort((a, b) => b[1] - a[1]).slice(0, MAX_COUNTRIES_PER_ROOM_COUNT);
 }
 
 function roomKey(tenantSeq: number, broadcastId: string): string {

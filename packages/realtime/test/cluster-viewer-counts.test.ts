@@ -104,7 +104,7 @@ describe('viewer counts across nodes', () => {
       addresses: [{ address: 'hash-x', connections: addressConnections }],
       tenantAddresses: [{ tenantSeq: 1, address: 'hash-x', connections: addressConnections - 1 }],
     });
-    const withCountries = (viewers: number, fr: number, de: number): RoomCount => ({ ...room('final', viewers), countries: [{ country: 'FR', viewers: fr }, { country: 'DE', viewers: de }] });
+    const withCountries = (viewers: number, fr: number, de: number): RoomCount => ({ ...room('final', viewers), countries: [['FR', fr], ['DE', de]] });
     bus.publish('viewers.counted', { node: 'c', intervalMs: INTERVAL_MS, rooms: [withCountries(10, 6, 3), room('other', 4)], sockets: sockets(14, 5) });
     bus.publish('viewers.counted', { node: 'd', intervalMs: INTERVAL_MS, rooms: [withCountries(5, 1, 2)], sockets: sockets(6, 3) });
     expect(a.connectionsElsewhere(1)).toBe(20);
