@@ -81,7 +81,8 @@ export class ClusterViewerCounts {
       for (const room of other.rooms.values()) {
         if (room.tenantSeq !== tenantSeq) continue;
         const known = counts.get(room.broadcastId);
-        counts.set(room.broadcastId, known ? { ...known, viewers: known.viewers + room.viewers } : room);
+        // Summed viewers only: one node's list of countries would not be the sum's.
+        counts.set(room.broadcastId, { tenantSeq, broadcastId: room.broadcastId, campaignId: room.campaignId, viewers: (known?.viewers ?? 0) + room.viewers });
       }
     }
     return [...counts.values()];

@@ -23,9 +23,9 @@ export type ViewerAdmission =
 
 export interface ViewerAdmissionDeps {
   authenticate(apiKey: string): Promise<Tenant | null>;
-  /** Open sockets one tenant may hold on this node. */
+  /** Open sockets one tenant may hold (its share per address is a part of it). */
   maxConnectionsPerTenant: number;
-  /** Takes one of the tenant's socket slots (false when all are taken). */
+  /** Takes one of the tenant's socket slots (false when all are taken, here or, across nodes, with the other nodes' sockets). */
   takeSlot(tenantSeq: number, max: number): boolean;
 }
 
