@@ -55,6 +55,16 @@ describe('connection caps across nodes', () => {
     expect(await attempts(b, 3, 'later', '127.0.0.3')).toEqual(['welcome', 'welcome', '1013 too_many_connections']);
   });
 
+  it('frees at once the places of a node that closes cleanly', async () => {
+    const [a, b] = await twoNodes({ maxConnectionsPerTenant: 10, addressSharePercent: 100 });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => a.join(`svc_a${i}`)));
+    a.timers.advance(VIEWER_COUNT_INTERVAL_MS);
+    expect(await attempts(b, 1, 'full', '127.0.0.2')).toEqual(['1013 too_many_connections']);
+    await a.close();
+    nodes = [b];
+    expect(await attempts(b, 2, 'b', '127.0.0.2')).toEqual(['welcome', 'welcome']);
+  });
+
   it("counts the other node's sockets of an address in its cap: 6 of 10 on A, B admits 4, then refuses with 429 before the handshake", async () => {
     const [a, b] = await twoNodes({ maxConnectionsPerAddress: 10 });
     await Promise.all(Array.from({ length: 6 }, (_, i) => a.join(`svc_a${i}`)));
