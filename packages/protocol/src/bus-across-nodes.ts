@@ -34,6 +34,9 @@ const isStoredVote = (vote: unknown): boolean =>
   isTime(vote.receivedAtMs) &&
   isText(vote.data);
 
+const isStoredEntry = (entry: unknown): boolean =>
+  isFields(entry) && isText(entry.eventId) && isText(entry.sessionId) && isTextOrNull(entry.userId) && isText(entry.broadcastId) && isText(entry.data);
+
 const isRoomCount = (room: unknown): boolean =>
   isFields(room) && isSeq(room.tenantSeq) && isText(room.broadcastId) && isSeq(room.campaignId) && isSeq(room.viewers);
 
@@ -61,6 +64,7 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
   'user.erased': isErasureNotice,
   'viewers.counted': (value) =>
     isFields(value) && isText(value.node) && isTime(value.intervalMs) && (value.intervalMs as number) > 0 && Array.isArray(value.rooms) && value.rooms.every(isRoomCount),
+  'contest.entered': (value) => isFields(value) && isSeq(value.tenantSeq) && Array.isArray(value.entries) && value.entries.every(isStoredEntry),
 };
 
 /**

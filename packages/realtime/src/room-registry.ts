@@ -1,7 +1,7 @@
 import { overlayViews } from '@svc/content';
 import type { Clock, ContentChange } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
-import { Room, type StoredVote } from './room';
+import { Room, type StoredEntry, type StoredVote } from './room';
 import type { RoomCount } from './cluster-viewer-counts';
 import { KeyedThrottle, type Timers } from './throttle';
 
@@ -127,6 +127,15 @@ export class RoomRegistry {
       const room = this.rooms.get(roomKey(tenantSeq, vote.broadcastId));
       const loaded = room && (await room.catch(() => null));
       if (loaded?.addStoredVote(vote)) this.resultsChanged(loaded, vote.pollId);
+    }
+  }
+
+  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here. */
+  async noteEntries(tenantSeq: number, entries: StoredEntry[]): Promise<void> {
+    for (const entry of entries) {
+      const room = this.rooms.get(roomKey(tenantSeq, entry.broadcastId));
+      const loaded = room && (await room.catch(() => null));
+      loaded?.recordEntry(entry.contestId, entry.viewer);
     }
   }
 

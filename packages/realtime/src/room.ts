@@ -14,6 +14,13 @@ interface PollState {
 /** A stored `poll.voted`, as the room checks it against its poll. */
 export type StoredVote = CastVote & VoteClaim & { pollId: string };
 
+/** A stored `contest.entered`, as the room records it: `viewer` is the userId, else the session. */
+export interface StoredEntry {
+  broadcastId: string;
+  contestId: string;
+  viewer: string;
+}
+
 /** Serializes a server message once, for every connection it goes to. */
 export function frame(message: ServerMessage): Buffer {
   return Buffer.from(JSON.stringify(message));
@@ -119,6 +126,12 @@ export class Room {
     }
   }
 
+  /** Whether this viewer (the userId, else the session) has entered the contest. */
+  hasEntered(contestId: string, viewer: string): boolean {
+    return this.contests.get(contestId)?.has(viewer) ?? false;
+  }
+
+  /** Records a viewer's entry; false when the viewer had entered already. */
   recordEntry(contestId: string, viewer: string): boolean {
     let entrants = this.contests.get(contestId);
     if (!entrants) this.contests.set(contestId, (entrants = new Set()));

@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { LiveViewerRegistry, LocalBus, ManualClock, type Bus, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
-import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
+import { Gateway, type Connection, type GatewayDeps, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
   seq: 1,
@@ -126,7 +126,7 @@ export interface Harness {
   liveViewers: LiveViewerRegistry;
   /** Bodies the gateway ingested. */
   ingested: unknown[];
-  join(sessionId: string, broadcastId?: string): Promise<Viewer>;
+  join(sessionId: string, broadcastId?: string, userId?: string): Promise<Viewer>;
   /** Opens one socket as told and waits until it opened or was refused. */
   attempt(options: AttemptOptions): Promise<Attempt>;
   /** The server side of a session's live connection. */
@@ -138,9 +138,16 @@ export interface Harness {
 /**
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
  * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
- * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default).
+ * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default). `deps` replaces
+ * some of the gateway's dependencies (e.g. `claims`, or an `events` sink of the test's own).
  */
-export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = [], stored: Interaction[] = [], bus: Bus = new LocalBus()): Promise<Harness> {
+export async function startGateway(
+  options: Partial<GatewayOptions>,
+  overlays: OverlayRecord[] = [],
+  stored: Interaction[] = [],
+  bus: Bus = new LocalBus(),
+  deps: Partial<Pick<GatewayDeps, 'claims' | 'events'>> = {},
+): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const liveViewers = new LiveViewerRegistry();
@@ -167,6 +174,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       clock,
       log: { warn: () => undefined, error: () => undefined },
       timers,
+      ...deps,
     },
     // The heartbeat runs on real time: keep it out of the way unless a test wants it.
     { heartbeatIntervalMs: 60_000, ...options },
@@ -183,8 +191,8 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
     bus,
     liveViewers,
     ingested,
-    async join(sessionId, broadcastId = 'b') {
-      const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId });
+    async join(sessionId, broadcastId = 'b', userId) {
+      const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId, ...(userId === undefined ? {} : { userId }) });
       const viewer = new Viewer(new WebSocket(`ws://127.0.0.1:${port}/v1/ws?${params}`, 'svc.v1'), clock);
       viewers.push(viewer);
       await viewer.next((m) => m.type === 'welcome');
