@@ -95,6 +95,24 @@ export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBac
       }
     });
 
+    it('lets exactly one of 20 concurrent claims win again after a release', async () => {
+      const { nodeA, nodeB, close } = await open();
+      try {
+        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1' };
+        const phone = voter({ sessionId: 'svc_phone', userId: 'user-1' });
+        expect(await nodeA.claimEntry(entrant)).toBe(true);
+        expect(await nodeA.claimVote(phone)).toBe(true);
+        await nodeA.releaseEntry(entrant);
+        await nodeA.releaseVote(phone);
+        const entries = Array.from({ length: 20 }, (_, i) => (i % 2 ? nodeA : nodeB).claimEntry(entrant));
+        const votes = Array.from({ length: 20 }, (_, i) => (i % 2 ? nodeA : nodeB).claimVote(voter({ sessionId: `svc_device_${i % 4}`, userId: 'user-1' })));
+        expect((await Promise.all(entries)).filter(Boolean)).toHaveLength(1);
+        expect((await Promise.all(votes)).filter(Boolean)).toHaveLength(1);
+      } finally {
+        await close();
+      }
+    });
+
     it('lets exactly one of 20 concurrent entries of one viewer win, across two nodes', async () => {
       const { nodeA, nodeB, close } = await open();
       try {

@@ -10,6 +10,8 @@ export const CLAIMS_BUCKET = 'svc_claims';
 export const CLAIMS_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long one claim or release may take before the viewer is told to retry, ms. */
 export const CLAIM_TIMEOUT_MS = 2_000;
+/** How long creating (or finding) the bucket at start-up may take, ms (replicas are placed then). */
+const BUCKET_OPEN_TIMEOUT_MS = 10_000;
 
 /** A claim's value: small JSON, saying what was claimed (the key says by whom, hashed). */
 const VOTE_VALUE = '{"claim":"vote"}';
@@ -41,12 +43,13 @@ export class NatsViewerClaims implements ViewerClaims {
   static async open(connection: NatsConnection, options: NatsViewerClaimsOptions): Promise<NatsViewerClaims> {
     const timeout = options.timeoutMs ?? CLAIM_TIMEOUT_MS;
     try {
-      const kv = await new Kvm(jetstream(connection, { timeout })).create(CLAIMS_BUCKET, {
+      await new Kvm(jetstream(connection, { timeout: BUCKET_OPEN_TIMEOUT_MS })).create(CLAIMS_BUCKET, {
         replicas: options.replicas,
         history: 1,
         ttl: options.ttlMs ?? CLAIMS_TTL_MS,
-        timeout,
       });
+      // Claims and releases go through a client whose requests time out as a viewer may wait.
+      const kv = await new Kvm(jetstream(connection, { timeout })).open(CLAIMS_BUCKET, { timeout });
       return new NatsViewerClaims(kv, timeout);
     } catch (error) {
       throw natsFailure(error, 'open the claims of votes and entries');
