@@ -14,6 +14,8 @@ const CROSSES_WITHIN_MS = 5_000;
 const RESUME_GRACE_MS = 300;
 /** How often a node publishes its viewer counts (`VIEWER_COUNT_INTERVAL_MS`). */
 const VIEWER_COUNT_INTERVAL_MS = 1_000;
+/** How long after a room opened it reads the stored votes and entries again (`GatewayOptions.rereadStoredAfterMs`). */
+const REREAD_STORED_AFTER_MS = 5_000;
 /** Votes sent by viewers on nodes B and C. */
 const VOTERS_PER_NODE = 4;
 
@@ -157,6 +159,12 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
     expect(await lateOnC.request({ type: 'poll.vote', pollId: latePoll, optionIndex: 0 }, 10_000)).toMatchObject({ type: 'ack' });
     const { viewer: lateOnA } = await welcomed(a, 'claims-late', { userId: user });
     expect(await lateOnA.request({ type: 'poll.vote', pollId: latePoll, optionIndex: 1 }, 10_000)).toMatchObject({ type: 'error', code: 'already_voted' });
+    // The room reads the stored votes again once the writer had time to store the vote (`rereadStoredAfterMs`): welcomes on A show it.
+    await until("a welcome on node A shows the vote cast on node C", async () => {
+      const { viewer, welcome } = await welcomed(a, 'claims-late', { userId: user });
+      viewer.close();
+      return (welcome.viewer as { votes: Record<string, number> }).votes[latePoll] === 0;
+    }, REREAD_STORED_AFTER_MS + CROSSES_WITHIN_MS, 500);
     // Counted once wherever the results are read.
     await new Promise((resolve) => setTimeout(resolve, 2 * THROTTLE_MS));
     expect(Math.max(...firstOnA.ofType('poll.results').map((m) => Number(m.total)))).toBe(1);

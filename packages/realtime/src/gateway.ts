@@ -56,6 +56,12 @@ export interface GatewayOptions extends AddressAdmissionOptions {
   hardBufferBytes: number;
   /** With viewer counts across nodes: how often this node publishes its counts, ms (default 1,000); a vanished node stops counting within two intervals. */
   viewerCountIntervalMs: number;
+  /**
+   * With claims across nodes (full cluster mode): how long after a room opened it reads the
+   * stored votes and entries again, ms (default 5,000), for those stored through another node
+   * while it opened, before the event writer made them readable.
+   */
+  rereadStoredAfterMs: number;
 }
 
 export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
@@ -71,6 +77,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
   softBufferBytes: 64 * 1024,
   hardBufferBytes: 1024 * 1024,
   viewerCountIntervalMs: VIEWER_COUNT_INTERVAL_MS,
+  rereadStoredAfterMs: 5_000,
   ...DEFAULT_ADDRESS_ADMISSION_OPTIONS,
 };
 
@@ -156,7 +163,8 @@ export class Gateway {
     });
     this.admission = new AddressAdmission(this.options, deps.clock);
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
-    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0);
+    const rereadAfterMs = deps.claims ? this.options.rereadStoredAfterMs : null;
+    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0, rereadAfterMs);
     this.viewerCounts = deps.viewerCountsAcrossNodes
       ? new ClusterViewerCounts({
           bus: deps.bus,

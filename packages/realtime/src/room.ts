@@ -50,10 +50,7 @@ export class Room {
     interactions: Interaction[],
   ) {
     for (const overlay of overlays) this.setOverlay(overlay);
-    for (const interaction of interactions) {
-      if (interaction.kind === 'vote') this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId, optionIndex: interaction.optionIndex ?? -1 });
-      if (interaction.kind === 'entry') this.recordEntry(interaction.overlayId, interaction.viewer);
-    }
+    for (const interaction of interactions) this.addInteraction(interaction);
     for (const poll of this.polls.values()) poll.sentVersion = poll.version;
   }
 
@@ -116,6 +113,15 @@ export class Room {
     if (!poll.tally.add({ eventId, sessionId, userId, timestampMs, optionIndex })) return false;
     poll.version++;
     return true;
+  }
+
+  /** Counts a stored vote or records a stored entry, read back from storage; returns whether a poll's counts changed. */
+  addInteraction(interaction: Interaction): boolean {
+    if (interaction.kind === 'entry') {
+      this.recordEntry(interaction.overlayId, interaction.viewer);
+      return false;
+    }
+    return this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId: this.broadcastId, optionIndex: interaction.optionIndex ?? -1 });
   }
 
   /** A session took another userId: where the session voted, that user has voted too. */

@@ -1,5 +1,5 @@
 import type { IngestResult } from '@svc/protocol';
-import { MemoryViewerClaims, type OverlayRecord, type ViewerClaims } from '@svc/storage';
+import { MemoryViewerClaims, type Interaction, type OverlayRecord, type ViewerClaims } from '@svc/storage';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pollRecord, startGateway, TENANT, type Harness } from './gateway-harness';
 
@@ -67,5 +67,27 @@ describe('gateway with claims of votes and entries', () => {
     // The stored vote and entry hold their claims: another node would refuse the viewer.
     expect(await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_other_device', userId: 'user-1' })).toBe(false);
     expect(await claims.claimEntry({ tenantSeq: TENANT.seq, contestId: 'contest-1', viewer: 'user-1' })).toBe(false);
+  });
+
+  it('reads the stored votes and entries again after a room opened: those stored through another node meanwhile show in welcomes and results', async () => {
+    const stored: Interaction[] = [];
+    h = await startGateway({ throttleMs: 1_000, rereadStoredAfterMs: 5_000 }, [pollRecord('poll-1'), CONTEST], stored, undefined, { claims: new MemoryViewerClaims() });
+    const watcher = await h.join('svc_watcher');
+    // Stored through another node while the room opened here: the bus told it before the room was there.
+    const at = h.clock.now();
+    const interaction = { sessionId: 'svc_elsewhere', userId: 'user-1', viewer: 'user-1', timestampMs: at, receivedAtMs: at };
+    stored.push(
+      { ...interaction, kind: 'vote', overlayId: 'poll-1', eventId: 'e-vote', optionIndex: 1, optionSelected: 'No' },
+      { ...interaction, kind: 'entry', overlayId: 'contest-1', eventId: 'e-entry', optionIndex: null, optionSelected: null },
+    );
+    h.timers.advance(4_000);
+    expect((await h.join('svc_early', 'b', 'user-1')).ofType('welcome')[0]).toMatchObject({ viewer: { votes: {}, contests: [] } });
+    h.timers.advance(1_000);
+    expect(await watcher.next((m) => m.type === 'poll.results')).toMatchObject({ counts: [0, 1], total: 1 });
+    expect((await h.join('svc_later', 'b', 'user-1')).ofType('welcome')[0]).toMatchObject({ viewer: { votes: { 'poll-1': 1 }, contests: ['contest-1'] } });
+    // Read again, nothing counts twice.
+    h.timers.advance(10_000);
+    await watcher.settle();
+    expect(watcher.ofType('poll.results').map((m) => m.total)).toEqual([1]);
   });
 });
