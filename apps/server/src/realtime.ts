@@ -34,6 +34,8 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       content: services.storage.content,
       interactions: services.storage.interactions,
       bus: services.bus,
+      // Full cluster mode's claims give a viewer one vote and one entry across the nodes.
+      claims: services.storage.claims,
       liveViewers: services.liveViewers,
       // Full cluster mode's bus carries every node's counts to the others.
       viewerCountsAcrossNodes: services.storage.bus !== undefined,

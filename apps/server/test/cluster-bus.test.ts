@@ -14,6 +14,8 @@ const CROSSES_WITHIN_MS = 5_000;
 const RESUME_GRACE_MS = 300;
 /** How often a node publishes its viewer counts (`VIEWER_COUNT_INTERVAL_MS`). */
 const VIEWER_COUNT_INTERVAL_MS = 1_000;
+/** How long after a room opened it reads the stored votes and entries again (`GatewayOptions.rereadStoredAfterMs`). */
+const REREAD_STORED_AFTER_MS = 5_000;
 /** Votes sent by viewers on nodes B and C. */
 const VOTERS_PER_NODE = 4;
 
@@ -130,6 +132,43 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
       ['erased', null],
     ]);
   }, 120_000);
+
+  it('takes one vote per userId across the nodes: a second session of a viewer who voted on node C is refused on node A, whose welcome shows the vote', async () => {
+    const user = 'claims-user';
+    const pollIn = async (broadcastId: string) => {
+      await broadcast(broadcastId);
+      const pollId = await overlay(broadcastId, { type: 'poll', question: 'Who wins?', options: ['Home', 'Away'] });
+      expect((await call(a, 'POST', `/v1/broadcasts/${broadcastId}/overlays/${pollId}/show`)).status).toBe(200);
+      return pollId;
+    };
+    const openPoll = await pollIn('claims-open');
+    const latePoll = await pollIn('claims-late');
+    // The room of claims-open is open on node A (a viewer of the same user watches there) before the vote.
+    const { viewer: firstOnA } = await welcomed(a, 'claims-open', { userId: user });
+    const { viewer: onC } = await welcomed(c, 'claims-open', { userId: user });
+    expect(await onC.request({ type: 'poll.vote', pollId: openPoll, optionIndex: 1 }, 10_000)).toMatchObject({ type: 'ack' });
+    await firstOnA.next((m) => m.type === 'poll.results' && m.total === 1, CROSSES_WITHIN_MS + THROTTLE_MS);
+    const { viewer: secondOnA, welcome } = await welcomed(a, 'claims-open', { userId: user });
+    expect(welcome.viewer).toMatchObject({ votes: { [openPoll]: 1 } });
+    for (const session of [firstOnA, secondOnA]) {
+      expect(await session.request({ type: 'poll.vote', pollId: openPoll, optionIndex: 0 }, 10_000)).toMatchObject({ type: 'error', code: 'already_voted' });
+    }
+
+    // claims-late's room opens on node A only after the vote, perhaps before the writer stored it in ClickHouse.
+    const { viewer: lateOnC } = await welcomed(c, 'claims-late', { userId: user });
+    expect(await lateOnC.request({ type: 'poll.vote', pollId: latePoll, optionIndex: 0 }, 10_000)).toMatchObject({ type: 'ack' });
+    const { viewer: lateOnA } = await welcomed(a, 'claims-late', { userId: user });
+    expect(await lateOnA.request({ type: 'poll.vote', pollId: latePoll, optionIndex: 1 }, 10_000)).toMatchObject({ type: 'error', code: 'already_voted' });
+    // The room reads the stored votes again once the writer had time to store the vote (`rereadStoredAfterMs`): welcomes on A show it.
+    await until("a welcome on node A shows the vote cast on node C", async () => {
+      const { viewer, welcome } = await welcomed(a, 'claims-late', { userId: user });
+      viewer.close();
+      return (welcome.viewer as { votes: Record<string, number> }).votes[latePoll] === 0;
+    }, REREAD_STORED_AFTER_MS + CROSSES_WITHIN_MS, 500);
+    // Counted once wherever the results are read.
+    await new Promise((resolve) => setTimeout(resolve, 2 * THROTTLE_MS));
+    expect(Math.max(...firstOnA.ofType('poll.results').map((m) => Number(m.total)))).toBe(1);
+  }, 60_000);
 
   it('counts the viewers of every node in viewers messages, welcome and watching-now; a node killed stops counting within two intervals', async () => {
     await broadcast('bus-count');

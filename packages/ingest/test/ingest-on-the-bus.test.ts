@@ -56,6 +56,18 @@ describe('ingest on the bus', () => {
     ]);
   });
 
+  it('announces the contest entries a commit stored, by any source, as plain data', () => {
+    const bus = new LocalBus();
+    const seen = record(bus, ['contest.entered']);
+    const entry = row('contest.entered', 'c1', '{"contestId":"ct1","title":"Win"}');
+    announceStored(bus, TENANT.seq, 'client', [row('broadcast.joined', 'j1'), entry], true);
+    announceStored(bus, TENANT.seq, 'server', [{ ...entry, eventId: 'c2', userId: null, sessionId: 'svc_c2' }], false);
+    expect(seen).toEqual([
+      ['contest.entered', { tenantSeq: TENANT.seq, entries: [{ eventId: 'c1', sessionId: 'svc_c1', userId: 'u1', broadcastId: 'b1', data: entry.data }] }],
+      ['contest.entered', { tenantSeq: TENANT.seq, entries: [{ eventId: 'c2', sessionId: 'svc_c2', userId: null, broadcastId: 'b1', data: entry.data }] }],
+    ]);
+  });
+
   it('publishes after the commit, and events.stored only where its commit makes the events readable', async () => {
     for (const readable of [true, false]) {
       const bus = new LocalBus();

@@ -39,6 +39,9 @@ const isListOf = (value: unknown, isItem: (item: unknown) => boolean, max = Infi
 
 const isCountryViewers = (entry: unknown): boolean => Array.isArray(entry) && entry.length === 2 && isText(entry[0]) && isSeq(entry[1]);
 
+const isStoredEntry = (entry: unknown): boolean =>
+  isFields(entry) && isText(entry.eventId) && isText(entry.sessionId) && isTextOrNull(entry.userId) && isText(entry.broadcastId) && isText(entry.data);
+
 const isRoomCount = (room: unknown): boolean =>
   isFields(room) &&
   isSeq(room.tenantSeq) &&
@@ -83,6 +86,7 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
     Array.isArray(value.rooms) &&
     value.rooms.every(isRoomCount) &&
     (value.sockets === undefined || isNodeSockets(value.sockets)),
+  'contest.entered': (value) => isFields(value) && isSeq(value.tenantSeq) && Array.isArray(value.entries) && value.entries.every(isStoredEntry),
 };
 
 /**

@@ -22,6 +22,18 @@ export interface StoredPollVote {
   data: string;
 }
 
+/**
+ * A stored `contest.entered` event, as much as a room needs; `data` is the event's `data` as
+ * JSON text (decoded only by a node with the broadcast's room open, as `StoredPollVote`'s).
+ */
+export interface StoredContestEntry {
+  eventId: string;
+  sessionId: string;
+  userId: string | null;
+  broadcastId: string;
+  data: string;
+}
+
 /** One erasure job around its run (`user.erasing`, `user.erased`). */
 export interface ErasureNotice {
   jobId: string;
@@ -160,6 +172,13 @@ export interface BusTopics {
    * node vanished). Crosses nodes.
    */
   'viewers.counted': NodeViewerCounts;
+  /**
+   * `contest.entered` events were stored, by any path (HTTP, `track` messages, the gateway's
+   * own entries). Fan-out. Published by ingest after the commit; subscriber: the gateway, whose
+   * room of the broadcast (if open) records the viewer's entry, so that the viewer's `welcome`
+   * on any node lists it. Crosses nodes: the viewer may connect to any node.
+   */
+  'contest.entered': { tenantSeq: number; entries: StoredContestEntry[] };
 }
 
 /** A topic of the bus. */

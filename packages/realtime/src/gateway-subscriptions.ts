@@ -1,10 +1,10 @@
-import type { Bus, LiveViewerCounts, StoredPollVote } from '@svc/protocol';
+import type { Bus, LiveViewerCounts, StoredContestEntry, StoredPollVote } from '@svc/protocol';
 import { hashUserId } from '@svc/storage';
 import type { Gateway } from './gateway';
-import type { StoredVote } from './room';
+import type { StoredEntry, StoredVote } from './room';
 
 /**
- * What the gateway follows on the bus: overlay changes of its rooms, votes stored by any path,
+ * What the gateway follows on the bus: overlay changes of its rooms, votes and contest entries stored by any path,
  * viewers' own `broadcast.left`, revoked API keys and erasures. Returns the function that ends
  * every subscription.
  */
@@ -17,6 +17,11 @@ export function subscribeGateway(bus: Bus, gateway: Gateway): () => void {
     bus.subscribe('poll.voted', ({ tenantSeq, votes }) => {
       const counted = votes.filter((vote) => gateway.hasRoom(tenantSeq, vote.broadcastId)).map(storedVote);
       if (counted.length) void gateway.noteVotes(tenantSeq, counted);
+    }),
+    // Entries stored by any path, on any node, show in the viewer's welcome wherever the room is open.
+    bus.subscribe('contest.entered', ({ tenantSeq, entries }) => {
+      const recorded = entries.filter((entry) => gateway.hasRoom(tenantSeq, entry.broadcastId)).flatMap(storedEntry);
+      if (recorded.length) void gateway.noteEntries(tenantSeq, recorded);
     }),
     // A viewer's own broadcast.left that arrives over HTTP (beacon) spares it the server's one.
     bus.subscribe('session.left', ({ tenantSeq, sessionIds }) => {
@@ -48,6 +53,17 @@ export function storedVote(vote: StoredPollVote): StoredVote {
     optionIndex: typeof data.optionIndex === 'number' ? data.optionIndex : -1,
     optionSelected: data.optionSelected,
   };
+}
+
+/** A stored entry as a room records it (its `data` decoded); none when its data names no contest. */
+export function storedEntry(entry: StoredContestEntry): StoredEntry[] {
+  let contestId: unknown;
+  try {
+    contestId = (JSON.parse(entry.data) as { contestId?: unknown }).contestId;
+  } catch {
+    return [];
+  }
+  return typeof contestId === 'string' ? [{ broadcastId: entry.broadcastId, contestId, viewer: entry.userId ?? entry.sessionId }] : [];
 }
 
 /** The gateway's counts of connected viewers, as the dashboard reads them. */

@@ -11,14 +11,14 @@ import {
   type LiveViewerRegistry,
   type ContentChange,
 } from '@svc/protocol';
-import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
+import type { ContentStore, InteractionStore, Tenant, ViewerClaims } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { ClusterViewerCounts, VIEWER_COUNT_INTERVAL_MS } from './cluster-viewer-counts';
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
 import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
 import { Interactions, reply, type GatewayEventSink } from './interactions';
-import { frame, type Room, type StoredVote } from './room';
+import { frame, type Room, type StoredEntry, type StoredVote } from './room';
 import { RoomRegistry } from './room-registry';
 import { SessionRegistry, type LeaveReason } from './session-registry';
 import { realTimers, type Timers } from './throttle';
@@ -68,6 +68,12 @@ export interface GatewayOptions extends AddressAdmissionOptions {
    * intervals, one that closes cleanly at once.
    */
   viewerCountIntervalMs: number;
+  /**
+   * With claims across nodes (full cluster mode): how long after a room opened it reads the
+   * stored votes and entries again, ms (default 5,000), for those stored through another node
+   * while it opened, before the event writer made them readable.
+   */
+  rereadStoredAfterMs: number;
 }
 
 export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
@@ -83,6 +89,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
   softBufferBytes: 64 * 1024,
   hardBufferBytes: 1024 * 1024,
   viewerCountIntervalMs: VIEWER_COUNT_INTERVAL_MS,
+  rereadStoredAfterMs: 5_000,
   ...DEFAULT_ADDRESS_ADMISSION_OPTIONS,
 };
 
@@ -101,6 +108,11 @@ export interface GatewayDeps {
   interactions: InteractionStore;
   /** Where the gateway follows overlay changes, stored votes, revoked keys and erasures (see `subscribeGateway`). */
   bus: Bus;
+  /**
+   * Every node's claims of a viewer's one vote per poll and one entry per contest (full cluster
+   * mode), taken before a vote or entry counts here; none by default: this node's rooms decide alone.
+   */
+  claims?: ViewerClaims;
   /** Where the gateway provides its live viewer counts (the dashboard reads them); none when unset. */
   liveViewers?: LiveViewerRegistry;
   /**
@@ -173,7 +185,8 @@ export class Gateway {
         : null,
     );
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
-    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0);
+    const rereadAfterMs = deps.claims ? this.options.rereadStoredAfterMs : null;
+    this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0, rereadAfterMs);
     // Before the viewer counts, which publish this node's sockets at once.
     this.sessions = new SessionRegistry({
       rooms: this.rooms,
@@ -192,7 +205,7 @@ export class Gateway {
           changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
         })
       : null;
-    this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log });
+    this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log, claims: deps.claims });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
     const unsubscribe = subscribeGateway(deps.bus, this);
@@ -264,6 +277,11 @@ export class Gateway {
    */
   noteVotes(tenantSeq: number, votes: StoredVote[]): Promise<void> {
     return this.rooms.noteVotes(tenantSeq, votes);
+  }
+
+  /** Stored `contest.entered` events (by any path, on any node) are recorded in their room, so that welcomes list them. */
+  noteEntries(tenantSeq: number, entries: StoredEntry[]): Promise<void> {
+    return this.rooms.noteEntries(tenantSeq, entries);
   }
 
   /** An overlay of a broadcast was shown, updated or hidden: its room (if loaded here) tells its viewers. */

@@ -1,6 +1,6 @@
 import { uuidv7 } from 'uuidv7';
 import type { Clock, ErrorCode, IngestResult, ServerMessage } from '@svc/protocol';
-import type { Tenant } from '@svc/storage';
+import type { ContestEntrant, PollVoter, Tenant, ViewerClaims } from '@svc/storage';
 import type { Connection } from './connection';
 import { frame } from './room';
 import type { RoomRegistry } from './room-registry';
@@ -16,6 +16,8 @@ export interface InteractionDeps {
   rooms: RoomRegistry;
   clock: Clock;
   log: { error(obj: object, msg: string): void };
+  /** Every node's claims of votes and entries (full cluster mode); none: this node's rooms decide alone. */
+  claims?: ViewerClaims;
 }
 
 /** Sends one message to one connection. */
@@ -79,8 +81,15 @@ export class Interactions {
       return reply(connection, { type: 'error', code: 'invalid_message', detail: `"optionIndex" must be an integer from 0 to ${poll.options.length - 1}.`, requestId });
     }
     // One vote per session and per userId, including userIds the session took after voting.
-    if (room.hasVoted(poll.id, session.id, session.userId)) {
-      return reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
+    if (room.hasVoted(poll.id, session.id, session.userId)) return alreadyVoted(connection, requestId);
+    // Across nodes, the claims decide: a vote cast on another node counts here only once it is stored.
+    const voter: PollVoter = { tenantSeq: session.tenant.seq, pollId: poll.id, sessionId: session.id, userId: session.userId };
+    const claims = this.deps.claims;
+    if (claims) {
+      const claimed = await this.claim(connection, requestId, () => claims.claimVote(voter));
+      if (claimed === null) return;
+      // A vote of the viewer stored meanwhile by another path (HTTP, `track`) counts already: the claim stays.
+      if (!claimed || room.hasVoted(poll.id, session.id, session.userId)) return alreadyVoted(connection, requestId);
     }
     const eventId = uuidv7();
     const timestampMs = this.deps.clock.now();
@@ -93,6 +102,7 @@ export class Interactions {
     }, timestampMs);
     if (!stored) {
       room.retractVote(poll.id, eventId);
+      if (claims) await this.release(() => claims.releaseVote(voter));
       return;
     }
     this.deps.rooms.resultsChanged(room, poll.id);
@@ -109,11 +119,44 @@ export class Interactions {
     if (isClosed(contest.closesAt, this.deps.clock.now())) {
       return reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
     }
-    if (!room.recordEntry(contest.id, session.viewer)) {
-      return reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
+    if (room.hasEntered(contest.id, session.viewer)) return alreadyEntered(connection, requestId);
+    const entrant: ContestEntrant = { tenantSeq: session.tenant.seq, contestId: contest.id, viewer: session.viewer };
+    const claims = this.deps.claims;
+    if (claims) {
+      const claimed = await this.claim(connection, requestId, () => claims.claimEntry(entrant));
+      if (claimed === null) return;
+      if (!claimed) return alreadyEntered(connection, requestId);
     }
+    // An entry of the viewer stored meanwhile by another path is recorded already.
+    if (!room.recordEntry(contest.id, entrant.viewer)) return alreadyEntered(connection, requestId);
     const stored = await this.store(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
-    if (!stored) room.retractEntry(contest.id, session.viewer);
+    if (!stored) {
+      room.retractEntry(contest.id, entrant.viewer);
+      if (claims) await this.release(() => claims.releaseEntry(entrant));
+    }
+  }
+
+  /**
+   * Takes a claim: whether it was taken by this call, or null when the claims could not answer
+   * (the viewer is told `storage_unavailable`, retryable, and nothing is counted).
+   */
+  private async claim(connection: Connection, requestId: string | undefined, take: () => Promise<boolean>): Promise<boolean | null> {
+    try {
+      return await take();
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'claiming a vote or entry failed');
+      reply(connection, { type: 'error', code: 'storage_unavailable', detail: 'Votes and entries cannot be taken right now; nothing was counted. Retry later.', requestId });
+      return null;
+    }
+  }
+
+  /** Gives back the claim of a vote or entry that could not be stored; a failure leaves it until the claims' TTL ends. */
+  private async release(give: () => Promise<void>): Promise<void> {
+    try {
+      await give();
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'giving back the claim of an unstored vote or entry failed');
+    }
   }
 
   /** Stores a vote or entry as an event; acknowledges it, or reports why not. */
@@ -160,6 +203,14 @@ export class Interactions {
     if (!code) this.deps.log.error({ err: error }, 'realtime message failed');
     reply(connection, { type: 'error', code: code ?? 'internal_error', detail: code ? (error as Error).message : 'Something went wrong on our side.', requestId });
   }
+}
+
+function alreadyVoted(connection: Connection, requestId: string | undefined): void {
+  reply(connection, { type: 'error', code: 'already_voted', detail: 'This viewer has already voted in this poll.', requestId });
+}
+
+function alreadyEntered(connection: Connection, requestId: string | undefined): void {
+  reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
 }
 
 /** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */

@@ -1,7 +1,7 @@
 import { overlayViews } from '@svc/content';
 import { MAX_COUNTRIES_PER_ROOM_COUNT, type Clock, type ContentChange, type CountryViewers } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
-import { Room, type StoredVote } from './room';
+import { Room, type StoredEntry, type StoredVote } from './room';
 import type { RoomCount } from './cluster-viewer-counts';
 import { KeyedThrottle, type Timers } from './throttle';
 
@@ -26,15 +26,23 @@ export class RoomRegistry {
   private readonly loaded = new Map<string, Room>();
   private readonly resultsThrottle: KeyedThrottle;
   private readonly viewersThrottle: KeyedThrottle;
+  /** Second reads of rooms' stored votes and entries, due (see `rereadAfterMs`). */
+  private readonly rereads = new Set<unknown>();
 
   constructor(
     private readonly sources: RoomSources,
     /** Minimum time between two pushes of one poll's results or one room's viewer count, ms. */
     throttleMs: number,
     clock: Clock,
-    timers: Timers,
+    private readonly timers: Timers,
     /** Viewers of a broadcast on the other nodes, added to the counts viewers are told; none by default. */
     private readonly elsewhere: (tenantSeq: number, broadcastId: string) => number = () => 0,
+    /**
+     * When set, a room reads its stored votes and entries again this long after it opened, ms:
+     * those stored through another node just before were announced on the bus before the room
+     * was there, and may not have been readable yet (full cluster mode: the writer's lag). None by default.
+     */
+    private readonly rereadAfterMs: number | null = null,
   ) {
     this.resultsThrottle = new KeyedThrottle(throttleMs, (key) => this.flushResults(key), clock, timers);
     this.viewersThrottle = new KeyedThrottle(throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers(this.elsewhere(room.tenantSeq, room.broadcastId))), clock, timers);
@@ -133,6 +141,15 @@ export class RoomRegistry {
     }
   }
 
+  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here. */
+  async noteEntries(tenantSeq: number, entries: StoredEntry[]): Promise<void> {
+    for (const entry of entries) {
+      const room = this.rooms.get(roomKey(tenantSeq, entry.broadcastId));
+      const loaded = room && (await room.catch(() => null));
+      loaded?.recordEntry(entry.contestId, entry.viewer);
+    }
+  }
+
   /** Live viewers of a broadcast on this node. */
   async viewerCount(tenantSeq: number, broadcastId: string): Promise<number> {
     const room = this.rooms.get(roomKey(tenantSeq, broadcastId));
@@ -149,6 +166,8 @@ export class RoomRegistry {
 
   /** Stops the throttled pushes (the gateway closes). */
   close(): void {
+    for (const handle of this.rereads) this.timers.clearTimeout(handle);
+    this.rereads.clear();
     this.resultsThrottle.dropAll();
     this.viewersThrottle.dropAll();
   }
@@ -161,7 +180,26 @@ export class RoomRegistry {
     ]);
     const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
     this.loaded.set(key, room);
+    if (this.rereadAfterMs !== null) this.scheduleReread(room, this.rereadAfterMs);
     return room;
+  }
+
+  private scheduleReread(room: Room, afterMs: number): void {
+    const handle = this.timers.setTimeout(() => {
+      this.rereads.delete(handle);
+      // Best effort: a room that cannot read them again keeps what it has and what the bus brings.
+      if (!room.released) void this.reread(room).catch(() => undefined);
+    }, afterMs);
+    this.rereads.add(handle);
+  }
+
+  /** Counts the stored votes and entries a room missed; those it has count once (by event, session and userId). */
+  private async reread(room: Room): Promise<void> {
+    const changed = new Set<string>();
+    for (const interaction of await this.sources.interactions.listInteractions(room.tenantSeq, room.broadcastId)) {
+      if (room.addInteraction(interaction)) changed.add(interaction.overlayId);
+    }
+    for (const pollId of changed) this.resultsChanged(room, pollId);
   }
 
   private flushResults(key: string): void {

@@ -14,6 +14,13 @@ interface PollState {
 /** A stored `poll.voted`, as the room checks it against its poll. */
 export type StoredVote = CastVote & VoteClaim & { pollId: string };
 
+/** A stored `contest.entered`, as the room records it: `viewer` is the userId, else the session. */
+export interface StoredEntry {
+  broadcastId: string;
+  contestId: string;
+  viewer: string;
+}
+
 /** Serializes a server message once, for every connection it goes to. */
 export function frame(message: ServerMessage): Buffer {
   return Buffer.from(JSON.stringify(message));
@@ -43,10 +50,7 @@ export class Room {
     interactions: Interaction[],
   ) {
     for (const overlay of overlays) this.setOverlay(overlay);
-    for (const interaction of interactions) {
-      if (interaction.kind === 'vote') this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId, optionIndex: interaction.optionIndex ?? -1 });
-      if (interaction.kind === 'entry') this.recordEntry(interaction.overlayId, interaction.viewer);
-    }
+    for (const interaction of interactions) this.addInteraction(interaction);
     for (const poll of this.polls.values()) poll.sentVersion = poll.version;
   }
 
@@ -111,6 +115,15 @@ export class Room {
     return true;
   }
 
+  /** Counts a stored vote or records a stored entry, read back from storage; returns whether a poll's counts changed. */
+  addInteraction(interaction: Interaction): boolean {
+    if (interaction.kind === 'entry') {
+      this.recordEntry(interaction.overlayId, interaction.viewer);
+      return false;
+    }
+    return this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId: this.broadcastId, optionIndex: interaction.optionIndex ?? -1 });
+  }
+
   /** A session took another userId: where the session voted, that user has voted too. */
   bindUser(sessionId: string, userId: string): void {
     for (const poll of this.polls.values()) {
@@ -119,6 +132,12 @@ export class Room {
     }
   }
 
+  /** Whether this viewer (the userId, else the session) has entered the contest. */
+  hasEntered(contestId: string, viewer: string): boolean {
+    return this.contests.get(contestId)?.has(viewer) ?? false;
+  }
+
+  /** Records a viewer's entry; false when the viewer had entered already. */
   recordEntry(contestId: string, viewer: string): boolean {
     let entrants = this.contests.get(contestId);
     if (!entrants) this.contests.set(contestId, (entrants = new Set()));

@@ -126,7 +126,7 @@ export interface Harness {
   liveViewers: LiveViewerRegistry;
   /** Bodies the gateway ingested. */
   ingested: unknown[];
-  join(sessionId: string, broadcastId?: string): Promise<Viewer>;
+  join(sessionId: string, broadcastId?: string, userId?: string): Promise<Viewer>;
   /** Opens one socket as told and waits until it opened or was refused. */
   attempt(options: AttemptOptions): Promise<Attempt>;
   /** The server side of a session's live connection. */
@@ -139,14 +139,15 @@ export interface Harness {
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
  * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
  * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default). `deps` sets
- * whether counts and caps go across nodes, and the viewers' country (none by default).
+ * whether counts and caps go across nodes, the viewers' country (none by default), or replaces
+ * some of the gateway's dependencies (e.g. `claims`, or an `events` sink of the test's own).
  */
 export async function startGateway(
   options: Partial<GatewayOptions>,
   overlays: OverlayRecord[] = [],
   stored: Interaction[] = [],
   bus: Bus = new LocalBus(),
-  deps: Partial<Pick<GatewayDeps, 'viewerCountsAcrossNodes' | 'country'>> = {},
+  deps: Partial<Pick<GatewayDeps, 'viewerCountsAcrossNodes' | 'country' | 'claims' | 'events'>> = {},
 ): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
@@ -160,7 +161,6 @@ export async function startGateway(
     {
       authenticate: async (apiKey) => (apiKey === API_KEY ? TENANT : null),
       country: () => null,
-      ...deps,
       events: {
         ingest: async ({ body }): Promise<IngestResult> => {
           ingested.push(body);
@@ -175,6 +175,7 @@ export async function startGateway(
       clock,
       log: { warn: () => undefined, error: () => undefined },
       timers,
+      ...deps,
     },
     // The heartbeat runs on real time: keep it out of the way unless a test wants it.
     { heartbeatIntervalMs: 60_000, ...options },
@@ -191,8 +192,8 @@ export async function startGateway(
     bus,
     liveViewers,
     ingested,
-    async join(sessionId, broadcastId = 'b') {
-      const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId });
+    async join(sessionId, broadcastId = 'b', userId) {
+      const params = new URLSearchParams({ apiKey: API_KEY, sessionId, contentId: broadcastId, ...(userId === undefined ? {} : { userId }) });
       const viewer = new Viewer(new WebSocket(`ws://127.0.0.1:${port}/v1/ws?${params}`, 'svc.v1'), clock);
       viewers.push(viewer);
       await viewer.next((m) => m.type === 'welcome');

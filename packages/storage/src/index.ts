@@ -78,3 +78,6 @@ export type { StoredEventKey } from './nats/event-log-writer';
 export { type EncodedEvents, type EncodedEventSink } from './encoded-events';
 export { type SplitEncodedEventSink } from './encoded-events';
 export { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/writer-thread';
+export * from './viewer-claims';
+export { MemoryViewerClaims } from './memory-viewer-claims';
+export { NatsViewerClaims, CLAIMS_BUCKET, CLAIMS_TTL_MS, CLAIM_TIMEOUT_MS, type NatsViewerClaimsOptions } from './nats/nats-viewer-claims';

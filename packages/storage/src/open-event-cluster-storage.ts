@@ -14,6 +14,7 @@ import { DeliveryQueue, WEBHOOK_CONSUMER, WEBHOOK_STREAM } from './nats/delivery
 import { AckedMessageSweep } from './nats/acked-message-sweep';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
 import { NatsBus } from './nats/nats-bus';
+import { NatsViewerClaims } from './nats/nats-viewer-claims';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
 import { PgContentStore } from './postgres/pg-content-store';
@@ -72,7 +73,8 @@ export function splitClickHouseUrl(url: string): { serverUrl: string; database: 
  * A user's erasure first waits for the writer to pass the stream's position at its start, and
  * the writer drops the rows of users with an unfinished erasure, so nothing the user sent
  * before it is written after it. The node's bus (`storage.bus`) is a `NatsBus` on the node's
- * connection: the writer publishes `events.stored` on it, which reaches every node.
+ * connection: the writer publishes `events.stored` on it, which reaches every node. The
+ * claims of votes and entries (`storage.claims`) are the KV bucket `svc_claims` on that connection.
  */
 export async function openEventClusterStorage(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
   const opened: Array<() => Promise<unknown>> = [];
@@ -87,6 +89,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     opened.push(() => nats.close());
     const bus = new NatsBus(nats);
     opened.push(async () => bus.close());
+    const claims = await NatsViewerClaims.open(nats, { replicas: options.natsReplicas });
     const log = await EventLog.open(nats, { replicas: options.natsReplicas });
     const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas, ackWaitMs: options.webhookAckWaitMs });
     const changes = await PgChangeFeed.start(pg);
@@ -123,6 +126,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       changes,
       pipeline,
       bus,
+      claims,
       // Ready while ingest can be acknowledged and metadata read: PostgreSQL and the event log.
       // A ClickHouse outage is absorbed by the stream (reads answer 503 meanwhile): taking every
       // node out of the load balancer for it would stop ingest too.

@@ -18,6 +18,7 @@ import type { MetaStore } from './meta-store';
 import { DuckDbSessionStore } from './duckdb/duckdb-session-store';
 import type { SessionStore } from './session-store';
 import type { UndecodableEvent } from './duckdb/undecodable-events';
+import type { ViewerClaims } from './viewer-claims';
 import type { MetadataChangeFeed } from './metadata-change-feed';
 import { InProcessChangeFeed } from './in-process-change-feed';
 import type { NewDelivery } from './event-store';
@@ -73,6 +74,11 @@ export interface Storage {
    * node's NATS connection, closed with the storage); absent where the node's bus is in process.
    */
   bus?: Bus;
+  /**
+   * Every node's claims of a viewer's one vote per poll and one entry per contest (full cluster
+   * mode: the NATS KV bucket `svc_claims`); absent where one node's rooms decide alone.
+   */
+  claims?: ViewerClaims;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */

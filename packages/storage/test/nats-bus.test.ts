@@ -115,6 +115,17 @@ describe.skipIf(!available)('NatsBus', () => {
       expect([votes.a, votes.b, left.a, stored.b, erasing.a, erased.a]).toEqual([[VOTE], [VOTE], [{ tenantSeq: 3, sessionIds: ['svc_s1'] }], [{ tenantSeq: 3 }], [ERASING], [{ ...ERASING, userId: null }]]);
     });
 
+    it('carries stored contest entries to the other node, and drops one from elsewhere without the fields a room reads', async () => {
+      const seen = await follow('contest.entered');
+      const entry = { eventId: 'e2', sessionId: 'svc_s1', userId: 'user-1', broadcastId: 'final', data: '{"contestId":"ov_2","title":"Win"}' };
+      const elsewhere = headers();
+      elsewhere.set(BUS_ORIGIN_HEADER, 'elsewhere');
+      connections[0]!.publish(`${BUS_SUBJECT_PREFIX}contest.entered`, JSON.stringify({ tenantSeq: 3, entries: [{ ...entry, data: undefined }] }), { headers: elsewhere });
+      await nodeA.publish('contest.entered', { tenantSeq: 3, entries: [entry] });
+      await vi.waitFor(() => expect(seen.b).toEqual([{ tenantSeq: 3, entries: [entry] }]));
+      await vi.waitFor(() => expect(errorsB.map(String)).toEqual([expect.stringContaining("contest.entered message from node elsewhere: its payload does not have the topic's shape")]));
+    });
+
     it('awaits only the publishing node\'s subscribers', async () => {
       let release!: () => void;
       const remoteWork = new Promise<void>((resolve) => (release = resolve));
