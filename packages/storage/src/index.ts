@@ -78,3 +78,5 @@ export type { StoredEventKey } from './nats/event-log-writer';
 export { type EncodedEvents, type EncodedEventSink } from './encoded-events';
 export { type SplitEncodedEventSink } from './encoded-events';
 export { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/writer-thread';
+export { MemorySessionDirectory, sessionDirectoryKey, sameOpenSession, SESSION_DIRECTORY_MAX_AGE_MS, type OpenSession, type SessionDirectory } from './session-directory';
+export { NatsSessionDirectory, SESSIONS_BUCKET, SESSION_DIRECTORY_TIMEOUT_MS, type NatsSessionDirectoryOptions } from './nats/nats-session-directory';
