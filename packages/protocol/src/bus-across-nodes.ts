@@ -61,6 +61,7 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
   'user.erased': isErasureNotice,
   'viewers.counted': (value) =>
     isFields(value) && isText(value.node) && isTime(value.intervalMs) && (value.intervalMs as number) > 0 && Array.isArray(value.rooms) && value.rooms.every(isRoomCount),
+  'session.moved': (value) => isFields(value) && isSeq(value.tenantSeq) && isText(value.sessionId) && isText(value.broadcastId) && isText(value.node),
 };
 
 /**

@@ -119,6 +119,13 @@ export interface BusTopics {
    * node vanished). Crosses nodes.
    */
   'viewers.counted': NodeViewerCounts;
+  /**
+   * A viewer's session resumed on another node (full cluster mode): `node` holds it from now on.
+   * Fan-out. Published by the gateway that resumed it; subscriber: the gateway of the node that
+   * held it, which drops it without writing `broadcast.left` (closing its socket, if still open,
+   * as replaced). Crosses nodes.
+   */
+  'session.moved': { tenantSeq: number; sessionId: string; broadcastId: string; node: string };
 }
 
 /** A topic of the bus. */

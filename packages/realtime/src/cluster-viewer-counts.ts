@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { fanOut, type Bus, type NodeViewerCounts } from '@svc/protocol';
+import { fanOut, systemClock, type Bus, type Clock, type NodeViewerCounts } from '@svc/protocol';
 import type { Timers } from './throttle';
 
 /** How often a node publishes its viewer counts, ms: a vanished node stops counting within two. */
 export const VIEWER_COUNT_INTERVAL_MS = 1_000;
+
+/** How long a node that went silent is remembered, ms. */
+const HEARD_KEPT_MS = 24 * 60 * 60 * 1000;
 
 /** A broadcast's count on one node. */
 export type RoomCount = NodeViewerCounts['rooms'][number];
@@ -19,6 +22,8 @@ export interface ClusterViewerCountsDeps {
   intervalMs?: number;
   /** Default a random UUID. */
   node?: string;
+  /** When other nodes were heard from (`silentForMs`); default the system clock. */
+  clock?: Clock;
 }
 
 interface OtherNode {
@@ -37,6 +42,8 @@ export class ClusterViewerCounts {
   readonly node: string;
   private readonly intervalMs: number;
   private readonly others = new Map<string, OtherNode>();
+  /** When each other node was last heard from, and its interval (kept after its counts expired). */
+  private readonly heard = new Map<string, { atMs: number; intervalMs: number }>();
   private readonly unsubscribe: () => void;
   private ticker: unknown = null;
   private stopped = false;
@@ -69,6 +76,17 @@ export class ClusterViewerCounts {
     return [...counts.values()];
   }
 
+  /**
+   * How long a node has been gone, ms: 0 while its counts count (it published within its last two
+   * intervals), else the time since they expired; null for a node this one never heard from.
+   */
+  silentForMs(node: string): number | null {
+    if (node === this.node || this.others.has(node)) return 0;
+    const heard = this.heard.get(node);
+    if (!heard) return null;
+    return Math.max(0, (this.deps.clock ?? systemClock).now() - heard.atMs - 2 * heard.intervalMs);
+  }
+
   /** Stops publishing and forgets the other nodes. */
   stop(): void {
     this.stopped = true;
@@ -88,10 +106,22 @@ export class ClusterViewerCounts {
     if (counts.node === this.node || this.stopped) return;
     const known = this.others.get(counts.node);
     if (known) this.deps.timers.clearTimeout(known.expiry);
+    this.hear(counts.node, counts.intervalMs);
     const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
     const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * counts.intervalMs);
     this.others.set(counts.node, { rooms, expiry });
     this.tellChanges(known?.rooms ?? new Map(), rooms);
+  }
+
+  private hear(node: string, intervalMs: number): void {
+    const now = (this.deps.clock ?? systemClock).now();
+    this.heard.delete(node);
+    this.heard.set(node, { atMs: now, intervalMs });
+    // Oldest first: nodes long gone (each restart is a new id) are forgotten after a day.
+    for (const [gone, { atMs }] of this.heard) {
+      if (now - atMs < HEARD_KEPT_MS) break;
+      this.heard.delete(gone);
+    }
   }
 
   private expire(node: string): void {
