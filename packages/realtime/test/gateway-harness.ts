@@ -4,7 +4,7 @@ import WebSocket from 'ws';
 import { LiveViewerRegistry, LocalBus, ManualClock, type Bus, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
-import { Gateway, type Connection, type GatewayOptions, type Timers } from '../src';
+import { Gateway, type Connection, type GatewayDeps, type GatewayOptions, type Timers } from '../src';
 
 export const TENANT: Tenant = {
   seq: 1,
@@ -138,9 +138,15 @@ export interface Harness {
 /**
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
  * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
- * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default).
+ * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default), with `deps` on top.
  */
-export async function startGateway(options: Partial<GatewayOptions>, overlays: OverlayRecord[] = [], stored: Interaction[] = [], bus: Bus = new LocalBus()): Promise<Harness> {
+export async function startGateway(
+  options: Partial<GatewayOptions>,
+  overlays: OverlayRecord[] = [],
+  stored: Interaction[] = [],
+  bus: Bus = new LocalBus(),
+  deps: Partial<GatewayDeps> = {},
+): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const liveViewers = new LiveViewerRegistry();
@@ -167,6 +173,7 @@ export async function startGateway(options: Partial<GatewayOptions>, overlays: O
       clock,
       log: { warn: () => undefined, error: () => undefined },
       timers,
+      ...deps,
     },
     // The heartbeat runs on real time: keep it out of the way unless a test wants it.
     { heartbeatIntervalMs: 60_000, ...options },
