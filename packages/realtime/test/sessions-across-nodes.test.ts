@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
-import { connectNats, NatsBus, NatsSessionDirectory, SESSIONS_BUCKET } from '@svc/storage';
+import { LocalBus } from '@svc/protocol';
+import { connectNats, NatsBus, NatsSessionDirectory, SESSIONS_BUCKET, type SessionDirectory } from '@svc/storage';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { natsAvailable, startNats, type NatsServer } from '../../storage/test/nats-server';
 import { startGateway, TENANT, type Harness, type Viewer } from './gateway-harness';
@@ -143,5 +144,59 @@ describe.skipIf(!available)('a session resumes on another node', () => {
     const onB = await b.join('svc_switch', 'b');
     expect(resumedIn(onB)).toBe(false);
     expect(a.connectionOf('svc_switch')).toBeDefined();
+  });
+});
+
+/** One gateway counting viewers across nodes, with a directory that fails as told. */
+describe('a session directory that fails or is slow', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  const start = async (directory: SessionDirectory) => {
+    const warnings: string[] = [];
+    h = await startGateway({ viewerCountIntervalMs: INTERVAL_MS }, [], [], new LocalBus(), {
+      viewerCountsAcrossNodes: true,
+      sessionDirectory: directory,
+      log: { warn: (_obj, msg) => void warnings.push(msg), error: () => undefined },
+    });
+    return { h, warnings };
+  };
+
+  it('starts a new session, and says why, when the directory does not answer a lookup within a second', async () => {
+    let lookups = 0;
+    const { h, warnings } = await start({
+      find: () => {
+        lookups++;
+        return new Promise(() => undefined);
+      },
+      record: async () => undefined,
+      remove: async () => undefined,
+    });
+    const attempt = await h.attempt({ sessionId: 'svc_waiting' });
+    if (attempt.kind !== 'opened') throw new Error(`refused: ${attempt.status}`);
+    await vi.waitFor(() => expect(lookups).toBe(1));
+    h.timers.advance(999);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(attempt.viewer.ofType('welcome')).toEqual([]);
+    h.timers.advance(1);
+    const welcome = await attempt.viewer.next((m) => m.type === 'welcome');
+    expect(welcome.session).toEqual({ id: 'svc_waiting', resumed: false });
+    expect(warnings).toEqual([expect.stringContaining('looking up a session in the directory failed')]);
+  });
+
+  it('welcomes a viewer without waiting for its session to be recorded, and logs a record that failed', async () => {
+    let fail!: (error: Error) => void;
+    const { h, warnings } = await start({
+      find: async () => null,
+      record: () => new Promise((_resolve, reject) => (fail = reject)),
+      remove: async () => undefined,
+    });
+    const viewer = await h.join('svc_unrecorded');
+    expect((viewer.ofType('welcome')[0]!.session as { resumed: boolean }).resumed).toBe(false);
+    fail(new Error('NATS is away'));
+    await vi.waitFor(() => expect(warnings).toEqual([expect.stringContaining('writing a session to the directory failed')]));
   });
 });
