@@ -1,3 +1,4 @@
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { sameOpenSession, sessionDirectoryKey, SESSION_DIRECTORY_MAX_AGE_MS, type OpenSession, type SessionDirectory } from '../session-directory';
@@ -58,7 +59,7 @@ export class NatsSessionDirectory implements SessionDirectory {
       // Compare-and-delete: a record written meanwhile (the session moved) stays.
       await this.kv.delete(key, { previousSeq: entry.revision });
     } catch (error) {
-      if (!/wrong last sequence/i.test(String((error as Error).message))) throw error;
+      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence)) throw error;
     }
   }
 }
