@@ -39,6 +39,8 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
       liveViewers: services.liveViewers,
       // Full cluster mode's bus carries every node's counts to the others.
       viewerCountsAcrossNodes: services.storage.bus !== undefined,
+      // Full cluster mode's shared directory: a session resumes on another node.
+      sessionDirectory: services.storage.sessionDirectory,
       clock: services.clock,
       log: app.log,
       clientAddress,

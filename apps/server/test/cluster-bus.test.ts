@@ -24,20 +24,23 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
   let a: ChildServer;
   let b: ChildServer;
   let c: ChildServer;
+  /** The node the last test kills (node C is killed before it). */
+  let d: ChildServer | undefined;
+  let env: Record<string, string>;
   const viewers: TestViewer[] = [];
   let sessions = 0;
 
   beforeAll(async () => {
     engines = await startClusterEngines();
     // A closed session ends (and its broadcast.left is written) soon after its socket closed.
-    const env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS) };
+    env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS) };
     [a, b, c] = await Promise.all([startClusterNode(env), startClusterNode(env), startClusterNode(env)]);
   }, 120_000);
   afterEach(() => {
     for (const viewer of viewers.splice(0)) viewer.ws.terminate();
   });
   afterAll(async () => {
-    for (const node of [a, b, c]) {
+    for (const node of [a, b, c, d]) {
       if (!node) continue;
       node.process.kill('SIGTERM');
       await node.exited;
@@ -195,16 +198,78 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
     expect(onA[0]!.messages.slice(seen).filter((m) => m.type === 'viewers').map((m) => m.count)).toEqual([4]);
   }, 60_000);
 
+  it("kills a node: its viewers reconnect to the other nodes and resume their sessions (one broadcast.joined each, no broadcast.left), the count settles, and a vote cast on it holds", async () => {
+    // A third node of its own (node C was killed above), started on the same cluster.
+    const third = await startClusterNode(env);
+    d = third;
+    const nodes = [a, b, third];
+    await broadcast('bus-resume');
+    const pollId = await overlay('bus-resume', { type: 'poll', question: 'Who wins?', options: ['Home', 'Away'] });
+    expect((await call(a, 'POST', `/v1/broadcasts/bus-resume/overlays/${pollId}/show`)).status).toBe(200);
+    // Each viewer does what the SDK does: it writes broadcast.joined on a welcome that did not resume its session.
+    const join = async (node: ChildServer, sessionId: string) => {
+      const viewer = await TestViewer.connect(node.url, { apiKey: CLUSTER_API_KEY, sessionId, contentId: 'bus-resume' });
+      viewers.push(viewer);
+      const welcome = await viewer.next((m) => m.type === 'welcome', 10_000);
+      if (!(welcome.session as { resumed: boolean }).resumed) {
+        const ack = await viewer.request({ type: 'track', events: [{ event: 'broadcast.joined', timestamp: new Date().toISOString(), data: {} }] }, 10_000);
+        expect(ack.type).toBe('ack');
+      }
+      return { viewer, welcome };
+    };
+    const total = 6;
+    const first = await Promise.all(Array.from({ length: total }, (_, i) => join(nodes[i % 3]!, `svc_resume${i}`)));
+    const onThird = [first[2]!.viewer, first[5]!.viewer];
+    const staying = first.filter((_, i) => i % 3 !== 2).map(({ viewer }) => viewer);
+    const counted = CROSSES_WITHIN_MS + VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS;
+    for (const { viewer } of first) await viewer.next((m) => m.type === 'viewers' && m.count === total, counted);
+    // A viewer votes on the third node; node A counts it.
+    expect((await onThird[0]!.request({ type: 'poll.vote', pollId, optionIndex: 0 }, 10_000)).type).toBe('ack');
+    await staying[0]!.next((m) => m.type === 'poll.results' && m.total === 1, CROSSES_WITHIN_MS + THROTTLE_MS);
+
+    // The third node vanishes without a word; its viewers reconnect, the voter to A, the other to B.
+    const killedAt = Date.now();
+    third.process.kill('SIGKILL');
+    await third.exited;
+    await Promise.all(onThird.map((viewer) => viewer.closed));
+    const moved = await Promise.all(onThird.map((viewer, i) => join([a, b][i]!, sessionOf(viewer))));
+    console.info(`the viewers of the killed node were welcomed again ${Date.now() - killedAt} ms after it was killed`);
+    expect(moved.map(({ welcome }) => welcome.session)).toEqual(onThird.map((viewer) => ({ id: sessionOf(viewer), resumed: true })));
+
+    // The voter cannot vote again on A.
+    expect((moved[0]!.welcome.viewer as { votes: Record<string, number> }).votes).toEqual({ [pollId]: 0 });
+    expect(await moved[0]!.viewer.request({ type: 'poll.vote', pollId, optionIndex: 1 }, 10_000)).toMatchObject({ type: 'error', code: 'already_voted' });
+
+    // The count on A and B settles to the total within two count intervals (the killed node's counts expire), and stays.
+    const lastCount = (viewer: TestViewer) => viewer.messages.filter((m) => m.type === 'viewers').at(-1)?.count;
+    const everyone = [...staying, ...moved.map((m) => m.viewer)];
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, killedAt + 2 * VIEWER_COUNT_INTERVAL_MS + THROTTLE_MS - Date.now())));
+    await until('every viewer on A and B is told the total', () => everyone.every((viewer) => lastCount(viewer) === total), CROSSES_WITHIN_MS, 100);
+    await new Promise((resolve) => setTimeout(resolve, 2 * VIEWER_COUNT_INTERVAL_MS));
+    expect(everyone.map(lastCount)).toEqual(everyone.map(() => total));
+    const watching = await call(a, 'GET', '/v1/analytics/watching-now');
+    expect((watching.body.data as Array<{ broadcastId: string; live: number }>).find((row) => row.broadcastId === 'bus-resume')?.live).toBe(total);
+
+    // Stored, through node A's API once the writer caught up: one broadcast.joined per session, no broadcast.left.
+    const sessionIds = first.map(({ viewer }) => sessionOf(viewer)).sort();
+    await until('every broadcast.joined stored', async () => (await storedOf(a, 'bus-resume', 'broadcast.joined')).length >= total, 30_000, 500);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await storedOf(a, 'bus-resume', 'broadcast.joined')).map((e) => e.sessionId).sort()).toEqual(sessionIds);
+    expect(await storedOf(a, 'bus-resume', 'broadcast.left')).toEqual([]);
+  }, 120_000);
+
   const sessionOf = (viewer: TestViewer) => String((viewer.messages.find((m) => m.type === 'welcome')!.session as { id: string }).id);
   /** The stored broadcast.left events of a broadcast, read through node C. */
-  const leftOf = async (broadcastId: string) => {
-    const response = await fetch(`${c.url}/v1/analytics/events?format=ndjson&event=broadcast.left&broadcastId=${broadcastId}`, { headers: adminHeaders });
+  const leftOf = (broadcastId: string) => storedOf(c, broadcastId, 'broadcast.left');
+  /** The stored events of one type of a broadcast, read through `node`. */
+  const storedOf = async (node: ChildServer, broadcastId: string, event: string) => {
+    const response = await fetch(`${node.url}/v1/analytics/events?format=ndjson&event=${event}&broadcastId=${broadcastId}`, { headers: adminHeaders });
     const text = await response.text();
     expect(response.status, text.slice(0, 300)).toBe(200);
     return text
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { sessionId: string; userId?: string | null; broadcastId: string; event: string })
-      .filter((e) => e.broadcastId === broadcastId && e.event === 'broadcast.left');
+      .filter((e) => e.broadcastId === broadcastId && e.event === event);
   };
 });

@@ -87,6 +87,7 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
     value.rooms.every(isRoomCount) &&
     (value.sockets === undefined || isNodeSockets(value.sockets)),
   'contest.entered': (value) => isFields(value) && isSeq(value.tenantSeq) && Array.isArray(value.entries) && value.entries.every(isStoredEntry),
+  'session.moved': (value) => isFields(value) && isSeq(value.tenantSeq) && isText(value.sessionId) && isText(value.broadcastId) && isText(value.node),
 };
 
 /**

@@ -179,6 +179,13 @@ export interface BusTopics {
    * on any node lists it. Crosses nodes: the viewer may connect to any node.
    */
   'contest.entered': { tenantSeq: number; entries: StoredContestEntry[] };
+  /**
+   * A viewer's session resumed on another node (full cluster mode): `node` holds it from now on.
+   * Fan-out. Published by the gateway that resumed it; subscriber: the gateway of the node that
+   * held it, which drops it without writing `broadcast.left` (closing its socket, if still open,
+   * as replaced). Crosses nodes.
+   */
+  'session.moved': { tenantSeq: number; sessionId: string; broadcastId: string; node: string };
 }
 
 /** A topic of the bus. */

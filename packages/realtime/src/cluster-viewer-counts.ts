@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { fanOut, type Bus, type NodeSockets, type NodeViewerCounts } from '@svc/protocol';
+import { fanOut, systemClock, type Bus, type Clock, type NodeSockets, type NodeViewerCounts } from '@svc/protocol';
 import type { Timers } from './throttle';
 
 /** How often a node publishes its viewer counts, ms: a vanished node stops counting within two. */
@@ -12,6 +12,9 @@ export const VIEWER_COUNT_INTERVAL_MS = 1_000;
  */
 export const MIN_PEER_INTERVAL_MS = 100;
 export const MAX_PEER_INTERVAL_MS = 60_000;
+
+/** How long a node that went silent is remembered, ms. */
+const HEARD_KEPT_MS = 24 * 60 * 60 * 1000;
 
 /** A broadcast's count on one node. */
 export type RoomCount = NodeViewerCounts['rooms'][number];
@@ -29,6 +32,8 @@ export interface ClusterViewerCountsDeps {
   intervalMs?: number;
   /** Default a random UUID. */
   node?: string;
+  /** When other nodes were heard from (`silentForMs`); default the system clock. */
+  clock?: Clock;
 }
 
 interface OtherNode {
@@ -55,6 +60,8 @@ export class ClusterViewerCounts {
   readonly node: string;
   private readonly intervalMs: number;
   private readonly others = new Map<string, OtherNode>();
+  /** When each other node was last heard from, and its interval (kept after its counts expired). */
+  private readonly heard = new Map<string, { atMs: number; intervalMs: number }>();
   private readonly unsubscribe: () => void;
   private ticker: unknown = null;
   private stopped = false;
@@ -123,6 +130,17 @@ export class ClusterViewerCounts {
     return count;
   }
 
+  /**
+   * How long a node has been gone, ms: 0 while its counts count (it published within its last two
+   * intervals), else the time since they expired; null for a node this one never heard from.
+   */
+  silentForMs(node: string): number | null {
+    if (node === this.node || this.others.has(node)) return 0;
+    const heard = this.heard.get(node);
+    if (!heard) return null;
+    return Math.max(0, (this.deps.clock ?? systemClock).now() - heard.atMs - 2 * heard.intervalMs);
+  }
+
   /** Publishes an empty count (the other nodes stop counting this one at once), stops publishing and forgets the other nodes. */
   stop(): void {
     if (this.stopped) return;
@@ -146,8 +164,9 @@ export class ClusterViewerCounts {
     if (counts.node === this.node || this.stopped) return;
     const known = this.others.get(counts.node);
     if (known) this.deps.timers.clearTimeout(known.expiry);
-    const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
     const intervalMs = Math.min(MAX_PEER_INTERVAL_MS, Math.max(MIN_PEER_INTERVAL_MS, counts.intervalMs));
+    this.hear(counts.node, intervalMs);
+    const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
     const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * intervalMs);
     const sockets = counts.sockets;
     this.others.set(counts.node, {
@@ -158,6 +177,17 @@ export class ClusterViewerCounts {
       expiry,
     });
     this.tellChanges(known?.rooms ?? new Map(), rooms);
+  }
+
+  private hear(node: string, intervalMs: number): void {
+    const now = (this.deps.clock ?? systemClock).now();
+    this.heard.delete(node);
+    this.heard.set(node, { atMs: now, intervalMs });
+    // Oldest first: nodes long gone (each restart is a new id) are forgotten after a day.
+    for (const [gone, { atMs }] of this.heard) {
+      if (now - atMs < HEARD_KEPT_MS) break;
+      this.heard.delete(gone);
+    }
   }
 
   private expire(node: string): void {

@@ -11,7 +11,7 @@ import {
   type LiveViewerRegistry,
   type ContentChange,
 } from '@svc/protocol';
-import type { ContentStore, InteractionStore, Tenant, ViewerClaims } from '@svc/storage';
+import type { ContentStore, InteractionStore, OpenSession, SessionDirectory, Tenant, ViewerClaims } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { ClusterViewerCounts, VIEWER_COUNT_INTERVAL_MS } from './cluster-viewer-counts';
 import { Connection, type Session } from './connection';
@@ -21,6 +21,7 @@ import { Interactions, reply, type GatewayEventSink } from './interactions';
 import { frame, type Room, type StoredEntry, type StoredVote } from './room';
 import { RoomRegistry } from './room-registry';
 import { SessionRegistry, type LeaveReason } from './session-registry';
+import { SessionsAcrossNodes } from './sessions-across-nodes';
 import { realTimers, type Timers } from './throttle';
 import { refuseUpgrade } from './upgrade-refusal';
 import { admitViewer } from './viewer-admission';
@@ -121,6 +122,12 @@ export interface GatewayDeps {
    * sockets; default false, this node's viewers and sockets only.
    */
   viewerCountsAcrossNodes?: boolean;
+  /**
+   * The directory of open sessions shared by the nodes: with `viewerCountsAcrossNodes` (which
+   * tells which nodes are alive), a session resumes on this node after its viewer left another
+   * one (`SessionsAcrossNodes`); default none, a session lives on one node.
+   */
+  sessionDirectory?: SessionDirectory;
   clock: Clock;
   log: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   timers?: Timers;
@@ -154,6 +161,8 @@ export class Gateway {
   private readonly interactions: Interactions;
   private readonly unsubscribe: () => void;
   private readonly sessions: SessionRegistry;
+  /** Sessions resumed across nodes, with a shared directory of sessions. */
+  private readonly across: SessionsAcrossNodes | null;
   private readonly admission: AddressAdmission;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly pendingWrites = new Set<Promise<unknown>>();
@@ -194,17 +203,31 @@ export class Gateway {
       timers: this.timers,
       resumeGraceMs: this.options.resumeGraceMs,
       leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
+      ended: (session) => this.across?.ended(session),
     });
     this.viewerCounts = deps.viewerCountsAcrossNodes
       ? new ClusterViewerCounts({
           bus: deps.bus,
           timers: this.timers,
+          clock: deps.clock,
           intervalMs: this.options.viewerCountIntervalMs,
           countsHere: () => this.rooms.countsHere(),
           socketsHere: () => ({ tenants: this.sessions.slotsTaken(), ...this.admission.heavyAddresses(this.options.maxConnectionsPerTenant) }),
           changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
         })
       : null;
+    this.across =
+      deps.sessionDirectory && this.viewerCounts
+        ? new SessionsAcrossNodes({
+            directory: deps.sessionDirectory,
+            bus: deps.bus,
+            nodes: this.viewerCounts,
+            timers: this.timers,
+            resumeGraceMs: this.options.resumeGraceMs,
+            movedAway: (tenantSeq, sessionId, broadcastId) => this.sessions.moveAway(tenantSeq, sessionId, broadcastId),
+            log: deps.log,
+          })
+        : null;
     this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log, claims: deps.claims });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
@@ -316,7 +339,7 @@ export class Gateway {
     this.rooms.close();
     this.sessions.close();
     for (const ws of this.wss.clients) ws.terminate();
-    await Promise.allSettled([...this.pendingWrites]);
+    await Promise.allSettled([...this.pendingWrites, this.across?.stop()]);
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
@@ -342,6 +365,13 @@ export class Gateway {
     const releaseSlot = (): void => this.sessions.releaseSlot(tenant.seq);
     if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 
+    // A session this node does not hold may be open on another node (full cluster mode).
+    let elsewhere: OpenSession | null = null;
+    if (this.across && !this.sessions.has(tenant.seq, sessionId)) {
+      elsewhere = await this.across.resumable(tenant.seq, sessionId, contentId);
+      if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
+    }
+
     let room: Room;
     try {
       // A room released while this connection waited for it is opened afresh.
@@ -357,7 +387,11 @@ export class Gateway {
       return this.rooms.release(room);
     }
 
-    const { session, resumed } = this.sessions.join(tenant, sessionId, userId, room, () => this.deps.country(request, tenant));
+    // A session that reached this node meanwhile (another socket of the viewer) is resumed here.
+    const moved = elsewhere !== null && !this.sessions.has(tenant.seq, sessionId) ? elsewhere : undefined;
+    const { session, resumed } = this.sessions.join(tenant, sessionId, userId, room, () => this.deps.country(request, tenant), moved);
+    if (moved) this.across?.resumed(session);
+    else if (!resumed) this.across?.started(session);
     const connection = new Connection(
       ws,
       session,

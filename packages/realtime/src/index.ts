@@ -9,3 +9,4 @@ export * from './room-registry';
 export * from './cluster-viewer-counts';
 export * from './session-registry';
 export * from './viewer-admission';
+export * from './sessions-across-nodes';

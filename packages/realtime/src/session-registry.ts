@@ -16,6 +16,8 @@ export interface SessionRegistryDeps {
   resumeGraceMs: number;
   /** A session ended without the client's own `broadcast.left`: the server writes one. */
   leftWithoutNotice(session: Session, reason: LeaveReason): void;
+  /** A session ended on this node (not when it moved to another node); none by default. */
+  ended?(session: Session): void;
 }
 
 /**
@@ -51,8 +53,23 @@ export class SessionRegistry {
     return taken;
   }
 
-  /** The session of this id: the same one when it reconnects to the same broadcast in time. */
-  join(tenant: Tenant, sessionId: string, userId: string | null, room: Room, country: () => string | null): { session: Session; resumed: boolean } {
+  /** Whether this node holds a session of this id (connected or within its grace). */
+  has(tenantSeq: number, sessionId: string): boolean {
+    return this.sessions.has(`${tenantSeq}:${sessionId}`);
+  }
+
+  /**
+   * The session of this id: the same one when it reconnects to the same broadcast in time, or,
+   * with `movedFrom`, the session another node held (resumed, its start kept).
+   */
+  join(
+    tenant: Tenant,
+    sessionId: string,
+    userId: string | null,
+    room: Room,
+    country: () => string | null,
+    movedFrom?: { joinedAt: number },
+  ): { session: Session; resumed: boolean } {
     const key = `${tenant.seq}:${sessionId}`;
     const existing = this.sessions.get(key);
     if (existing && existing.room === room) {
@@ -78,7 +95,7 @@ export class SessionRegistry {
       viewer: userId ?? sessionId,
       country: country(),
       room,
-      joinedAt: this.deps.clock.now(),
+      joinedAt: movedFrom?.joinedAt ?? this.deps.clock.now(),
       disconnectedAt: null,
       connection: null,
       graceTimer: null,
@@ -86,7 +103,7 @@ export class SessionRegistry {
     };
     this.sessions.set(key, session);
     room.sessions++;
-    return { session, resumed: false };
+    return { session, resumed: movedFrom !== undefined };
   }
 
   /** The session's connection from now on; one it replaces is closed (4409) and gives its slot back. */
@@ -158,6 +175,15 @@ export class SessionRegistry {
     }
   }
 
+  /**
+   * The session resumed on another node: it is dropped here without a `broadcast.left` (that
+   * node writes it when the session ends), its socket, if still open, closed as replaced (4409).
+   */
+  moveAway(tenantSeq: number, sessionId: string, broadcastId: string): void {
+    const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
+    if (session?.room.broadcastId === broadcastId) this.end(session, null, true);
+  }
+
   /** Every session, connected or within its grace. */
   values(): IterableIterator<Session> {
     return this.sessions.values();
@@ -176,21 +202,27 @@ export class SessionRegistry {
     }
   }
 
-  /** Forgets a session; has its `broadcast.left` written when the client did not write one. */
-  private end(session: Session, reason: LeaveReason | null): void {
+  /**
+   * Forgets a session; has its `broadcast.left` written when the client did not write one. A
+   * session that `moved` to another node did not end: its socket closes as replaced, and it stays
+   * in the directory of sessions.
+   */
+  private end(session: Session, reason: LeaveReason | null, moved = false): void {
     if (this.sessions.get(session.key) !== session) return;
     this.sessions.delete(session.key);
     if (session.graceTimer !== null) this.deps.timers.clearTimeout(session.graceTimer);
     const connection = session.connection;
     if (connection) {
-      // The viewer moved on (content switch): its old socket closes normally.
+      // The viewer moved on (content switch, or to another node): its old socket closes.
       session.connection = null;
       session.room.connections.delete(connection);
       this.releaseSlot(session.tenant.seq);
-      connection.close(1000, 'session_ended');
+      if (moved) connection.close(CLOSE_CODES.replaced, 'replaced');
+      else connection.close(1000, 'session_ended');
       this.deps.rooms.viewersChanged(session.room);
     }
     session.room.sessions--;
+    if (!moved) this.deps.ended?.(session);
     if (reason) this.deps.leftWithoutNotice(session, reason);
     this.deps.rooms.release(session.room);
   }

@@ -24,12 +24,13 @@ function twoNodes() {
     new ClusterViewerCounts({
       bus: linkOf(name),
       timers,
+      clock,
       node: name,
       intervalMs: INTERVAL_MS,
       countsHere: () => here[name],
       changed: (tenantSeq, broadcastId) => void changed[name].push(`${tenantSeq}/${broadcastId}`),
     });
-  return { bus, timers, here, changed, crash: (name: 'a' | 'b') => crashed.add(name), a: node('a'), b: node('b') };
+  return { bus, clock, timers, here, changed, crash: (name: 'a' | 'b') => crashed.add(name), a: node('a'), b: node('b') };
 }
 
 const room = (broadcastId: string, viewers: number, tenantSeq = 1): RoomCount => ({ tenantSeq, broadcastId, campaignId: 1, viewers });
@@ -125,5 +126,18 @@ describe('viewer counts across nodes', () => {
     expect(sent.filter((m) => m.node === 'a')).toHaveLength(3);
     expect(sent.filter((m) => m.node === 'b')).toHaveLength(3);
     expect(sent.at(-2)).toEqual({ node: 'a', intervalMs: INTERVAL_MS, rooms: [room('final', 100_000)] });
+  });
+
+  it('tells how long another node has been gone: 0 while it counts, then the time since its counts expired; null for one never heard of', () => {
+    const { timers, a, b } = twoNodes();
+    timers.advance(INTERVAL_MS);
+    expect([a.silentForMs('b'), a.silentForMs('a'), a.silentForMs('z')]).toEqual([0, 0, null]);
+    b.stop();
+    timers.advance(2 * INTERVAL_MS - 1);
+    expect(a.silentForMs('b')).toBe(0);
+    timers.advance(1);
+    expect(a.silentForMs('b')).toBe(0);
+    timers.advance(5_000);
+    expect(a.silentForMs('b')).toBe(5_000);
   });
 });

@@ -147,7 +147,7 @@ export async function startGateway(
   overlays: OverlayRecord[] = [],
   stored: Interaction[] = [],
   bus: Bus = new LocalBus(),
-  deps: Partial<Pick<GatewayDeps, 'viewerCountsAcrossNodes' | 'country' | 'claims' | 'events'>> = {},
+  deps: Partial<GatewayDeps> = {},
 ): Promise<Harness> {
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);

@@ -15,6 +15,7 @@ import { AckedMessageSweep } from './nats/acked-message-sweep';
 import { WRITER_CONSUMER } from './nats/writer-consumer';
 import { NatsBus } from './nats/nats-bus';
 import { NatsViewerClaims } from './nats/nats-viewer-claims';
+import { NatsSessionDirectory } from './nats/nats-session-directory';
 import { PgDatabase, type PgDatabaseOptions } from './postgres/pg-database';
 import { PgMetaStore } from './postgres/pg-meta-store';
 import { PgContentStore } from './postgres/pg-content-store';
@@ -92,6 +93,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
     const claims = await NatsViewerClaims.open(nats, { replicas: options.natsReplicas });
     const log = await EventLog.open(nats, { replicas: options.natsReplicas });
     const queue = await DeliveryQueue.open(nats, { replicas: options.natsReplicas, ackWaitMs: options.webhookAckWaitMs });
+    const sessionDirectory = await NatsSessionDirectory.open(nats, { replicas: options.natsReplicas });
     const changes = await PgChangeFeed.start(pg);
     opened.push(() => changes.close());
 
@@ -127,6 +129,7 @@ export async function openEventClusterStorage(postgresUrl: string, options: Even
       pipeline,
       bus,
       claims,
+      sessionDirectory,
       // Ready while ingest can be acknowledged and metadata read: PostgreSQL and the event log.
       // A ClickHouse outage is absorbed by the stream (reads answer 503 meanwhile): taking every
       // node out of the load balancer for it would stop ingest too.

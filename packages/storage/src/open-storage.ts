@@ -23,6 +23,7 @@ import type { MetadataChangeFeed } from './metadata-change-feed';
 import { InProcessChangeFeed } from './in-process-change-feed';
 import type { NewDelivery } from './event-store';
 import type { DeliveryAttemptLog, WebhookQueue } from './webhook-queue';
+import type { SessionDirectory } from './session-directory';
 
 /**
  * What a node of full cluster mode runs besides answering requests: the writer that moves the
@@ -79,6 +80,11 @@ export interface Storage {
    * mode: the NATS KV bucket `svc_claims`); absent where one node's rooms decide alone.
    */
   claims?: ViewerClaims;
+  /**
+   * Viewers' open sessions shared by the nodes (full cluster mode: the NATS KV bucket
+   * `svc_sessions`), so that a session resumes on another node; absent where the node is alone.
+   */
+  sessionDirectory?: SessionDirectory;
   /** Throws when the backend cannot answer (readiness). */
   ping(): Promise<void>;
   /** Bytes of memory the backend holds in this process (0 when it lives elsewhere). */

@@ -126,6 +126,18 @@ describe.skipIf(!available)('NatsBus', () => {
       await vi.waitFor(() => expect(errorsB.map(String)).toEqual([expect.stringContaining("contest.entered message from node elsewhere: its payload does not have the topic's shape")]));
     });
 
+    it("carries a session's move to the other node, and drops one that names no node", async () => {
+      const moved = await follow('session.moved');
+      const MOVE: BusTopics['session.moved'] = { tenantSeq: 3, sessionId: 'svc_s1', broadcastId: 'final', node: 'node-a' };
+      const elsewhere = headers();
+      elsewhere.set(BUS_ORIGIN_HEADER, 'elsewhere');
+      connections[0]!.publish(`${BUS_SUBJECT_PREFIX}session.moved`, JSON.stringify({ ...MOVE, node: undefined }), { headers: elsewhere });
+      await nodeA.publish('session.moved', MOVE);
+      await vi.waitFor(() => expect(moved.b).toEqual([MOVE]));
+      await vi.waitFor(() => expect(errorsB.map(String)).toEqual([expect.stringContaining("does not have the topic's shape")]));
+      expect(moved.a).toEqual([MOVE]);
+    });
+
     it('awaits only the publishing node\'s subscribers', async () => {
       let release!: () => void;
       const remoteWork = new Promise<void>((resolve) => (release = resolve));
