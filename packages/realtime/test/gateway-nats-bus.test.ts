@@ -35,8 +35,7 @@ describe.skipIf(!available)('gateway on the bus between nodes', () => {
     connections = [await connectNats(server.url), await connectNats(server.url)];
     nodeA = new NatsBus(connections[0]!);
     nodeB = new NatsBus(connections[1]!);
-    h = await startGateway({ throttleMs: 1_000 }, overlays, [], nodeB);
-    await nodeB.flush();
+    h = await startGateway({ throttleMs: 1_000 }, overlays, [], { bus: nodeB, announcerOf: () => nodeA, ready: () => nodeB.flush(), close: async () => undefined });
   };
 
   it('shows and hides on its viewers an overlay changed through another node', async () => {
