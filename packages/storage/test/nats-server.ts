@@ -12,6 +12,8 @@ export interface NatsServer {
   /** Client URL (`nats://127.0.0.1:PORT`). */
   url: string;
   port: number;
+  /** Monitoring endpoint (`http://127.0.0.1:PORT`: `/connz`, `/jsz`, …). */
+  monitorUrl: string;
   /** Stops the server and removes its folder. */
   stop(): Promise<void>;
   /** SIGKILLs the server, as a crash of the host would (its JetStream folder stays for `restart`). */
@@ -139,6 +141,7 @@ export async function startNats(): Promise<NatsServer> {
   return {
     url: `nats://127.0.0.1:${server.port}`,
     port: server.port,
+    monitorUrl: `http://127.0.0.1:${server.monitorPort}`,
     stop: () => server.stop(),
     kill: () => server.kill(),
     restart: () => server.start(),
@@ -195,6 +198,7 @@ export async function startNatsCluster(size: number): Promise<NatsCluster> {
     const nodes = servers.map((server, i): NatsServer => ({
       url: `nats://127.0.0.1:${server.port}`,
       port: server.port,
+      monitorUrl: `http://127.0.0.1:${server.monitorPort}`,
       stop: () => server.stop(),
       kill: () => server.kill(),
       restart: () => startOne(i),
