@@ -20,6 +20,10 @@ export interface NatsServer {
   kill(): Promise<void>;
   /** Starts the server again on the same ports and folder. */
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP), as a host that hangs or is cut off: its sockets stay open, nothing answers. */
+  freeze(): void;
+  /** Lets a frozen server run again (SIGCONT). */
+  thaw(): void;
 }
 
 /**
@@ -96,6 +100,11 @@ class NatsProcess {
     }
   }
 
+  /** Sends `signal` to the running server, if any. */
+  signal(signal: NodeJS.Signals): void {
+    this.child?.kill(signal);
+  }
+
   async kill(): Promise<void> {
     const running = this.child;
     this.child = null;
@@ -112,6 +121,8 @@ class NatsProcess {
     if (running && running.exitCode === null && running.signalCode === null) {
       const exited = new Promise((resolve) => running.once('exit', resolve));
       running.kill('SIGTERM');
+      // A frozen server takes the signal once it runs again.
+      running.kill('SIGCONT');
       const timer = setTimeout(() => running.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
@@ -145,6 +156,8 @@ export async function startNats(): Promise<NatsServer> {
     stop: () => server.stop(),
     kill: () => server.kill(),
     restart: () => server.start(),
+    freeze: () => server.signal('SIGSTOP'),
+    thaw: () => server.signal('SIGCONT'),
   };
 }
 
@@ -202,6 +215,8 @@ export async function startNatsCluster(size: number): Promise<NatsCluster> {
       stop: () => server.stop(),
       kill: () => server.kill(),
       restart: () => startOne(i),
+      freeze: () => server.signal('SIGSTOP'),
+      thaw: () => server.signal('SIGCONT'),
     }));
     return {
       nodes,
