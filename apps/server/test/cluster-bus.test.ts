@@ -31,7 +31,7 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
   let sessions = 0;
 
   beforeAll(async () => {
-    engines = await startClusterEngines();
+    engines = await startClusterEngines({ natsNodes: 3 });
     // A closed session ends (and its broadcast.left is written) soon after its socket closed.
     env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS) };
     [a, b, c] = await Promise.all([startClusterNode(env), startClusterNode(env), startClusterNode(env)]);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../../packages/storage/test/clickhouse-server';
-import { natsAvailable, startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
+import { natsAvailable, startNats, startNatsCluster, type NatsCluster, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
 import { afterAll, beforeAll } from 'vitest';
 import { startChildServer, type ChildServer } from './child-server';
@@ -20,35 +20,52 @@ export function clusterEnginesAvailable(): boolean {
 /** One throwaway server of each engine; `cluster()` gives the settings of a fresh cluster on them. */
 export interface ClusterEngines {
   postgres: PostgresServer;
+  /** The NATS server; with `natsNodes` > 1, the first server of `natsCluster`. */
   nats: NatsServer;
+  /** The NATS cluster, when started with `natsNodes` > 1. */
+  natsCluster?: NatsCluster;
   clickhouse: ClickHouseServer;
   /**
    * The environment of the nodes of a fresh cluster: its own PostgreSQL database and ClickHouse
    * database. NATS streams are per server, so one NATS server serves one cluster at a time.
+   * On a NATS cluster, `SVC_NATS_URL` lists every server and streams have one replica per server.
    */
   clusterEnv(): Promise<Record<string, string>>;
   stop(): Promise<void>;
 }
 
-export async function startClusterEngines(): Promise<ClusterEngines> {
-  const [postgres, nats, clickhouse] = await Promise.all([startPostgres(), startNats(), startClickHouse()]);
+export interface ClusterEnginesOptions {
+  /** NATS servers, routed into one cluster when more than one (`startNatsCluster`); default 1. */
+  natsNodes?: number;
+}
+
+export async function startClusterEngines(options: ClusterEnginesOptions = {}): Promise<ClusterEngines> {
+  const natsNodes = options.natsNodes ?? 1;
+  const [postgres, natsCluster, clickhouse] = await Promise.all([
+    startPostgres(),
+    natsNodes > 1 ? startNatsCluster(natsNodes) : startNats().then((server) => ({ nodes: [server], urls: server.url, stop: () => server.stop() })),
+    startClickHouse(),
+  ]);
+  const nats = natsCluster.nodes[0]!;
   return {
     postgres,
     nats,
+    natsCluster: natsNodes > 1 ? natsCluster : undefined,
     clickhouse,
     async clusterEnv() {
       const postgresUrl = await postgres.createDatabase();
       return {
         SVC_POSTGRES_URL: postgresUrl,
         SVC_POSTGRES_POOL_SIZE: '3',
-        SVC_NATS_URL: nats.url,
+        SVC_NATS_URL: natsCluster.urls,
+        ...(natsNodes > 1 ? { SVC_NATS_REPLICAS: String(natsNodes) } : {}),
         SVC_CLICKHOUSE_URL: `${clickhouse.url}/svc_${randomBytes(4).toString('hex')}`,
         SVC_BOOTSTRAP_API_KEY: CLUSTER_API_KEY,
         SVC_BOOTSTRAP_ADMIN_TOKEN: CLUSTER_ADMIN_TOKEN,
       };
     },
     async stop() {
-      await Promise.allSettled([postgres.stop(), nats.stop(), clickhouse.stop()]);
+      await Promise.allSettled([postgres.stop(), natsCluster.stop(), clickhouse.stop()]);
     },
   };
 }

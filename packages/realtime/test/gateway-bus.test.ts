@@ -1,28 +1,30 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_GATEWAY_OPTIONS } from '../src';
+import { BUS_KINDS, busesOf } from './gateway-buses';
 import { API_KEY, pollRecord, startGateway, TENANT, type Harness } from './gateway-harness';
 
 const THROTTLE_MS = 1_000;
 const leftSessions = (h: Harness) =>
   h.ingested.filter((body) => (body as { event?: string }).event === 'broadcast.left').map((body) => (body as { sessionId: string }).sessionId);
 
-describe('gateway on the bus', () => {
+describe.each(BUS_KINDS)('gateway on the bus (%s)', (kind) => {
+  const buses = busesOf(kind);
   let h: Harness;
   afterEach(async () => {
     await h.close();
   });
 
   it('closes the sockets of an API key the bus announces as revoked, with 4401 invalid_api_key', async () => {
-    h = await startGateway({});
+    h = await startGateway({}, [], [], await buses());
     const viewer = await h.join('svc_revoked');
-    await h.bus.publish('apiKey.revoked', { tenantSeq: TENANT.seq, keyId: 'ak_1', key: 'svc_pk_other' });
+    await h.announce('apiKey.revoked', { tenantSeq: TENANT.seq, keyId: 'ak_1', key: 'svc_pk_other' });
     await viewer.settle();
-    await h.bus.publish('apiKey.revoked', { tenantSeq: TENANT.seq, keyId: 'ak_2', key: API_KEY });
+    await h.announce('apiKey.revoked', { tenantSeq: TENANT.seq, keyId: 'ak_2', key: API_KEY });
     expect(await viewer.closed).toEqual({ code: 4401, reason: 'invalid_api_key' });
   });
 
   it('counts in the live results the votes the bus announces as stored by another path', async () => {
-    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')]);
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')], [], await buses());
     const watcher = await h.join('svc_watcher');
     const now = h.clock.now();
     const vote = (eventId: string, sessionId: string, broadcastId = 'b') => ({
@@ -34,16 +36,16 @@ describe('gateway on the bus', () => {
       receivedAtMs: now,
       data: JSON.stringify({ pollId: 'poll-1', optionIndex: 1, optionSelected: 'No' }),
     });
-    await h.bus.publish('poll.voted', { tenantSeq: TENANT.seq, votes: [vote('e1', 'svc_http'), vote('e2', 'svc_elsewhere', 'other-broadcast')] });
+    await h.announce('poll.voted', { tenantSeq: TENANT.seq, votes: [vote('e1', 'svc_http'), vote('e2', 'svc_elsewhere', 'other-broadcast')] });
     await watcher.next((m) => m.type === 'poll.results');
     expect(watcher.ofType('poll.results')).toEqual([{ type: 'poll.results', pollId: 'poll-1', counts: [0, 1], total: 1 }]);
   });
 
   it('writes no broadcast.left for a session whose own broadcast.left the bus announces', async () => {
-    h = await startGateway({});
+    h = await startGateway({}, [], [], await buses());
     const leaving = await h.join('svc_leaving');
     const vanishing = await h.join('svc_vanishing');
-    await h.bus.publish('session.left', { tenantSeq: TENANT.seq, sessionIds: ['svc_leaving'] });
+    await h.announce('session.left', { tenantSeq: TENANT.seq, sessionIds: ['svc_leaving'] });
     leaving.ws.close();
     vanishing.ws.close();
     await Promise.all([leaving.closed, vanishing.closed]);
@@ -53,7 +55,7 @@ describe('gateway on the bus', () => {
   });
 
   it('provides its live viewer counts to the registry the dashboard reads, until it closes', async () => {
-    h = await startGateway({});
+    h = await startGateway({}, [], [], await buses());
     await h.join('svc_one');
     await h.join('svc_two', 'b2');
     expect(await h.liveViewers.liveViewers(TENANT.seq, {})).toBe(2);

@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { LiveViewerRegistry, LocalBus, ManualClock, type Bus, type ContentChange, type IngestResult, type Overlay } from '@svc/protocol';
+import { LiveViewerRegistry, LocalBus, ManualClock, type Bus, type BusTopic, type BusTopics, type IngestResult, type Overlay } from '@svc/protocol';
 import type { ContentStore, Interaction, InteractionStore, OverlayRecord, Tenant } from '@svc/storage';
 import { TEST_SETTINGS } from '../../storage/test/test-settings';
 import { Gateway, type Connection, type GatewayDeps, type GatewayOptions, type Timers } from '../src';
@@ -117,6 +117,31 @@ export interface AttemptOptions {
   localAddress?: string;
 }
 
+/** The bus a gateway runs on, and where the rest of the service (content, ingest, tenants) announces to it from. */
+export interface HarnessBuses {
+  /** The bus of the gateway's node. */
+  bus: Bus;
+  /** The bus `topic` is announced on: `bus` in one process; on a bus between nodes, another node's for a topic that crosses nodes. */
+  announcerOf(topic: BusTopic): Bus;
+  /** Resolves once what the gateway subscribed to can arrive from the announcers. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** One `LocalBus` for everything: the embedded default. */
+export function localBuses(): HarnessBuses {
+  const bus = new LocalBus();
+  return { bus, announcerOf: () => bus, ready: async () => undefined, close: async () => undefined };
+}
+
+/** A bus of the test's own (which the test closes): announced on directly. */
+function onlyBus(bus: Bus): HarnessBuses {
+  return { bus, announcerOf: () => bus, ready: async () => (bus as Bus & { flush?: () => Promise<void> }).flush?.(), close: async () => undefined };
+}
+
+/** How long an announcement may take to reach the gateway's bus (across NATS on a busy machine). */
+const ANNOUNCEMENT_WAIT_MS = 5_000;
+
 export interface Harness {
   gateway: Gateway;
   clock: ManualClock;
@@ -131,24 +156,34 @@ export interface Harness {
   attempt(options: AttemptOptions): Promise<Attempt>;
   /** The server side of a session's live connection. */
   connectionOf(sessionId: string): Connection | undefined;
-  publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string }): void;
+  /**
+   * Announces `payload` on `topic` as the rest of the service would, and resolves once the
+   * gateway's bus has handed it to the gateway (at once in one process; across NATS, when it
+   * arrived), so that a test can rely on the gateway having seen it.
+   */
+  announce<T extends BusTopic>(topic: T, payload: BusTopics[T]): Promise<void>;
+  /** Announces an overlay change of `broadcastId` (`content.changed`), as `announce` does. */
+  publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string }): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * A gateway on a real HTTP server with a manual clock and timers, an in-memory content store
  * holding `overlays`, votes and entries already stored (`interactions`, of every broadcast),
- * and an ingest sink that accepts everything; on `bus` (a `LocalBus` by default). `deps` sets
- * whether counts and caps go across nodes, the viewers' country (none by default), or replaces
- * some of the gateway's dependencies (e.g. `claims`, or an `events` sink of the test's own).
+ * and an ingest sink that accepts everything; on `buses` (one `LocalBus` by default, or a bus of
+ * the test's own, announced on directly), which it closes. `deps` sets whether counts and caps go
+ * across nodes, the viewers' country (none by default), or replaces some of the gateway's
+ * dependencies (e.g. `claims`, a `sessionDirectory`, or an `events` sink of the test's own).
  */
 export async function startGateway(
   options: Partial<GatewayOptions>,
   overlays: OverlayRecord[] = [],
   stored: Interaction[] = [],
-  bus: Bus = new LocalBus(),
+  busOrBuses: HarnessBuses | Bus = localBuses(),
   deps: Partial<GatewayDeps> = {},
 ): Promise<Harness> {
+  const buses = 'announcerOf' in busOrBuses ? busOrBuses : onlyBus(busOrBuses);
+  const { bus } = buses;
   const clock = new ManualClock();
   const timers = new ManualTimers(clock);
   const liveViewers = new LiveViewerRegistry();
@@ -180,11 +215,31 @@ export async function startGateway(
     // The heartbeat runs on real time: keep it out of the way unless a test wants it.
     { heartbeatIntervalMs: 60_000, ...options },
   );
+  await buses.ready();
   const server = createServer((_req, res) => res.writeHead(404).end());
   server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const viewers: Viewer[] = [];
+  // Per topic: how many announcements were made, and how many the gateway's bus has handed on
+  // (its subscription comes after the gateway's, so the gateway has been called by then).
+  const announced = new Map<BusTopic, { sent: number; arrived: number; ends(): void }>();
+  const announce = async <T extends BusTopic>(topic: T, payload: BusTopics[T]): Promise<void> => {
+    let counts = announced.get(topic);
+    if (!counts) {
+      const fresh: { sent: number; arrived: number; ends(): void } = { sent: 0, arrived: 0, ends: () => undefined };
+      fresh.ends = bus.subscribe(topic, () => void fresh.arrived++);
+      announced.set(topic, (counts = fresh));
+    }
+    const number = ++counts.sent;
+    const arrivedCounts = counts;
+    await buses.announcerOf(topic).publish(topic, payload);
+    const deadline = Date.now() + ANNOUNCEMENT_WAIT_MS;
+    while (arrivedCounts.arrived < number) {
+      if (Date.now() > deadline) throw new Error(`the gateway's bus did not receive announcement ${number} on ${topic} within ${ANNOUNCEMENT_WAIT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  };
   return {
     gateway,
     clock,
@@ -215,12 +270,20 @@ export async function startGateway(
       });
     },
     connectionOf: (sessionId) => gateway.connectionOf(TENANT.seq, sessionId) ?? undefined,
-    publish: (broadcastId, change) => void bus.publish('content.changed', { tenantSeq: TENANT.seq, broadcastId, change: change as ContentChange }),
+    announce,
+    publish: (broadcastId, change) =>
+      announce('content.changed', {
+        tenantSeq: TENANT.seq,
+        broadcastId,
+        change: change.kind === 'hide' ? { ...change, hiddenAt: new Date(clock.now()).toISOString() } : change,
+      }),
     async close() {
       for (const viewer of viewers) viewer.ws.terminate();
+      for (const { ends } of announced.values()) ends();
       await gateway.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await buses.close();
     },
   };
 }

@@ -40,8 +40,7 @@ describe.skipIf(!available)('gateway on the bus between nodes', () => {
 
   const start = async (...overlays: OverlayRecord[]) => {
     await connectNodes();
-    h = await startGateway({ throttleMs: 1_000 }, overlays, [], nodeB);
-    await nodeB.flush();
+    h = await startGateway({ throttleMs: 1_000 }, overlays, [], { bus: nodeB, announcerOf: () => nodeA, ready: () => nodeB.flush(), close: async () => undefined });
   };
 
   it('shows and hides on its viewers an overlay changed through another node', async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Overlay } from '@svc/protocol';
 import type { Interaction, OverlayRecord } from '@svc/storage';
 import { DEFAULT_GATEWAY_OPTIONS } from '../src';
+import { BUS_KINDS, busesOf } from './gateway-buses';
 import { pollRecord, startGateway, type Harness, type Message, type Viewer } from './gateway-harness';
 
 const THROTTLE_MS = 1_000;
@@ -15,7 +16,8 @@ function bigUpdate(n: number): Overlay {
 }
 const updateNumber = (m: Message) => Number(String((m.overlay as { items: Array<{ title: string }> }).items[0]!.title).split(':')[0]);
 
-describe('gateway', () => {
+describe.each(BUS_KINDS)('gateway on %s', (kind) => {
+  const buses = busesOf(kind);
   let h: Harness;
   afterEach(async () => {
     await h.close();
@@ -25,7 +27,7 @@ describe('gateway', () => {
     // The documented limits: 64 KB before throttled updates are skipped, 1 MB before the close.
     expect(DEFAULT_GATEWAY_OPTIONS).toMatchObject({ softBufferBytes: 64 * 1024, hardBufferBytes: 1024 * 1024 });
     const { softBufferBytes, hardBufferBytes } = DEFAULT_GATEWAY_OPTIONS;
-    h = await startGateway({ throttleMs: THROTTLE_MS });
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [], [], await buses());
     const slow = await h.join('svc_slow');
     const watcher = await h.join('svc_watcher');
     h.timers.advance(THROTTLE_MS);
@@ -38,7 +40,7 @@ describe('gateway', () => {
     const push = () => h.publish('b', { kind: 'update', overlay: bigUpdate(++sent) });
     // Fill the kernel's buffers until the gateway itself holds more than the soft limit.
     while (server.ws.bufferedAmount <= softBufferBytes) {
-      push();
+      await push();
       await tick();
       if (sent > 2_000) throw new Error('the slow viewer never fell behind');
     }
@@ -50,12 +52,12 @@ describe('gateway', () => {
     await watcher.next((m) => m.type === 'viewers' && m.count === 3);
     await third.settle();
     // Overlay changes are never skipped.
-    push();
+    await push();
     const lastBeforeHardLimit = sent;
     expect(server.ws.readyState).toBe(server.ws.OPEN);
 
     while (server.ws.readyState === server.ws.OPEN) {
-      push();
+      await push();
       await tick();
       if (sent > 2_000) throw new Error('the slow viewer was never closed');
     }
@@ -78,7 +80,7 @@ describe('gateway', () => {
   });
 
   it('sends poll.results at most once per throttle interval, and nothing while they are unchanged', async () => {
-    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')]);
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')], [], await buses());
     const voters: Viewer[] = [];
     for (let i = 0; i < 5; i++) voters.push(await h.join(`svc_voter${i}`));
     const watcher = voters[0]!;
@@ -124,7 +126,7 @@ describe('gateway', () => {
   });
 
   it('sends the results of a poll shown again once, not a second time when the throttle interval ends', async () => {
-    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')]);
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')], [], await buses());
     const first = await h.join('svc_first');
     const second = await h.join('svc_second');
     await first.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0 });
@@ -132,8 +134,8 @@ describe('gateway', () => {
     h.timers.advance(100);
     await second.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 });
     const poll = { ...pollRecord('poll-1').content, id: 'poll-1', broadcastId: 'b', active: true, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() } as Overlay;
-    h.publish('b', { kind: 'hide', overlayId: 'poll-1' });
-    h.publish('b', { kind: 'show', overlay: poll });
+    await h.publish('b', { kind: 'hide', overlayId: 'poll-1' });
+    await h.publish('b', { kind: 'show', overlay: poll });
     await first.next((m) => m.type === 'poll.results' && m.total === 2);
     h.timers.advance(THROTTLE_MS);
     await first.settle();
@@ -153,7 +155,7 @@ describe('gateway', () => {
       stored('vote', 'poll-1', 'svc_earlier', 1),
       stored('vote', 'poll-1', 'svc_voter', 0),
       stored('entry', 'contest-1', 'svc_voter', null),
-    ]);
+    ], await buses());
     const viewer = await h.join('svc_voter');
     expect(viewer.ofType('welcome')[0]).toMatchObject({ pollResults: [{ pollId: 'poll-1', counts: [1, 1], total: 2 }] });
     expect(await viewer.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'error', code: 'already_voted' });
@@ -161,7 +163,7 @@ describe('gateway', () => {
   });
 
   it('knows the broadcasts whose room is open on it, per tenant', async () => {
-    h = await startGateway({ throttleMs: THROTTLE_MS });
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [], [], await buses());
     expect(h.gateway.hasRoom(1, 'b')).toBe(false);
     await h.join('svc_viewer');
     expect(h.gateway.hasRoom(1, 'b')).toBe(true);
@@ -170,7 +172,7 @@ describe('gateway', () => {
   });
 
   it('corrects the count a viewer was welcomed with, even when the count returns to the last one sent within the interval', async () => {
-    h = await startGateway({ throttleMs: THROTTLE_MS });
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [], [], await buses());
     const first = await h.join('svc_first');
     await first.next((m) => m.type === 'viewers' && m.count === 1);
     // Inside one interval: a second viewer joins (welcomed with 2), then the first leaves.

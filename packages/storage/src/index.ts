@@ -45,6 +45,7 @@ export { RecentKeys } from './recent-keys';
 export { ClickHouseErasureStore, DEFAULT_PART_REMOVAL_WAIT_MS, type ClickHouseErasureOptions } from './clickhouse/clickhouse-erasure-store';
 export { ClickHouseInteractionStore } from './clickhouse/clickhouse-interaction-store';
 export { connectNats, natsServers, NATS_CONNECT_TIMEOUT_MS, NATS_RECONNECT_WAIT_MS, type NatsConnectionOptions } from './nats/nats-connection';
+export { NATS_MAX_PINGS_OUT, NATS_PING_INTERVAL_MS, serverToDial } from './nats/nats-connection';
 export {
   EventLog,
   EVENTS_STREAM,

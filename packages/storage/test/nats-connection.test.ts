@@ -1,7 +1,8 @@
 import { SvcError } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../../apps/server/test/child-server';
-import { connectNats, natsServers } from '../src';
+import type { Server, ServerInfo } from '@nats-io/transport-node';
+import { connectNats, natsServers, serverToDial } from '../src';
 
 describe('connecting to NATS', () => {
   it('reads a comma list of servers, ignoring blanks and empty entries', () => {
@@ -28,5 +29,18 @@ describe('connecting to NATS', () => {
     expect((failed as SvcError).code).toBe('storage_unavailable');
     expect((failed as SvcError).message).toContain(`127.0.0.1:${port}`);
     expect((failed as SvcError).message).not.toContain('hunter2');
+  });
+
+  it('dials on reconnect the server dialled least recently, not the one just lost while others are left', () => {
+    const server = (port: number, lastConnect: number) => ({ hostname: '127.0.0.1', port, listen: `127.0.0.1:${port}`, src: '', tlsName: '', reconnects: 0, lastConnect, gossiped: false, didConnect: lastConnect > 0 }) as Server;
+    const info = { server_id: 'lost' } as ServerInfo;
+    // The client's own choice would be the first: the server it was connected to.
+    const lost = server(4222, 1_000);
+    expect(serverToDial([lost, server(4223, 0), server(4224, 0)], info)?.port).toBe(4223);
+    // Connected last, so dialled last: each round tries the others first, oldest dial first.
+    expect(serverToDial([server(4222, 5_000), server(4223, 3_000), server(4224, 2_000)], info)?.port).toBe(4224);
+    expect(serverToDial([server(4222, 5_000)], info)?.port).toBe(4222);
+    // The first connection keeps the client's choice.
+    expect(serverToDial([lost, server(4223, 0)], null)).toBeNull();
   });
 });
