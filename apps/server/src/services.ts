@@ -186,6 +186,7 @@ function openStorage(config: ServerConfig, polls: PollLookup): Promise<Storage> 
       postgres: { poolSize: config.postgresPoolSize },
       writerAckWaitMs: config.writerAckWaitMs,
       webhookAckWaitMs: config.webhookAckWaitMs,
+      onStartupRetry: (error, retryInMs) => console.error(`svc: ${error.message} Trying again in ${retryInMs} ms.`),
     });
   }
   return openClusterStorage(config.dataDir, config.postgresUrl, { ...duckDb, postgres: { poolSize: config.postgresPoolSize } });

@@ -28,6 +28,8 @@ export interface ChildOptions {
   fileSizeLimitKiB?: number;
   /** Run the child as this user and group (only root may): file permissions then apply to it. */
   user?: { uid: number; gid: number };
+  /** Told of everything the child prints, as it prints it (before it listens too). */
+  onOutput?(text: string): void;
 }
 
 /** Starts `svc <args>` as a child process with the test defaults. */
@@ -51,6 +53,7 @@ export async function startChildServer(env: Record<string, string>, timeoutMs = 
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
+  if (options.onOutput) for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (chunk) => options.onOutput!(String(chunk)));
   const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${output}`)), timeoutMs);

@@ -136,6 +136,21 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
     ]);
   }, 120_000);
 
+  it('closes, on nodes B and C, the open sockets of an API key revoked through node A, and only those', async () => {
+    await broadcast('bus-revoked');
+    const created = await call(a, 'POST', '/v1/api-keys', { name: 'revoked across nodes' });
+    expect(created.status).toBe(201);
+    const key = String(created.body.key);
+    const doomed = await Promise.all([welcomed(b, 'bus-revoked', { apiKey: key }), welcomed(c, 'bus-revoked', { apiKey: key })]);
+    const { viewer: kept } = await welcomed(b, 'bus-revoked');
+    const revokedAt = Date.now();
+    expect((await call(a, 'DELETE', `/v1/api-keys/${String(created.body.id)}`)).status).toBe(200);
+    for (const { viewer } of doomed) expect(await viewer.closed).toEqual({ code: 4401, reason: 'invalid_api_key' });
+    expect(Date.now() - revokedAt).toBeLessThan(CROSSES_WITHIN_MS);
+    const still = await Promise.race([kept.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
+    expect(still).toBe('open');
+  }, 60_000);
+
   it('takes one vote per userId across the nodes: a second session of a viewer who voted on node C is refused on node A, whose welcome shows the vote', async () => {
     const user = 'claims-user';
     const pollIn = async (broadcastId: string) => {

@@ -6,7 +6,7 @@ import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../
 import { natsAvailable, startNats, startNatsCluster, type NatsCluster, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
 import { afterAll, beforeAll } from 'vitest';
-import { startChildServer, type ChildServer } from './child-server';
+import { startChildServer, type ChildOptions, type ChildServer } from './child-server';
 
 export const CLUSTER_API_KEY = `svc_pk_${'ClusterDemo'.padEnd(32, '0')}`;
 export const CLUSTER_ADMIN_TOKEN = `svc_sk_${'ClusterDemo'.padEnd(32, '0')}`;
@@ -71,9 +71,9 @@ export async function startClusterEngines(options: ClusterEnginesOptions = {}): 
 }
 
 /** A Svc node (child process) of the cluster `env`, with a data folder of its own that it must not need. */
-export async function startClusterNode(env: Record<string, string>, extra: Record<string, string> = {}): Promise<ChildServer & { dataDir: string }> {
+export async function startClusterNode(env: Record<string, string>, extra: Record<string, string> = {}, options: ChildOptions = {}): Promise<ChildServer & { dataDir: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-cluster-node-'));
-  const node = await startChildServer({ SVC_DATA_DIR: dataDir, ...env, ...extra }, 40_000);
+  const node = await startChildServer({ SVC_DATA_DIR: dataDir, ...env, ...extra }, 40_000, options);
   void node.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   return { ...node, dataDir };
 }

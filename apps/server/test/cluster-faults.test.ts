@@ -90,6 +90,20 @@ describe.runIf(available)('a full cluster under faults', () => {
 
   const batchesOf = (count: number, label: string) => Array.from({ length: count }, (_, i) => makeBatch(BATCH_SIZE, (j) => `${label}-${(i + j) % 11}`));
 
+  it('starts a node whose NATS server is not up yet: it keeps trying, then serves once NATS is there', async () => {
+    const env = await freshCluster();
+    await nats!.kill();
+    let printed = '';
+    const starting = startClusterNode(env, {}, { onOutput: (text) => void (printed += text) });
+    // The node tries again while NATS is away (the start-up allows a minute), then starts.
+    await until('the node says it tries again', () => printed.includes('Trying again in'), 30_000, 100);
+    await nats!.restart();
+    const started = await starting;
+    nodes.push(started);
+    const answer = await sendUntilAcknowledged(() => [started.url], makeBatch(BATCH_SIZE, () => 'startup'));
+    expect(answer.rejected).toEqual([]);
+  }, 90_000);
+
   it('loses and doubles nothing when a node is SIGKILLed mid-ingest and its clients retry on the other node', async () => {
     const random = seededRandom(faultSeed('node kill mid-ingest'));
     const env = await freshCluster();

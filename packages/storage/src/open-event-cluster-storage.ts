@@ -54,7 +54,19 @@ export interface EventClusterStorageOptions {
   webhookAckWaitMs?: number;
   /** The event writer's other timing (tests shorten the retry pause); `EventLogWriter`'s defaults when unset. */
   writer?: Pick<EventLogWriterOptions, 'retryDelayMs' | 'batchWaitMs'>;
+  /**
+   * How long opening keeps trying engines that answer `storage_unavailable` (a NATS cluster
+   * electing its JetStream leader, a server still starting), ms; `STARTUP_RETRY_MS` when unset.
+   */
+  startupRetryMs?: number;
+  /** Told of each failed attempt that will be tried again, with the pause before it. */
+  onStartupRetry?(error: Error, retryInMs: number): void;
 }
+
+/** How long a starting node keeps trying engines that are not ready yet, ms. */
+export const STARTUP_RETRY_MS = 60_000;
+/** Longest pause between two attempts, ms (they start at 250 ms and double). */
+const STARTUP_RETRY_MAX_PAUSE_MS = 5_000;
 
 /** `http://u:p@host:8123/db` → the server's URL and the database `db`. */
 export function splitClickHouseUrl(url: string): { serverUrl: string; database: string } {
@@ -78,6 +90,20 @@ export function splitClickHouseUrl(url: string): { serverUrl: string; database: 
  * claims of votes and entries (`storage.claims`) are the KV bucket `svc_claims` on that connection.
  */
 export async function openEventClusterStorage(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
+  const deadline = Date.now() + (options.startupRetryMs ?? STARTUP_RETRY_MS);
+  for (let pauseMs = 250; ; pauseMs = Math.min(STARTUP_RETRY_MAX_PAUSE_MS, pauseMs * 2)) {
+    try {
+      return await openOnce(postgresUrl, options);
+    } catch (error) {
+      // Engines that are there but not ready yet are waited for; anything else fails at once.
+      if ((error as { code?: unknown }).code !== 'storage_unavailable' || Date.now() + pauseMs > deadline) throw error;
+      options.onStartupRetry?.(error as Error, pauseMs);
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+}
+
+async function openOnce(postgresUrl: string, options: EventClusterStorageOptions): Promise<Storage> {
   const opened: Array<() => Promise<unknown>> = [];
   const closeOpened = () => Promise.allSettled(opened.reverse().map((close) => close()));
   try {
