@@ -85,6 +85,8 @@ export interface VoteRound {
   mainThreadMs: number;
   /** Servers' VmRSS (summed over the nodes) once every vote is acked, KiB. */
   rssAfterKiB: number;
+  /** Bus messages per subject from the first vote sent to the last ack, when the side has a bus counter. */
+  busMessages?: Map<string, number>;
   errorSamples: string[];
 }
 
@@ -181,8 +183,9 @@ async function timeFrame(clients: ClientGroup, target: Target, bus: BusCounter |
   return { cycle, sample: reports.find((r) => r!.sample)?.sample };
 }
 
-async function voteRound(clients: ClientGroup, nodes: Child[], seq: number, pollId: string, viewers: number): Promise<VoteRound> {
+async function voteRound(clients: ClientGroup, nodes: Child[], bus: BusCounter | undefined, seq: number, pollId: string, viewers: number): Promise<VoteRound> {
   const commits0 = await sumCommits(nodes);
+  const bus0 = bus?.snapshot();
   const main0 = sumOver(nodes, (node) => cpuSeconds(node.pid, node.pid));
   const waits = clients.map((i) => clients.next(i, 'votes', (r) => r.seq === seq, VOTE_TIMEOUT_MS));
   const start = now();
@@ -202,6 +205,8 @@ async function voteRound(clients: ClientGroup, nodes: Child[], seq: number, poll
   const main1 = sumOver(nodes, (node) => cpuSeconds(node.pid, node.pid));
   const rssAfterKiB = sumOver(nodes, (node) => memoryKiB(node.pid, 'VmRSS'));
   const commits1 = await sumCommits(nodes);
+  await bus?.flush();
+  const busMessages = bus && bus0 ? difference(bus.snapshot(), bus0) : undefined;
   const acks = reports.flatMap((r) => r!.ackTimes).sort((a, b) => a - b);
   const last = acks.length ? acks[acks.length - 1]! : start;
   return {
@@ -218,6 +223,7 @@ async function voteRound(clients: ClientGroup, nodes: Child[], seq: number, poll
     commitEvents: commits1.events - commits0.events,
     mainThreadMs: (main1 - main0) * 1000,
     rssAfterKiB,
+    busMessages,
   };
 }
 
@@ -343,7 +349,7 @@ export class Side {
         `server CPU ${fmt.int(c.serverCpuMs)} ms${c.loopMs === undefined ? '' : ` (send loop ${fmt.ms(c.loopMs)} ms)`}, client CPU ${fmt.int(c.clientCpuMs)} ms`,
     );
     if (vote) {
-      const round = await voteRound(clients, target.nodes, ++this.seq, overlayId, this.connect.connected);
+      const round = await voteRound(clients, target.nodes, this.bus, ++this.seq, overlayId, this.connect.connected);
       this.votes.push(round);
       options.log(
         `  ${target.name} votes ${this.votes.length}/${options.voteRounds}: ${fmt.int(round.acked)} acked in ${round.seconds.toFixed(2)} s = ${fmt.int(votesPerSecond(round))}/s ` +
