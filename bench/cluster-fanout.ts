@@ -140,6 +140,11 @@ async function runTotal(viewers: number, firstRun: number, postgres: PostgresSer
       await baseline.cycle(cycle, false);
     }
     const natsCpuSeconds = totalCpuSeconds(own3.pids) - nats0;
+    // What the nodes logged (level warn) tells why a vote or a frame failed.
+    for (const side of [cluster, oneNode]) {
+      if (!side.votes.some((v) => v.errors > 0)) continue;
+      for (const [k, node] of side.target.nodes.entries()) log(`  ${side.target.name}, node ${k + 1} logged (last lines):\n${node.output().slice(-1_500)}`);
+    }
     const cyclesSeconds = (performance.now() - t0) / 1000;
     return {
       viewers,
