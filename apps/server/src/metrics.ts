@@ -2,10 +2,15 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
 import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
 import type { ConnectionRefusal } from '@svc/realtime';
+import type { ConsumerLag, PipelineObserver, WriterBatchReport } from '@svc/storage';
 import type { DispatchObserver } from '@svc/webhooks';
 
-/** Prometheus metrics of one server; a registry per instance so tests can run several. */
-export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver {
+/**
+ * Prometheus metrics of one server; a registry per instance so tests can run several. Every
+ * sample carries the label `node` (SVC_NODE_ID), so that one Prometheus server tells a
+ * cluster's nodes apart whatever its scrape configuration.
+ */
+export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver, PipelineObserver {
   readonly registry = new Registry();
   private readonly acceptedTotal: Counter<'source'>;
   private readonly duplicateTotal: Counter;
@@ -19,9 +24,15 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
   private readonly webhookSeconds: Histogram;
   private readonly webhookQueue: Gauge;
   private readonly realtimeRefusedTotal: Counter<'reason'>;
+  private readonly writerBatchRows: Histogram;
+  private readonly writerInsertSeconds: Histogram;
+  private readonly busRoundTripSeconds: Histogram;
+  private readonly busPingsLost: Counter;
 
-  constructor() {
+  /** `nodeId`: the value of the label `node` on every sample; none when unset. */
+  constructor(nodeId?: string) {
     const registers = [this.registry];
+    if (nodeId) this.registry.setDefaultLabels({ node: nodeId });
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
     this.acceptedTotal = new Counter({ name: 'svc_events_accepted_total', help: 'Events stored', labelNames: ['source'], registers });
     this.duplicateTotal = new Counter({ name: 'svc_events_duplicate_total', help: 'Events acknowledged as already stored', registers });
@@ -65,6 +76,73 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
       help: 'WebSocket upgrades refused (upgrade_rate, address_connections: HTTP 429; address_share, tenant_connections: 1013) and sockets closed for their message rate (message_rate: 4429)',
       labelNames: ['reason'],
       registers,
+    });
+    this.writerBatchRows = new Histogram({
+      name: 'svc_writer_batch_rows',
+      help: 'Rows (events and rejects) per batch this node\'s writer inserted into ClickHouse (full cluster mode)',
+      buckets: [1, 10, 100, 1000, 5000, 10000, 25000, 50000, 100000],
+      registers,
+    });
+    this.writerInsertSeconds = new Histogram({
+      name: 'svc_writer_insert_duration_seconds',
+      help: 'Time ClickHouse took to insert one batch of this node\'s writer (full cluster mode)',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.busRoundTripSeconds = new Histogram({
+      name: 'svc_bus_round_trip_seconds',
+      help: 'Time for a ping this node published on its bus connection to come back through NATS (full cluster mode, every 5 s)',
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+      registers,
+    });
+    this.busPingsLost = new Counter({ name: 'svc_bus_pings_lost_total', help: 'Pings of this node\'s bus that did not come back within 30 s (full cluster mode)', registers });
+  }
+
+  writerBatch(batch: WriterBatchReport): void {
+    this.writerBatchRows.observe(batch.rows);
+    this.writerInsertSeconds.observe(batch.insertMs / 1000);
+  }
+
+  busRoundTrip(ms: number): void {
+    this.busRoundTripSeconds.observe(ms / 1000);
+  }
+
+  busPingLost(): void {
+    this.busPingsLost.inc();
+  }
+
+  /**
+   * Reports at every scrape the lag of the shared JetStream consumers (full cluster mode), by
+   * stream, consumer and state: `waiting` not handed out yet, `unacknowledged` handed out and
+   * not answered. The WEBHOOKS consumer's sum is the cluster's webhook queue depth.
+   */
+  watchConsumerLag(read: () => Promise<ConsumerLag[]>): void {
+    new Gauge({
+      name: 'svc_jetstream_consumer_lag_messages',
+      help: 'Messages a shared JetStream consumer has not finished (EVENTS/writer: events not yet in ClickHouse; WEBHOOKS/dispatcher: deliveries queued), by state (waiting, unacknowledged)',
+      labelNames: ['stream', 'consumer', 'state'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        // JetStream away: no sample rather than a stale one (the scrape itself still answers).
+        const lag = await read().catch(() => []);
+        for (const { stream, consumer, waiting, unacknowledged } of lag) {
+          this.set({ stream, consumer, state: 'waiting' }, waiting);
+          this.set({ stream, consumer, state: 'unacknowledged' }, unacknowledged);
+        }
+      },
+    });
+  }
+
+  /** Reports at every scrape the WebSocket connections open on this node. */
+  watchWebSocketConnections(read: () => number): void {
+    new Gauge({
+      name: 'svc_ws_connections',
+      help: 'WebSocket connections open on this node (a viewer holds one; an upgrade being refused counts until its socket closes)',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
     });
   }
 
