@@ -11,7 +11,7 @@ export const BUS_PING_SUBJECT_PREFIX = 'svc.ping.';
 export interface BusRoundTripOptions {
   /** Each ping that came back, with its round trip in ms. */
   onRoundTrip: (ms: number) => void;
-  /** Each ping not back within `timeoutMs`. */
+  /** Each ping not back within `timeoutMs` (noticed at the next ping, or when it comes back late). */
   onLost?: () => void;
   /** Default BUS_PING_INTERVAL_MS. */
   intervalMs?: number;
@@ -76,7 +76,10 @@ export class BusRoundTrip {
     const sentAt = this.sent.get(sequence);
     if (sentAt === undefined) return;
     this.sent.delete(sequence);
-    this.options.onRoundTrip(this.now() - sentAt);
+    const ms = this.now() - sentAt;
+    // Back too late is lost too: the histogram keeps the trips the bus still works with.
+    if (ms > (this.options.timeoutMs ?? BUS_PING_TIMEOUT_MS)) this.options.onLost?.();
+    else this.options.onRoundTrip(ms);
   }
 
   private forgetLost(): void {
