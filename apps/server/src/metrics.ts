@@ -2,15 +2,16 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
 import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
 import type { ConnectionRefusal } from '@svc/realtime';
-import type { ConsumerLag, PipelineObserver, WriterBatchReport } from '@svc/storage';
+import type { EventPipeline } from '@svc/storage';
 import type { DispatchObserver } from '@svc/webhooks';
+import { PipelineMetrics } from './pipeline-metrics';
 
 /**
  * Prometheus metrics of one server; a registry per instance so tests can run several. Every
  * sample carries the label `node` (SVC_NODE_ID), so that one Prometheus server tells a
  * cluster's nodes apart whatever its scrape configuration.
  */
-export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver, PipelineObserver {
+export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver {
   readonly registry = new Registry();
   private readonly acceptedTotal: Counter<'source'>;
   private readonly duplicateTotal: Counter;
@@ -24,10 +25,6 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
   private readonly webhookSeconds: Histogram;
   private readonly webhookQueue: Gauge;
   private readonly realtimeRefusedTotal: Counter<'reason'>;
-  private readonly writerBatchRows: Histogram;
-  private readonly writerInsertSeconds: Histogram;
-  private readonly busRoundTripSeconds: Histogram;
-  private readonly busPingsLost: Counter;
 
   /** `nodeId`: the value of the label `node` on every sample; none when unset. */
   constructor(nodeId?: string) {
@@ -77,61 +74,12 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
       labelNames: ['reason'],
       registers,
     });
-    this.writerBatchRows = new Histogram({
-      name: 'svc_writer_batch_rows',
-      help: 'Rows (events and rejects) per batch this node\'s writer inserted into ClickHouse (full cluster mode)',
-      buckets: [1, 10, 100, 1000, 5000, 10000, 25000, 50000, 100000],
-      registers,
-    });
-    this.writerInsertSeconds = new Histogram({
-      name: 'svc_writer_insert_duration_seconds',
-      help: 'Time ClickHouse took to insert one batch of this node\'s writer (full cluster mode)',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
-    this.busRoundTripSeconds = new Histogram({
-      name: 'svc_bus_round_trip_seconds',
-      help: 'Time for a ping this node published on its bus connection to come back through NATS (full cluster mode, every 5 s)',
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
-      registers,
-    });
-    this.busPingsLost = new Counter({ name: 'svc_bus_pings_lost_total', help: 'Pings of this node\'s bus that did not come back within 30 s (full cluster mode)', registers });
   }
 
-  writerBatch(batch: WriterBatchReport): void {
-    this.writerBatchRows.observe(batch.rows);
-    this.writerInsertSeconds.observe(batch.insertMs / 1000);
-  }
-
-  busRoundTrip(ms: number): void {
-    this.busRoundTripSeconds.observe(ms / 1000);
-  }
-
-  busPingLost(): void {
-    this.busPingsLost.inc();
-  }
-
-  /**
-   * Reports at every scrape the lag of the shared JetStream consumers (full cluster mode), by
-   * stream, consumer and state: `waiting` not handed out yet, `unacknowledged` handed out and
-   * not answered. The WEBHOOKS consumer's sum is the cluster's webhook queue depth.
-   */
-  watchConsumerLag(read: () => Promise<ConsumerLag[]>): void {
-    new Gauge({
-      name: 'svc_jetstream_consumer_lag_messages',
-      help: 'Messages a shared JetStream consumer has not finished (EVENTS/writer: events not yet in ClickHouse; WEBHOOKS/dispatcher: deliveries queued), by state (waiting, unacknowledged)',
-      labelNames: ['stream', 'consumer', 'state'],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        // JetStream away: no sample rather than a stale one (the scrape itself still answers).
-        const lag = await read().catch(() => []);
-        for (const { stream, consumer, waiting, unacknowledged } of lag) {
-          this.set({ stream, consumer, state: 'waiting' }, waiting);
-          this.set({ stream, consumer, state: 'unacknowledged' }, unacknowledged);
-        }
-      },
-    });
+  /** Full cluster mode: the pipeline's figures (writer batches, consumer lag, bus round trip; see PipelineMetrics). */
+  watchPipeline(pipeline: EventPipeline): void {
+    const observer = new PipelineMetrics(this.registry, () => pipeline.consumerLag());
+    pipeline.observe(observer);
   }
 
   /** Reports at every scrape the WebSocket connections open on this node. */

@@ -75,11 +75,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   await polls.load(storage.content);
   const metrics = new ServerMetrics(config.nodeId);
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
-  if (storage.pipeline) {
-    const pipelineOfStorage = storage.pipeline;
-    pipelineOfStorage.observe(metrics);
-    metrics.watchConsumerLag(() => pipelineOfStorage.consumerLag());
-  }
+  if (storage.pipeline) metrics.watchPipeline(storage.pipeline);
   metrics.watchRefusedWrites(() => storage.refusedWrites());
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
   // On the JetStream event log each request is its own message, recognised when retried.

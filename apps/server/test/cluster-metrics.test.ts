@@ -65,7 +65,7 @@ describe.runIf(available)('/metrics of a full cluster node', () => {
     expect(value('svc_writer_insert_duration_seconds_bucket', { le: '+Inf' })).toBe(batches);
   });
 
-  it('reports the lag of the shared consumers of EVENTS and WEBHOOKS, which drains to 0 once everything is written and delivered', async () => {
+  it('reports the lag of the shared consumers of EVENTS and WEBHOOKS; that of EVENTS is 0 once the writer stored everything', async () => {
     await scrape();
     for (const [stream, consumer] of [['EVENTS', 'writer'], ['WEBHOOKS', 'dispatcher']] as const) {
       for (const state of ['waiting', 'unacknowledged']) {

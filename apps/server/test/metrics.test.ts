@@ -40,9 +40,4 @@ describe('/metrics of an embedded node', () => {
     viewers[1]!.ws.terminate();
   });
 
-  it('has none of the figures of full cluster mode, which an embedded node does not measure', async () => {
-    t = await startTestApp();
-    const names = new Set((await t.app.inject({ url: '/metrics' })).body.match(/^# TYPE \S+/gm));
-    expect(names).not.toContain('# TYPE svc_jetstream_consumer_lag_messages');
-  });
 });
