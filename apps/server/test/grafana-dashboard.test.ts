@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dashboardExpressions, exposedNames, metricNamesIn, readDashboard } from './grafana-dashboard';
+import { bracketsPair, dashboardExpressions, exposedNames, metricNamesIn, readDashboard } from './grafana-dashboard';
 import { startTestApp } from './test-app';
 
 describe('the Grafana dashboard of the cluster (deploy/grafana/svc-cluster.json)', () => {
@@ -22,6 +22,7 @@ describe('the Grafana dashboard of the cluster (deploy/grafana/svc-cluster.json)
       for (const target of panel.targets!) {
         expect(target.expr, String(panel.title)).toEqual(expect.any(String));
         expect(metricNamesIn(String(target.expr)).length, String(target.expr)).toBeGreaterThan(0);
+        expect(bracketsPair(String(target.expr)), String(target.expr)).toBe(true);
       }
     }
     expect(dashboard.templating?.list?.map((variable) => variable.name)).toEqual(expect.arrayContaining(['datasource', 'node']));

@@ -61,3 +61,17 @@ export function exposedNames(text: string): Set<string> {
   }
   return names;
 }
+
+/** Whether the expression's brackets and quotes pair up (a cheap guard against a broken edit: no PromQL parser here). */
+export function bracketsPair(expression: string): boolean {
+  const closing: Record<string, string> = { ')': '(', ']': '[', '}': '{' };
+  const open: string[] = [];
+  let quoted = false;
+  for (const c of expression) {
+    if (c === '"') quoted = !quoted;
+    else if (quoted) continue;
+    else if ('([{'.includes(c)) open.push(c);
+    else if (closing[c] && open.pop() !== closing[c]) return false;
+  }
+  return !quoted && open.length === 0;
+}
