@@ -9,7 +9,7 @@ import { DATABASE_FILE_NAME, DuckDbDatabase, DuckDbMetaStore } from '@svc/storag
 import { TenantService } from '@svc/tenancy';
 import { generateDashboardData } from './dashboard-data';
 import { measurePurge, type PurgeResult } from './erasure-purge';
-import { base62 } from './ingest';
+import { base62, metric } from './ingest';
 import { cpuSeconds, ROOT, startService, tempFolder, type Child } from './processes';
 import { fmt, type BenchTable, type Row } from './report';
 
@@ -88,8 +88,8 @@ function resetPeakRss(pid: number): void {
 
 async function databaseMemoryMiB(server: Child): Promise<number> {
   const { body } = await request(`${server.url}/metrics`);
-  const match = /^svc_database_memory_bytes (\S+)$/m.exec(await body.text());
-  return match ? Number(match[1]) / MiB : NaN;
+  const text = await body.text();
+  return text.includes('svc_database_memory_bytes') ? metric(text, 'svc_database_memory_bytes') / MiB : NaN;
 }
 
 /**

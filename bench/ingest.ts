@@ -90,7 +90,9 @@ export async function startBare(): Promise<Child> {
 /** Sum of a Prometheus sample over all its label sets. */
 export function metric(text: string, name: string): number {
   let sum = 0;
-  for (const line of text.split('\n')) {
+  for (const labelled of text.split('\n')) {
+    // Every sample carries the node's label, which a bench reading one node ignores.
+    const line = labelled.replace(/\{node="[^"]*"\}/, '').replace(/,node="[^"]*"/, '');
     if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;

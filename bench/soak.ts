@@ -142,7 +142,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const sample = async () => {
     const metrics = await (await request(`${service.url}/metrics`)).body.text();
-    const heap = /^svc_nodejs_heap_size_used_bytes (\S+)$/m.exec(metrics)?.[1];
+    const heap = metric(metrics, 'svc_nodejs_heap_size_used_bytes');
     const rss = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${service.pid}/status`, 'utf8'))?.[1];
     const sorted = Float64Array.from(postLatencies).sort();
     postLatencies = [];

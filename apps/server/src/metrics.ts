@@ -2,9 +2,15 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { CommitObserver, EventSource, IngestObserver } from '@svc/ingest';
 import type { PurgeObserver, PurgeReport } from '@svc/lifecycle';
 import type { ConnectionRefusal } from '@svc/realtime';
+import type { EventPipeline } from '@svc/storage';
 import type { DispatchObserver } from '@svc/webhooks';
+import { PipelineMetrics } from './pipeline-metrics';
 
-/** Prometheus metrics of one server; a registry per instance so tests can run several. */
+/**
+ * Prometheus metrics of one server; a registry per instance so tests can run several. Every
+ * sample carries the label `node` (SVC_NODE_ID), so that one Prometheus server tells a
+ * cluster's nodes apart whatever its scrape configuration.
+ */
 export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObserver, DispatchObserver {
   readonly registry = new Registry();
   private readonly acceptedTotal: Counter<'source'>;
@@ -20,8 +26,10 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
   private readonly webhookQueue: Gauge;
   private readonly realtimeRefusedTotal: Counter<'reason'>;
 
-  constructor() {
+  /** `nodeId`: the value of the label `node` on every sample; none when unset. */
+  constructor(nodeId?: string) {
     const registers = [this.registry];
+    if (nodeId) this.registry.setDefaultLabels({ node: nodeId });
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
     this.acceptedTotal = new Counter({ name: 'svc_events_accepted_total', help: 'Events stored', labelNames: ['source'], registers });
     this.duplicateTotal = new Counter({ name: 'svc_events_duplicate_total', help: 'Events acknowledged as already stored', registers });
@@ -65,6 +73,24 @@ export class ServerMetrics implements IngestObserver, CommitObserver, PurgeObser
       help: 'WebSocket upgrades refused (upgrade_rate, address_connections: HTTP 429; address_share, tenant_connections: 1013) and sockets closed for their message rate (message_rate: 4429)',
       labelNames: ['reason'],
       registers,
+    });
+  }
+
+  /** Full cluster mode: the pipeline's figures (writer batches, consumer lag, bus round trip; see PipelineMetrics). */
+  watchPipeline(pipeline: EventPipeline): void {
+    const observer = new PipelineMetrics(this.registry, () => pipeline.consumerLag());
+    pipeline.observe(observer);
+  }
+
+  /** Reports at every scrape the WebSocket connections open on this node. */
+  watchWebSocketConnections(read: () => number): void {
+    new Gauge({
+      name: 'svc_ws_connections',
+      help: 'WebSocket connections open on this node (a viewer holds one; an upgrade being refused counts until its socket closes)',
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
     });
   }
 

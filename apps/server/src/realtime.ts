@@ -48,7 +48,14 @@ export function attachGateway(app: FastifyInstance, services: Services): Gateway
     },
     config.realtime,
   );
-  app.server.on('upgrade', (request, socket, head) => gateway.handleUpgrade(request, socket, head));
+  // Sockets open through an upgrade, for /metrics (the gateway keeps its own count to itself).
+  let openSockets = 0;
+  services.metrics.watchWebSocketConnections(() => openSockets);
+  app.server.on('upgrade', (request, socket, head) => {
+    openSockets++;
+    socket.once('close', () => openSockets--);
+    gateway.handleUpgrade(request, socket, head);
+  });
   // Before the HTTP server stops: viewers get 1001 and pending events are written.
   app.addHook('preClose', async () => gateway.close());
   return gateway;

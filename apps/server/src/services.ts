@@ -73,8 +73,9 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   let reportBackground: (error: unknown, what: string) => void = (error, what) => console.error(what, error);
   const bus: Bus = storage.bus ?? new LocalBus({ onSubscriberError: (error, topic) => reportBackground(error, `a subscriber of ${topic} failed`) });
   await polls.load(storage.content);
-  const metrics = new ServerMetrics();
+  const metrics = new ServerMetrics(config.nodeId);
   metrics.watchDatabaseMemory(() => storage.memoryBytes());
+  if (storage.pipeline) metrics.watchPipeline(storage.pipeline);
   metrics.watchRefusedWrites(() => storage.refusedWrites());
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
   // On the JetStream event log each request is its own message, recognised when retried.

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EVENT_NAMES, ManualClock } from '@svc/protocol';
 import { allEventTypes, validEvent } from './events-fixture';
 import { startTestApp, type TestApp } from './test-app';
+import { withoutNodeLabel } from './prometheus-text';
 
 const NOW = Date.UTC(2026, 10, 21, 12, 0, 0);
 
@@ -234,7 +235,7 @@ describe('POST /v1/events', () => {
   it('counts accepted, duplicate and rejected events in /metrics', async () => {
     const event = validEvent('broadcast.joined', new Date(NOW - 1));
     await post({ events: [event, event, { event: 'bad' }] });
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toContain('svc_events_accepted_total{source="client"} 1');
     expect(metrics).toContain('svc_events_duplicate_total 1');
     expect(metrics).toContain('svc_events_rejected_total{code="unknown_event"} 1');

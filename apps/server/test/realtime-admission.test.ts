@@ -4,6 +4,7 @@ import WebSocket from 'ws';
 import { browserAvailable, launchBrowser } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 import { TestViewer } from './ws-client';
+import { withoutNodeLabel } from './prometheus-text';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -70,7 +71,7 @@ describe('realtime admission', () => {
     expect(closedAt! - started).toBeLessThan(7_500);
     expect(under.ofType('error')).toEqual([]);
     expect(await under.request({ type: 'ping' })).toMatchObject({ type: 'pong' });
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toMatch(/svc_ws_refused_total\{reason="message_rate"\} 1/);
   });
 
@@ -88,7 +89,7 @@ describe('realtime admission', () => {
     // The debt goes down to one bucket below empty: 4 tokens to win back at 1 a second.
     expect(Number(headers['retry-after'])).toBeGreaterThanOrEqual(3);
     expect(JSON.parse(body)).toMatchObject({ type: 'urn:svc:error:rate_limited', status: 429, code: 'rate_limited' });
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toMatch(/svc_ws_refused_total\{reason="upgrade_rate"\} 1/);
   });
 
@@ -108,7 +109,7 @@ describe('realtime admission', () => {
     t = await startTestApp({ listen: true, config: { realtime } });
     for (let i = 0; i < 2; i++) expect(isRefusal(keep(await upgrade(t, params(t.demo.apiKey), from(`203.0.113.${i + 1}`))))).toBe(false);
     expect(keep(await upgrade(t, params(t.demo.apiKey), from('203.0.113.9')))).toMatchObject({ status: 429 });
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toMatch(/svc_ws_refused_total\{reason="address_connections"\} 1/);
   });
 

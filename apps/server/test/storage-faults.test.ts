@@ -7,6 +7,7 @@ import { DATABASE_FILE_NAME, openEmbeddedStorage } from '@svc/storage';
 import { runSvc, startChildServer, type ChildOptions, type ChildServer } from './child-server';
 import { validEvent } from './events-fixture';
 import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
+import { withoutNodeLabel } from './prometheus-text';
 
 const EVENTS_PER_REQUEST = 500;
 /** Room the WAL gets past the database file's size before writes fail with EFBIG. */
@@ -117,7 +118,7 @@ describe('storage faults', () => {
     // A refused write leaves the WAL as it was, so the same request is refused again.
     expect((await post(server.url, refusedEvents)).status).toBe(503);
     // Operators see it on /metrics (the first refusal, the repeat, and the readiness probe's).
-    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const metrics = withoutNodeLabel(await (await fetch(`${server.url}/metrics`)).text());
     expect(Number(/^svc_storage_refused_writes_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
 
     // Space comes back: readiness and ingestion recover without a restart.

@@ -5,6 +5,7 @@ import { HttpWebhookSender, RETRY_DELAYS_MS, WebhookDispatcher } from '@svc/webh
 import { validEvent } from './events-fixture';
 import { startTestApp, type TestApp } from './test-app';
 import { WebhookReceiver } from './webhook-receiver';
+import { withoutNodeLabel } from './prometheus-text';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -514,7 +515,7 @@ describe('webhooks', () => {
     await addEndpoint(gone.url);
     await send([validEvent('poll.voted', new Date()), validEvent('poll.viewed', new Date())]);
     await outbox(t).runDue();
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="retry"} 2');
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="failed"} 2');
     expect(metrics).not.toMatch(/svc_webhook_attempts_total\{outcome="delivered"\} [1-9]/);
@@ -529,7 +530,7 @@ describe('webhooks', () => {
     await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
     await outbox(t).runDue();
-    const metrics = (await t.app.inject({ url: '/metrics' })).body;
+    const metrics = withoutNodeLabel((await t.app.inject({ url: '/metrics' })).body);
     expect(metrics).toContain('svc_webhook_attempts_total{outcome="delivered"} 1');
     expect(metrics).toMatch(/svc_webhook_delivery_seconds_count 1/);
     expect(metrics).toContain('svc_webhook_queue_depth 0');

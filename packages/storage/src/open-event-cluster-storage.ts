@@ -27,7 +27,9 @@ import { PgWebhookDeliveryStore } from './postgres/pg-webhook-delivery-store';
 import { PgErasureTombstones } from './postgres/pg-erasure-tombstones';
 import { PipelineErasureStore } from './nats/pipeline-erasure-store';
 import type { UserErasureStore } from './user-erasure-store';
-import type { Storage, EventPipeline } from './open-storage';
+import { BusRoundTrip } from './nats/bus-round-trip';
+import { ConsumerLagReader } from './nats/consumer-lag';
+import type { Storage, EventPipeline, PipelineObserver } from './open-storage';
 
 /** What the node's writer thread is started with, but for its error callback. */
 type WriterThreadSetup = Omit<EventLogWriterThreadOptions, 'onError'>;
@@ -140,6 +142,10 @@ async function openOnce(postgresUrl: string, options: EventClusterStorageOptions
       jobs: deletions,
     };
     const pipeline = eventPipeline(log, writer, queue, deliveries, tombstones, bus);
+    // The bus's round trip through NATS, measured on the connection the bus uses.
+    const roundTrip = new BusRoundTrip(nats, { onRoundTrip: (ms) => pipeline.observer?.busRoundTrip(ms), onLost: () => pipeline.observer?.busPingLost() });
+    roundTrip.start();
+    opened.push(async () => roundTrip.stop());
     return {
       events: new JetStreamEventStore(log, stored),
       meta: new PgMetaStore(pg),
@@ -203,14 +209,23 @@ function eventPipeline(
   attempts: PgWebhookDeliveryStore,
   tombstones: PgErasureTombstones,
   bus: Bus,
-): EventPipeline {
+): EventPipeline & { observer: PipelineObserver | null } {
   let writer: EventLogWriterThread | null = null;
+  const lag = new ConsumerLagReader(log.manager(), [
+    { stream: EVENTS_STREAM, consumer: WRITER_CONSUMER },
+    { stream: WEBHOOK_STREAM, consumer: WEBHOOK_CONSUMER },
+  ]);
   let tombstonesStarted = false;
   let sweep: AckedMessageSweep | null = null;
   // On the work queue, the dispatcher of every node drops an erased user's deliveries when it
   // meets them: the erasures are read again at once on the node running the job (every second elsewhere).
   bus.subscribe('user.erasing', () => tombstones.refresh());
-  return {
+  const pipeline: EventPipeline & { observer: PipelineObserver | null } = {
+    observer: null,
+    observe(observer) {
+      pipeline.observer = observer;
+    },
+    consumerLag: () => lag.read(),
     // Safe to call again after a failure: what started already is kept, the rest is started.
     async start(onError) {
       if (!tombstonesStarted) {
@@ -227,6 +242,7 @@ function eventPipeline(
             for (const tenantSeq of tenantSeqs) fanOut(bus, 'events.stored', { tenantSeq });
           },
           onError: (error) => onError(error, 'writing the event log into ClickHouse failed'),
+          onBatch: (batch) => pipeline.observer?.writerBatch(batch),
         });
         // Known to `stop` while it starts, which then ends it.
         writer = starting;
@@ -265,4 +281,5 @@ function eventPipeline(
       erased: (delivery) => tombstones.erased(delivery),
     },
   };
+  return pipeline;
 }

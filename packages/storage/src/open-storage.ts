@@ -24,6 +24,18 @@ import { InProcessChangeFeed } from './in-process-change-feed';
 import type { NewDelivery } from './event-store';
 import type { DeliveryAttemptLog, WebhookQueue } from './webhook-queue';
 import type { SessionDirectory } from './session-directory';
+import type { WriterBatchReport } from './nats/event-log-writer';
+import type { ConsumerLag } from './nats/consumer-lag';
+
+/** What full cluster mode's pipeline reports as it works, for /metrics. */
+export interface PipelineObserver {
+  /** A batch this node's writer wrote into the event database. */
+  writerBatch(batch: WriterBatchReport): void;
+  /** A ping of this node's bus came back through NATS after `ms`. */
+  busRoundTrip(ms: number): void;
+  /** A ping of this node's bus did not come back in time. */
+  busPingLost(): void;
+}
 
 /**
  * What a node of full cluster mode runs besides answering requests: the writer that moves the
@@ -35,6 +47,10 @@ export interface EventPipeline {
   start(onError: (error: unknown, what: string) => void): Promise<void>;
   /** Stops the writer after the batch in hand. */
   stop(): Promise<void>;
+  /** Tells `observer` of the writer's batches and the bus's round trips from now on. */
+  observe(observer: PipelineObserver): void;
+  /** The lag of the shared consumers (EVENTS' writers, WEBHOOKS' dispatchers), read at most every few seconds. */
+  consumerLag(): Promise<ConsumerLag[]>;
   /**
    * The webhook work queue, the attempt log, and whether a queued delivery's user is (being)
    * erased (read again at once when this node's bus announces `user.erasing`).

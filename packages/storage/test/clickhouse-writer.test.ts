@@ -10,6 +10,7 @@ import {
   JetStreamEventStore,
   type EventLogWriterOptions,
   type EventRow,
+  type WriterBatchReport,
 } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
@@ -201,6 +202,18 @@ describe.skipIf(!available)('the event writer into ClickHouse', () => {
     expect((await sink.listRejected(1, { limit: 10 })).map((r) => r.code).sort()).toEqual(['event_not_storable', 'unknown_event']);
     // Not inserted again by the halves (copies merge some day, but until then they are counted twice).
     expect([await rowsOf(1), await rowsOf(2), await rowsOf(3)]).toEqual([1, 1, 1]);
+  });
+
+  it('reports each batch it wrote with its rows and the time of its insert, and none that failed', async () => {
+    const batches: WriterBatchReport[] = [];
+    const { db, errors, node } = await pipeline({ onBatch: (batch) => void batches.push(batch) });
+    await db.command('DROP TABLE events');
+    await node().commit({ events: [eventRow(1), eventRow(2), eventRow(3)], rejects: [rejectRow(1)] });
+    await expect.poll(() => errors.length, WAIT).toBeGreaterThanOrEqual(1);
+    expect(batches).toEqual([]);
+    await db.command(CH_MIGRATIONS[0]!.statements[0]!);
+    await expect.poll(() => batches.reduce((rows, batch) => rows + batch.rows, 0), WAIT).toBe(4);
+    for (const batch of batches) expect(batch.insertMs).toBeGreaterThan(0);
   });
 
   it('retries a batch while a table is missing (a failure of the whole database), setting nothing aside and dropping no reject', async () => {

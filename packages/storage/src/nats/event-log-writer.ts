@@ -46,6 +46,12 @@ export const WRITER_RETRY_DELAY_MS = 5_000;
  * again: long enough that the writers of the newer version, once running, take it first.
  */
 export const WRITER_NEWER_FORMAT_DELAY_MS = 60_000;
+/** One batch the writer wrote: its rows (events and rejects) and how long the sink took to insert them. */
+export interface WriterBatchReport {
+  rows: number;
+  insertMs: number;
+}
+
 /** An event the writer stored. */
 export interface StoredEventKey {
   tenantSeq: number;
@@ -63,6 +69,8 @@ export interface EventLogWriterOptions {
   onStored?: (stored: StoredEventKey[]) => void;
   /** A failed batch or fetch (it is retried). Default: written to stderr. */
   onError?: (error: unknown) => void;
+  /** Called after each batch written and acknowledged, with its rows and the time of its insert (for /metrics). */
+  onBatch?: (batch: WriterBatchReport) => void;
   /** Default WRITER_BATCH_WAIT_MS (JetStream's minimum is 1,000). */
   batchWaitMs?: number;
   /** Default WRITER_BATCH_BYTES. */
@@ -280,9 +288,11 @@ export class EventLogWriter {
   private async commit(batch: PreparedBatch): Promise<StoredBefore> {
     const rows = batch.rows;
     try {
+      const insertStartMs = performance.now();
       const { inserted, setAsideKeys } = rows.events.length || rows.rejects.length
         ? await storeOrSetAside(rows, (part) => this.store(part, part === rows && isSplitEncodedEventSink(this.options.sink) ? batch.inserting.keys : null), (row, error) => this.setAside(row, error))
         : { inserted: new Set<string>(), setAsideKeys: new Set<string>() };
+      const insertMs = performance.now() - insertStartMs;
       // An event set aside in the quarantine was not stored: nobody is told of it.
       const sent = setAsideKeys.size ? batch.deliveries.filter((d) => !setAsideKeys.has(eventKey(d.tenantSeq, d.eventId))) : batch.deliveries;
       if (sent.length) await this.options.enqueueDeliveries(sent);
@@ -290,6 +300,7 @@ export class EventLogWriter {
       this.release(batch.messages);
       await this.log.connection.flush();
       if (inserted.size) this.announce(inserted);
+      this.reportBatch(rows, insertMs);
       return inserted;
     } catch (error) {
       await this.giveBack(batch.messages, error);
@@ -385,6 +396,17 @@ export class EventLogWriter {
     }
     try {
       this.options.onStored?.(stored);
+    } catch (error) {
+      this.report(error);
+    }
+  }
+
+  private reportBatch(rows: WriterRows, insertMs: number): void {
+    const count = rows.events.reduce((n, block) => n + block.ids.length, 0) + rows.rejects.length;
+    // A batch whose rows were all left out (users being erased) inserted nothing.
+    if (!count) return;
+    try {
+      this.options.onBatch?.({ rows: count, insertMs });
     } catch (error) {
       this.report(error);
     }

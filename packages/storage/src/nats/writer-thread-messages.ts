@@ -1,6 +1,6 @@
 import { SvcError, type ErrorCode } from '@svc/protocol';
 import type { DeletionJob } from '../deletion-job-store';
-import type { EventLogWriterOptions } from './event-log-writer';
+import type { EventLogWriterOptions, WriterBatchReport } from './event-log-writer';
 
 /** What the writer thread is started with (structured-clone data only). */
 export interface WriterThreadSettings {
@@ -37,6 +37,8 @@ export type FromWriterThread =
   | { kind: 'list-unfinished'; id: number }
   /** Tenants some of whose events the last insert stored. */
   | { kind: 'stored'; tenantSeqs: number[] }
+  /** A batch the writer wrote (rows and insert time), observed by the node's thread for /metrics. */
+  | ({ kind: 'batch' } & WriterBatchReport)
   | { kind: 'stopped' };
 
 export type ToWriterThread =

@@ -62,6 +62,7 @@ async function run(): Promise<() => Promise<void>> {
       erasingSince: new UnfinishedErasures({ listUnfinished }).since,
       onStored: (keys) => send({ kind: 'stored', tenantSeqs: [...new Set(keys.map((key) => key.tenantSeq))] }),
       onError: (error) => send({ kind: 'error', error: serializeError(error) }),
+      onBatch: ({ rows, insertMs }) => send({ kind: 'batch', rows, insertMs }),
     });
     await writer.start();
     closing.push(() => writer.stop());

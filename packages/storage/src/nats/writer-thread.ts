@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { DeletionJobStore } from '../deletion-job-store';
-import { WRITER_RETRY_DELAY_MS } from './event-log-writer';
+import { WRITER_RETRY_DELAY_MS, type WriterBatchReport } from './event-log-writer';
 import { deserializeError, serializeError, type FromWriterThread, type ToWriterThread, type WriterThreadSettings } from './writer-thread-messages';
 
 /** Longest `stop` waits for the thread to finish its batch before it ends it. */
@@ -12,6 +12,8 @@ export interface EventLogWriterThreadOptions extends WriterThreadSettings {
   jobs: Pick<DeletionJobStore, 'listUnfinished'>;
   /** Called with the tenants some of whose events an insert of the thread stored. */
   onStored?: (tenantSeqs: number[]) => void;
+  /** Called with each batch the thread's writer wrote (rows and insert time). */
+  onBatch?: (batch: WriterBatchReport) => void;
   /** A failed batch or fetch in the thread, or the thread's end. */
   onError: (error: unknown) => void;
 }
@@ -36,7 +38,7 @@ export class EventLogWriterThread {
    */
   async start(): Promise<void> {
     if (this.stopping) return;
-    const { jobs, onStored, onError, ...settings } = this.options;
+    const { jobs, onStored, onBatch, onError, ...settings } = this.options;
     const worker = new Worker(new URL('./writer-thread-boot.mjs', import.meta.url), { workerData: settings });
     // Known to `stop` from now on, which ends it even before it has started.
     this.worker = worker;
@@ -47,6 +49,7 @@ export class EventLogWriterThread {
         else if (message.kind === 'failed') reject(deserializeError(message.error));
         else if (message.kind === 'error') onError(deserializeError(message.error));
         else if (message.kind === 'stored') onStored?.(message.tenantSeqs);
+        else if (message.kind === 'batch') onBatch?.({ rows: message.rows, insertMs: message.insertMs });
         else if (message.kind === 'list-unfinished') {
           jobs.listUnfinished().then(
             (list) => send({ kind: 'unfinished', id: message.id, jobs: list }),
