@@ -26,6 +26,8 @@ export interface ClusterViewerCountsDeps {
   countsHere(): RoomCount[];
   /** This node's open sockets, counted by the connection caps of the other nodes; none published when unset. */
   socketsHere?(): NodeSockets;
+  /** Whether this node's records in the session directory may outlive their sessions (`NodeViewerCounts.sessionsUnsure`); default never. */
+  sessionsUnsure?(): boolean;
   /** The count of a broadcast on the other nodes changed (a node's news, or its counts expired). */
   changed(tenantSeq: number, broadcastId: string): void;
   /** Default VIEWER_COUNT_INTERVAL_MS. */
@@ -42,6 +44,7 @@ interface OtherNode {
   tenants: Map<number, number>;
   addresses: Map<string, number>;
   tenantAddresses: Map<string, number>;
+  sessionsUnsure: boolean;
   expiry: unknown;
 }
 
@@ -141,6 +144,11 @@ export class ClusterViewerCounts {
     return Math.max(0, (this.deps.clock ?? systemClock).now() - heard.atMs - 2 * heard.intervalMs);
   }
 
+  /** Whether a node whose counts count said its session records may outlive their sessions. */
+  sessionsUnsure(node: string): boolean {
+    return this.others.get(node)?.sessionsUnsure ?? false;
+  }
+
   /** Publishes an empty count (the other nodes stop counting this one at once), stops publishing and forgets the other nodes. */
   stop(): void {
     if (this.stopped) return;
@@ -156,7 +164,8 @@ export class ClusterViewerCounts {
   private tick(): void {
     if (this.stopped) return;
     const sockets = this.deps.socketsHere?.();
-    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere(), ...(sockets && { sockets }) });
+    const unsure = this.deps.sessionsUnsure?.() === true;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere(), ...(sockets && { sockets }), ...(unsure && { sessionsUnsure: true as const }) });
     this.ticker = this.deps.timers.setTimeout(() => this.tick(), this.intervalMs);
   }
 
@@ -174,6 +183,7 @@ export class ClusterViewerCounts {
       tenants: new Map(sockets?.tenants.map((entry) => [entry.tenantSeq, entry.connections])),
       addresses: new Map(sockets?.addresses.map((entry) => [entry.address, entry.connections])),
       tenantAddresses: new Map(sockets?.tenantAddresses.map((entry) => [`${entry.tenantSeq} ${entry.address}`, entry.connections])),
+      sessionsUnsure: counts.sessionsUnsure === true,
       expiry,
     });
     this.tellChanges(known?.rooms ?? new Map(), rooms);
