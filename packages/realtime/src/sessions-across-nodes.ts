@@ -116,8 +116,10 @@ export class SessionsAcrossNodes {
 
   /** A session ended here (not moved away): its record is removed (`leftMayBeWritten`). */
   ended(session: Session): void {
-    if (this.held.get(session.key)?.session === session) this.held.delete(session.key);
-    const removed = this.write(session.key, () => this.remove(session));
+    const held = this.held.get(session.key);
+    if (held?.session === session) this.held.delete(session.key);
+    // The revision is read once the record's own write is done.
+    const removed = this.write(session.key, () => this.remove(session, held?.session === session ? held : null));
     this.leftAllowed.set(session, removed.then((allowed) => allowed !== false));
   }
 
@@ -155,9 +157,9 @@ export class SessionsAcrossNodes {
   }
 
   /** Removes the record of a session that ended here: false when it moved to another node. */
-  private async remove(session: Session): Promise<boolean> {
+  private async remove(session: Session, held: Held | null): Promise<boolean> {
     try {
-      return (await this.withinTimeout(this.deps.directory.remove(session.tenant.seq, session.id, this.recordOf(session)))) !== 'moved';
+      return (await this.withinTimeout(this.deps.directory.remove(session.tenant.seq, session.id, this.recordOf(session), held?.revision))) !== 'moved';
     } catch (error) {
       this.deps.log.warn({ err: error }, 'removing a session from the directory failed: trying again');
       this.retryRemoval(session, this.deps.clock.now() + (this.deps.removalRetryForMs ?? SESSION_DIRECTORY_MAX_AGE_MS), REMOVAL_RETRY_FIRST_MS);

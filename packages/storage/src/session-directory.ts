@@ -53,9 +53,11 @@ export interface SessionDirectory {
   /**
    * Removes the record when it still is `session` (same node, broadcast and start): a record
    * naming another node with the same broadcast and start (the session moved there) stays, and
-   * so does a newer session's.
+   * so does a newer session's. With the `revision` this node wrote, the record is deleted only
+   * while it still is that revision, without reading it first (a read may come from a replica
+   * that has not seen the write yet).
    */
-  remove(tenantSeq: number, sessionId: string, session: OpenSession): Promise<SessionRemoval>;
+  remove(tenantSeq: number, sessionId: string, session: OpenSession, revision?: number | null): Promise<SessionRemoval>;
 }
 
 /** The directory's key of a session: the tenant seq, then the SHA-256 of both (base64url). */
@@ -104,10 +106,15 @@ export class MemorySessionDirectory implements SessionDirectory {
     return this.write(key, session);
   }
 
-  async remove(tenantSeq: number, sessionId: string, session: OpenSession): Promise<SessionRemoval> {
+  async remove(tenantSeq: number, sessionId: string, session: OpenSession, revision?: number | null): Promise<SessionRemoval> {
     this.expire();
     const key = sessionDirectoryKey(tenantSeq, sessionId);
-    const removal = removalOf(this.records.get(key)?.session ?? null, session);
+    const found = this.records.get(key);
+    if (revision != null && found?.revision === revision) {
+      this.records.delete(key);
+      return 'removed';
+    }
+    const removal = removalOf(found?.session ?? null, session);
     if (removal !== 'delete') return removal;
     this.records.delete(key);
     return 'removed';

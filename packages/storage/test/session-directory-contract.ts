@@ -68,6 +68,16 @@ export function sessionDirectoryContract(name: string, open: () => Promise<Sessi
       expect(await directory.find(1, 'svc_s1')).toBeNull();
     }));
 
+    it('removes the revision a node wrote without finding it first, and leaves a later one', withBackend(async ({ directory }) => {
+      const recorded = await directory.record(1, 'svc_s1', ON_A);
+      expect(await directory.remove(1, 'svc_s1', ON_A, recorded)).toBe('removed');
+      expect(await directory.find(1, 'svc_s1')).toBeNull();
+      const again = await directory.record(1, 'svc_s1', ON_A);
+      const moved = await directory.move(1, 'svc_s1', ON_B, again);
+      expect(await directory.remove(1, 'svc_s1', ON_A, again)).toBe('moved');
+      expect(await directory.find(1, 'svc_s1')).toEqual({ session: ON_B, revision: moved });
+    }));
+
     it('leaves a session that moved to its new node when the old node removes it', withBackend(async ({ directory }) => {
       const recorded = await directory.record(1, 'svc_s1', ON_A);
       await directory.move(1, 'svc_s1', ON_B, recorded);

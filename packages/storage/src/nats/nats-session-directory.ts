@@ -63,8 +63,17 @@ export class NatsSessionDirectory implements SessionDirectory {
     }
   }
 
-  async remove(tenantSeq: number, sessionId: string, session: OpenSession): Promise<SessionRemoval> {
+  async remove(tenantSeq: number, sessionId: string, session: OpenSession, revision?: number | null): Promise<SessionRemoval> {
     const key = sessionDirectoryKey(tenantSeq, sessionId);
+    if (revision != null) {
+      try {
+        // After this node's write on the same connection, so never before it.
+        await this.inTime(this.kv.delete(key, { previousSeq: revision }));
+        return 'removed';
+      } catch (error) {
+        if (!wrongLastSequence(error)) throw error;
+      }
+    }
     // A record rewritten between the read and the delete is read again.
     for (let attempt = 0; attempt < 3; attempt++) {
       const entry = await this.inTime(this.kv.get(key));
