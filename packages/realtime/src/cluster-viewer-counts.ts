@@ -44,7 +44,6 @@ interface OtherNode {
   tenants: Map<number, number>;
   addresses: Map<string, number>;
   tenantAddresses: Map<string, number>;
-  sessionsUnsure: boolean;
   expiry: unknown;
 }
 
@@ -64,7 +63,7 @@ export class ClusterViewerCounts {
   private readonly intervalMs: number;
   private readonly others = new Map<string, OtherNode>();
   /** When each other node was last heard from, and its interval (kept after its counts expired). */
-  private readonly heard = new Map<string, { atMs: number; intervalMs: number }>();
+  private readonly heard = new Map<string, { atMs: number; intervalMs: number; sessionsUnsure: boolean }>();
   private readonly unsubscribe: () => void;
   private ticker: unknown = null;
   private stopped = false;
@@ -144,16 +143,17 @@ export class ClusterViewerCounts {
     return Math.max(0, (this.deps.clock ?? systemClock).now() - heard.atMs - 2 * heard.intervalMs);
   }
 
-  /** Whether a node whose counts count said its session records may outlive their sessions. */
+  /** Whether a node said in its last message (alive or since vanished) that its session records may outlive their sessions. */
   sessionsUnsure(node: string): boolean {
-    return this.others.get(node)?.sessionsUnsure ?? false;
+    return this.heard.get(node)?.sessionsUnsure ?? false;
   }
 
   /** Publishes an empty count (the other nodes stop counting this one at once), stops publishing and forgets the other nodes. */
   stop(): void {
     if (this.stopped) return;
     const sockets: NodeSockets | undefined = this.deps.socketsHere ? { tenants: [], addresses: [], tenantAddresses: [] } : undefined;
-    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: [], ...(sockets && { sockets }) });
+    const unsure = this.deps.sessionsUnsure?.() === true;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: [], ...(sockets && { sockets }), ...(unsure && { sessionsUnsure: true as const }) });
     this.stopped = true;
     this.unsubscribe();
     if (this.ticker !== null) this.deps.timers.clearTimeout(this.ticker);
@@ -174,7 +174,7 @@ export class ClusterViewerCounts {
     const known = this.others.get(counts.node);
     if (known) this.deps.timers.clearTimeout(known.expiry);
     const intervalMs = Math.min(MAX_PEER_INTERVAL_MS, Math.max(MIN_PEER_INTERVAL_MS, counts.intervalMs));
-    this.hear(counts.node, intervalMs);
+    this.hear(counts.node, intervalMs, counts.sessionsUnsure === true);
     const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
     const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * intervalMs);
     const sockets = counts.sockets;
@@ -183,16 +183,15 @@ export class ClusterViewerCounts {
       tenants: new Map(sockets?.tenants.map((entry) => [entry.tenantSeq, entry.connections])),
       addresses: new Map(sockets?.addresses.map((entry) => [entry.address, entry.connections])),
       tenantAddresses: new Map(sockets?.tenantAddresses.map((entry) => [`${entry.tenantSeq} ${entry.address}`, entry.connections])),
-      sessionsUnsure: counts.sessionsUnsure === true,
       expiry,
     });
     this.tellChanges(known?.rooms ?? new Map(), rooms);
   }
 
-  private hear(node: string, intervalMs: number): void {
+  private hear(node: string, intervalMs: number, sessionsUnsure: boolean): void {
     const now = (this.deps.clock ?? systemClock).now();
     this.heard.delete(node);
-    this.heard.set(node, { atMs: now, intervalMs });
+    this.heard.set(node, { atMs: now, intervalMs, sessionsUnsure });
     // Oldest first: nodes long gone (each restart is a new id) are forgotten after a day.
     for (const [gone, { atMs }] of this.heard) {
       if (now - atMs < HEARD_KEPT_MS) break;

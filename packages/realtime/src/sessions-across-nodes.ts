@@ -14,7 +14,7 @@ export interface SessionsAcrossNodesDeps {
   bus: Bus;
   /**
    * This node's id on the bus, how long another node has been gone (0: alive; null: never heard
-   * of), and whether an alive node said its records may outlive their sessions.
+   * of), and whether another node said, when last heard of, that its records may outlive their sessions.
    */
   nodes: { readonly node: string; silentForMs(node: string): number | null; sessionsUnsure(node: string): boolean };
   timers: Timers;
@@ -83,8 +83,8 @@ export class SessionsAcrossNodes {
     if (!found || found.session.broadcastId !== broadcastId || found.session.node === this.deps.nodes.node) return null;
     const goneForMs = this.deps.nodes.silentForMs(found.session.node);
     if (goneForMs === null || goneForMs >= this.deps.resumeGraceMs) return null;
-    // An alive node whose removals failed may have ended this session already.
-    if (goneForMs === 0 && this.deps.nodes.sessionsUnsure(found.session.node)) return null;
+    // A node whose removals failed (when last heard of) may have ended this session already.
+    if (this.deps.nodes.sessionsUnsure(found.session.node)) return null;
     return found;
   }
 

@@ -331,6 +331,28 @@ describe('the handoff of a session between two nodes', () => {
     expect(warnings.filter((warning) => warning.includes('removing a session from the directory failed')).length).toBeGreaterThan(0);
   });
 
+  it('does not resume a session of a node that stopped while a removal of its was failing', async () => {
+    const directory = shared();
+    const { a, b } = await twoNodes(
+      {
+        record: (t, s, o) => directory.record(t, s, o),
+        find: (t, s) => directory.find(t, s),
+        move: (t, s, o, r) => directory.move(t, s, o, r),
+        remove: async () => {
+          throw new Error('NATS does not answer');
+        },
+      },
+      () => directory,
+    );
+    await leftA(a, 'svc_ended');
+    await leftA(a, 'svc_waiting');
+    a.timers.advance(GRACE_MS + 1);
+    await vi.waitFor(() => expect(leftBy(a).sort()).toEqual(['svc_ended', 'svc_waiting']));
+    await a.close();
+    b.timers.advance(2 * INTERVAL_MS + 1_000);
+    expect(resumedIn(await b.join('svc_waiting'))).toBe(false);
+  });
+
   it('tries a failed removal again until the directory answers, then lets other nodes resume its sessions again', async () => {
     const directory = shared();
     let failing = true;
