@@ -5,7 +5,7 @@ import type { Timers } from './throttle';
 
 /** How long a join waits for the directory before it starts a new session (and any other request to it may take), ms. */
 export const SESSION_LOOKUP_TIMEOUT_MS = 1_000;
-/** The first pause before a failed removal from the directory is tried again, ms; it doubles up to `REMOVAL_RETRY_MAX_MS`. */
+/** The first pause before a failed write (a record, a removal) to the directory is tried again, ms; it doubles up to `REMOVAL_RETRY_MAX_MS`. */
 export const REMOVAL_RETRY_FIRST_MS = 1_000;
 export const REMOVAL_RETRY_MAX_MS = 60_000;
 
@@ -62,6 +62,8 @@ export class SessionsAcrossNodes {
   private readonly leftAllowed = new WeakMap<Session, Promise<boolean>>();
   /** Removals that failed and are tried again. */
   private readonly retries = new Set<unknown>();
+  /** Records that failed and are written again. */
+  private readonly recordRetries = new Set<unknown>();
   private readonly unsubscribe: () => void;
   private readonly lookupTimeoutMs: number;
   private stopped = false;
@@ -103,8 +105,29 @@ export class SessionsAcrossNodes {
   started(session: Session): void {
     const held: Held = { session, revision: null };
     this.held.set(session.key, held);
+    this.recordHeld(held, REMOVAL_RETRY_FIRST_MS);
+  }
+
+  /**
+   * Writes the record of a session held here; one that failed is written again while the session
+   * is held (a write that timed out may still land late: the next one, sent after it on the same
+   * connection, gives the revision that the session's removal compare-deletes).
+   */
+  private recordHeld(held: Held, pauseMs: number): void {
+    const { session } = held;
     this.write(session.key, async () => {
-      held.revision = await this.withinTimeout(this.deps.directory.record(session.tenant.seq, session.id, this.recordOf(session)));
+      try {
+        held.revision = await this.withinTimeout(this.deps.directory.record(session.tenant.seq, session.id, this.recordOf(session)));
+      } catch (error) {
+        if (!this.stopped) {
+          const retry = this.deps.timers.setTimeout(() => {
+            this.recordRetries.delete(retry);
+            if (this.held.get(session.key) === held && held.revision === null) this.recordHeld(held, Math.min(2 * pauseMs, REMOVAL_RETRY_MAX_MS));
+          }, pauseMs);
+          this.recordRetries.add(retry);
+        }
+        throw error;
+      }
     });
   }
 
@@ -141,8 +164,9 @@ export class SessionsAcrossNodes {
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe();
-    for (const retry of this.retries) this.deps.timers.clearTimeout(retry);
+    for (const retry of [...this.retries, ...this.recordRetries]) this.deps.timers.clearTimeout(retry);
     this.retries.clear();
+    this.recordRetries.clear();
     await Promise.allSettled([...this.writes.values()]);
   }
 

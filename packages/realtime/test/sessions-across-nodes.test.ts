@@ -353,6 +353,35 @@ describe('the handoff of a session between two nodes', () => {
     expect(resumedIn(await b.join('svc_waiting'))).toBe(false);
   });
 
+  it('writes a record that failed again while its session is held, and removes that revision when the session ends', async () => {
+    const directory = shared();
+    let failures = 2;
+    const { a } = await twoNodes(
+      {
+        record: async (t, s, o) => {
+          if (failures-- > 0) throw new Error('NATS does not answer');
+          return directory.record(t, s, o);
+        },
+        find: (t, s) => directory.find(t, s),
+        move: (t, s, o, r) => directory.move(t, s, o, r),
+        remove: (t, s, o, r) => directory.remove(t, s, o, r),
+      },
+      () => directory,
+    );
+    const viewer = await a.join('svc_unrecorded');
+    await crossed();
+    expect(await directory.find(TENANT.seq, 'svc_unrecorded')).toBeNull();
+    a.timers.advance(1_000);
+    await crossed();
+    a.timers.advance(2_000);
+    await vi.waitFor(async () => expect(await directory.find(TENANT.seq, 'svc_unrecorded')).not.toBeNull());
+    viewer.ws.close(1000);
+    await vi.waitFor(() => expect(a.connectionOf('svc_unrecorded')).toBeUndefined());
+    a.timers.advance(GRACE_MS + 1);
+    await vi.waitFor(() => expect(leftBy(a)).toEqual(['svc_unrecorded']));
+    expect(await directory.find(TENANT.seq, 'svc_unrecorded')).toBeNull();
+  });
+
   it('tries a failed removal again until the directory answers, then lets other nodes resume its sessions again', async () => {
     const directory = shared();
     let failing = true;
