@@ -186,19 +186,19 @@ export class SessionsAcrossNodes {
       return (await this.withinTimeout(this.deps.directory.remove(session.tenant.seq, session.id, this.recordOf(session), held?.revision))) !== 'moved';
     } catch (error) {
       this.deps.log.warn({ err: error }, 'removing a session from the directory failed: trying again');
-      this.retryRemoval(session, this.deps.clock.now() + (this.deps.removalRetryForMs ?? SESSION_DIRECTORY_MAX_AGE_MS), REMOVAL_RETRY_FIRST_MS);
+      this.retryRemoval(session, held?.revision ?? null, this.deps.clock.now() + (this.deps.removalRetryForMs ?? SESSION_DIRECTORY_MAX_AGE_MS), REMOVAL_RETRY_FIRST_MS);
       return true;
     }
   }
 
-  private retryRemoval(session: Session, untilMs: number, pauseMs: number): void {
+  private retryRemoval(session: Session, revision: number | null, untilMs: number, pauseMs: number): void {
     if (this.stopped || this.deps.clock.now() + pauseMs > untilMs) return;
     const retry = this.deps.timers.setTimeout(() => {
       this.write(session.key, async () => {
         try {
-          await this.withinTimeout(this.deps.directory.remove(session.tenant.seq, session.id, this.recordOf(session)));
+          await this.withinTimeout(this.deps.directory.remove(session.tenant.seq, session.id, this.recordOf(session), revision));
         } catch {
-          this.retryRemoval(session, untilMs, Math.min(2 * pauseMs, REMOVAL_RETRY_MAX_MS));
+          this.retryRemoval(session, revision, untilMs, Math.min(2 * pauseMs, REMOVAL_RETRY_MAX_MS));
         } finally {
           this.retries.delete(retry);
         }
