@@ -449,14 +449,17 @@ export class Gateway {
     this.sessions.forgetUser(tenantSeq, isUser);
   }
 
-  /** Writes the `broadcast.left` of a session that ended without the client's own. */
-  /** Writes a session's `broadcast.left`; across nodes, once its record is removed, and not when it moved to another node. */
+  /**
+   * A session ended without the client's own `broadcast.left`: writes one; across nodes, once its
+   * record is removed, and not when the session moved to another node meanwhile.
+   */
   private leftWithoutNotice(session: Session, reason: LeaveReason): void {
     if (!this.across) return this.writeLeft(session, reason);
     const endedAt = this.deps.clock.now();
     this.track(this.across.leftMayBeWritten(session).then((allowed) => allowed && this.writeLeft(session, reason, endedAt)));
   }
 
+  /** Writes the `broadcast.left` of a session that ended (at `now`) without the client's own. */
   private writeLeft(session: Session, reason: LeaveReason, now = this.deps.clock.now()): void {
     this.track(this.deps.events.ingest({
       tenant: session.tenant,
