@@ -85,9 +85,10 @@ export const BUS_TOPICS_ACROSS_NODES: { readonly [T in BusTopic]: BusPayloadChec
     (value.intervalMs as number) > 0 &&
     Array.isArray(value.rooms) &&
     value.rooms.every(isRoomCount) &&
-    (value.sockets === undefined || isNodeSockets(value.sockets)),
+    (value.sockets === undefined || isNodeSockets(value.sockets)) &&
+    (value.sessionsUnsure === undefined || value.sessionsUnsure === true),
   'contest.entered': (value) => isFields(value) && isSeq(value.tenantSeq) && Array.isArray(value.entries) && value.entries.every(isStoredEntry),
-  'session.moved': (value) => isFields(value) && isSeq(value.tenantSeq) && isText(value.sessionId) && isText(value.broadcastId) && isText(value.node),
+  'session.moved': (value) => isFields(value) && isSeq(value.tenantSeq) && isText(value.sessionId) && isText(value.broadcastId) && isText(value.node) && isSeq(value.revision),
 };
 
 /**

@@ -69,6 +69,11 @@ export interface NodeViewerCounts {
   }>;
   /** The node's open sockets, as the connection caps count them (absent from a node of an older version). */
   sockets?: NodeSockets;
+  /**
+   * Set while the node failed to remove from the session directory a session it ended (it tries
+   * again): its records may outlive their sessions, so no other node resumes one of them then.
+   */
+  sessionsUnsure?: true;
 }
 
 /** Viewers of one country (`NodeViewerCounts`): a pair, about 10 bytes of JSON, since a node lists up to 50 per broadcast. */
@@ -183,9 +188,10 @@ export interface BusTopics {
    * A viewer's session resumed on another node (full cluster mode): `node` holds it from now on.
    * Fan-out. Published by the gateway that resumed it; subscriber: the gateway of the node that
    * held it, which drops it without writing `broadcast.left` (closing its socket, if still open,
-   * as replaced). Crosses nodes.
+   * as replaced). Crosses nodes. `revision` is the directory record's revision that names `node`:
+   * a node holding the session at a later revision (it moved back) ignores a late or repeated message.
    */
-  'session.moved': { tenantSeq: number; sessionId: string; broadcastId: string; node: string };
+  'session.moved': { tenantSeq: number; sessionId: string; broadcastId: string; node: string; revision: number };
 }
 
 /** A topic of the bus. */

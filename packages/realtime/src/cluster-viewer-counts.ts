@@ -26,6 +26,8 @@ export interface ClusterViewerCountsDeps {
   countsHere(): RoomCount[];
   /** This node's open sockets, counted by the connection caps of the other nodes; none published when unset. */
   socketsHere?(): NodeSockets;
+  /** Whether this node's records in the session directory may outlive their sessions (`NodeViewerCounts.sessionsUnsure`); default never. */
+  sessionsUnsure?(): boolean;
   /** The count of a broadcast on the other nodes changed (a node's news, or its counts expired). */
   changed(tenantSeq: number, broadcastId: string): void;
   /** Default VIEWER_COUNT_INTERVAL_MS. */
@@ -61,7 +63,7 @@ export class ClusterViewerCounts {
   private readonly intervalMs: number;
   private readonly others = new Map<string, OtherNode>();
   /** When each other node was last heard from, and its interval (kept after its counts expired). */
-  private readonly heard = new Map<string, { atMs: number; intervalMs: number }>();
+  private readonly heard = new Map<string, { atMs: number; intervalMs: number; sessionsUnsure: boolean }>();
   private readonly unsubscribe: () => void;
   private ticker: unknown = null;
   private stopped = false;
@@ -141,11 +143,17 @@ export class ClusterViewerCounts {
     return Math.max(0, (this.deps.clock ?? systemClock).now() - heard.atMs - 2 * heard.intervalMs);
   }
 
+  /** Whether a node said in its last message (alive or since vanished) that its session records may outlive their sessions. */
+  sessionsUnsure(node: string): boolean {
+    return this.heard.get(node)?.sessionsUnsure ?? false;
+  }
+
   /** Publishes an empty count (the other nodes stop counting this one at once), stops publishing and forgets the other nodes. */
   stop(): void {
     if (this.stopped) return;
     const sockets: NodeSockets | undefined = this.deps.socketsHere ? { tenants: [], addresses: [], tenantAddresses: [] } : undefined;
-    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: [], ...(sockets && { sockets }) });
+    const unsure = this.deps.sessionsUnsure?.() === true;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: [], ...(sockets && { sockets }), ...(unsure && { sessionsUnsure: true as const }) });
     this.stopped = true;
     this.unsubscribe();
     if (this.ticker !== null) this.deps.timers.clearTimeout(this.ticker);
@@ -156,7 +164,8 @@ export class ClusterViewerCounts {
   private tick(): void {
     if (this.stopped) return;
     const sockets = this.deps.socketsHere?.();
-    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere(), ...(sockets && { sockets }) });
+    const unsure = this.deps.sessionsUnsure?.() === true;
+    fanOut(this.deps.bus, 'viewers.counted', { node: this.node, intervalMs: this.intervalMs, rooms: this.deps.countsHere(), ...(sockets && { sockets }), ...(unsure && { sessionsUnsure: true as const }) });
     this.ticker = this.deps.timers.setTimeout(() => this.tick(), this.intervalMs);
   }
 
@@ -165,7 +174,7 @@ export class ClusterViewerCounts {
     const known = this.others.get(counts.node);
     if (known) this.deps.timers.clearTimeout(known.expiry);
     const intervalMs = Math.min(MAX_PEER_INTERVAL_MS, Math.max(MIN_PEER_INTERVAL_MS, counts.intervalMs));
-    this.hear(counts.node, intervalMs);
+    this.hear(counts.node, intervalMs, counts.sessionsUnsure === true);
     const rooms = new Map(counts.rooms.map((room) => [roomKey(room.tenantSeq, room.broadcastId), room]));
     const expiry = this.deps.timers.setTimeout(() => this.expire(counts.node), 2 * intervalMs);
     const sockets = counts.sockets;
@@ -179,10 +188,10 @@ export class ClusterViewerCounts {
     this.tellChanges(known?.rooms ?? new Map(), rooms);
   }
 
-  private hear(node: string, intervalMs: number): void {
+  private hear(node: string, intervalMs: number, sessionsUnsure: boolean): void {
     const now = (this.deps.clock ?? systemClock).now();
     this.heard.delete(node);
-    this.heard.set(node, { atMs: now, intervalMs });
+    this.heard.set(node, { atMs: now, intervalMs, sessionsUnsure });
     // Oldest first: nodes long gone (each restart is a new id) are forgotten after a day.
     for (const [gone, { atMs }] of this.heard) {
       if (now - atMs < HEARD_KEPT_MS) break;

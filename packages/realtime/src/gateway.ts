@@ -11,7 +11,7 @@ import {
   type LiveViewerRegistry,
   type ContentChange,
 } from '@svc/protocol';
-import type { ContentStore, InteractionStore, OpenSession, SessionDirectory, Tenant, ViewerClaims } from '@svc/storage';
+import type { ContentStore, InteractionStore, FoundSession, SessionDirectory, Tenant, ViewerClaims } from '@svc/storage';
 import { AddressAdmission, DEFAULT_ADDRESS_ADMISSION_OPTIONS, type AddressAdmissionOptions, type AdmissionRefusal, type AdmissionTicket } from './address-admission';
 import { ClusterViewerCounts, VIEWER_COUNT_INTERVAL_MS } from './cluster-viewer-counts';
 import { Connection, type Session } from './connection';
@@ -202,7 +202,7 @@ export class Gateway {
       clock: deps.clock,
       timers: this.timers,
       resumeGraceMs: this.options.resumeGraceMs,
-      leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
+      leftWithoutNotice: (session, reason) => this.leftWithoutNotice(session, reason),
       ended: (session) => this.across?.ended(session),
     });
     this.viewerCounts = deps.viewerCountsAcrossNodes
@@ -214,6 +214,7 @@ export class Gateway {
           countsHere: () => this.rooms.countsHere(),
           socketsHere: () => ({ tenants: this.sessions.slotsTaken(), ...this.admission.heavyAddresses(this.options.maxConnectionsPerTenant) }),
           changed: (tenantSeq, broadcastId) => this.rooms.viewersChangedElsewhere(tenantSeq, broadcastId),
+          sessionsUnsure: () => this.across?.sessionsUnsure() ?? false,
         })
       : null;
     this.across =
@@ -223,6 +224,7 @@ export class Gateway {
             bus: deps.bus,
             nodes: this.viewerCounts,
             timers: this.timers,
+            clock: deps.clock,
             resumeGraceMs: this.options.resumeGraceMs,
             movedAway: (tenantSeq, sessionId, broadcastId) => this.sessions.moveAway(tenantSeq, sessionId, broadcastId),
             log: deps.log,
@@ -366,7 +368,7 @@ export class Gateway {
     if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
 
     // A session this node does not hold may be open on another node (full cluster mode).
-    let elsewhere: OpenSession | null = null;
+    let elsewhere: FoundSession | null = null;
     if (this.across && !this.sessions.has(tenant.seq, sessionId)) {
       elsewhere = await this.across.resumable(tenant.seq, sessionId, contentId);
       if (ws.readyState !== ws.OPEN || this.closing) return releaseSlot();
@@ -387,10 +389,14 @@ export class Gateway {
       return this.rooms.release(room);
     }
 
-    // A session that reached this node meanwhile (another socket of the viewer) is resumed here.
-    const moved = elsewhere !== null && !this.sessions.has(tenant.seq, sessionId) ? elsewhere : undefined;
+    // The session resumes here only if this node's compare-and-set of its record wins (else the
+    // other node ended it meanwhile: a new session). One that reached this node meanwhile (another
+    // socket of the viewer) is resumed here.
+    let movedRevision: number | null = null;
+    if (elsewhere !== null && this.across && !this.sessions.has(tenant.seq, sessionId)) movedRevision = await this.across.takeOver(tenant.seq, sessionId, elsewhere);
+    const moved = elsewhere !== null && movedRevision !== null && !this.sessions.has(tenant.seq, sessionId) ? elsewhere.session : undefined;
     const { session, resumed } = this.sessions.join(tenant, sessionId, userId, room, () => this.deps.country(request, tenant), moved);
-    if (moved) this.across?.resumed(session);
+    if (moved && movedRevision !== null) this.across?.resumed(session, movedRevision);
     else if (!resumed) this.across?.started(session);
     const connection = new Connection(
       ws,
@@ -405,6 +411,8 @@ export class Gateway {
     ws.on('message', (data, isBinary) => this.onMessage(connection, data, isBinary));
     ws.on('pong', () => (connection.alive = true));
     ws.on('close', (code) => this.sessions.closed(connection, code, this.closing));
+    // Closed while its session was taken over from another node: it waits for its viewer here.
+    if ((ws.readyState as number) === ws.CLOSED) this.sessions.closed(connection, 1006, this.closing);
 
     connection.send(
       frame({
@@ -441,9 +449,18 @@ export class Gateway {
     this.sessions.forgetUser(tenantSeq, isUser);
   }
 
-  /** Writes the `broadcast.left` of a session that ended without the client's own. */
-  private writeLeft(session: Session, reason: LeaveReason): void {
-    const now = this.deps.clock.now();
+  /**
+   * A session ended without the client's own `broadcast.left`: writes one; across nodes, once its
+   * record is removed, and not when the session moved to another node meanwhile.
+   */
+  private leftWithoutNotice(session: Session, reason: LeaveReason): void {
+    if (!this.across) return this.writeLeft(session, reason);
+    const endedAt = this.deps.clock.now();
+    this.track(this.across.leftMayBeWritten(session).then((allowed) => allowed && this.writeLeft(session, reason, endedAt)));
+  }
+
+  /** Writes the `broadcast.left` of a session that ended (at `now`) without the client's own. */
+  private writeLeft(session: Session, reason: LeaveReason, now = this.deps.clock.now()): void {
     this.track(this.deps.events.ingest({
       tenant: session.tenant,
       source: 'server',

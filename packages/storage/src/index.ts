@@ -82,7 +82,7 @@ export { EventLogWriterThread, type EventLogWriterThreadOptions } from './nats/w
 export * from './viewer-claims';
 export { MemoryViewerClaims } from './memory-viewer-claims';
 export { NatsViewerClaims, CLAIMS_BUCKET, CLAIMS_TTL_MS, CLAIM_TIMEOUT_MS, type NatsViewerClaimsOptions } from './nats/nats-viewer-claims';
-export { MemorySessionDirectory, sessionDirectoryKey, sameOpenSession, SESSION_DIRECTORY_MAX_AGE_MS, type OpenSession, type SessionDirectory } from './session-directory';
+export { MemorySessionDirectory, sessionDirectoryKey, sameOpenSession, removalOf, SESSION_DIRECTORY_MAX_AGE_MS, type FoundSession, type OpenSession, type SessionDirectory, type SessionRemoval } from './session-directory';
 export { NatsSessionDirectory, SESSIONS_BUCKET, SESSION_DIRECTORY_TIMEOUT_MS, type NatsSessionDirectoryOptions } from './nats/nats-session-directory';
 export { ConsumerLagReader, CONSUMER_LAG_CACHE_MS, type ConsumerLag, type WatchedConsumer, type ConsumerLagOptions } from './nats/consumer-lag';
 export { BusRoundTrip, BUS_PING_INTERVAL_MS, BUS_PING_TIMEOUT_MS, BUS_PING_SUBJECT_PREFIX, type BusRoundTripOptions } from './nats/bus-round-trip';

@@ -128,7 +128,7 @@ describe.skipIf(!available)('NatsBus', () => {
 
     it("carries a session's move to the other node, and drops one that names no node", async () => {
       const moved = await follow('session.moved');
-      const MOVE: BusTopics['session.moved'] = { tenantSeq: 3, sessionId: 'svc_s1', broadcastId: 'final', node: 'node-a' };
+      const MOVE: BusTopics['session.moved'] = { tenantSeq: 3, sessionId: 'svc_s1', broadcastId: 'final', node: 'node-a', revision: 7 };
       const elsewhere = headers();
       elsewhere.set(BUS_ORIGIN_HEADER, 'elsewhere');
       connections[0]!.publish(`${BUS_SUBJECT_PREFIX}session.moved`, JSON.stringify({ ...MOVE, node: undefined }), { headers: elsewhere });

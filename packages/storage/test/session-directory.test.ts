@@ -65,6 +65,22 @@ describe.skipIf(!available)('NATS KV session directory', () => {
     }
   });
 
+  it('fails a request within its timeout when the NATS server hangs', async () => {
+    const { connection, directory } = await open(60_000);
+    const hung = await NatsSessionDirectory.open(connection, { replicas: 1, timeoutMs: 300 });
+    await directory.record(1, 'svc_s1', { node: 'n1', broadcastId: 'b', joinedAt: 1 });
+    server.freeze();
+    try {
+      const startedAt = Date.now();
+      const outcomes = await Promise.allSettled([hung.find(1, 'svc_s1'), hung.remove(1, 'svc_s1', { node: 'n1', broadcastId: 'b', joinedAt: 1 })]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
+      expect(Date.now() - startedAt).toBeLessThan(1_500);
+    } finally {
+      server.thaw();
+      await connection.close();
+    }
+  });
+
   it('fails (rather than hangs) when NATS is gone', async () => {
     const { connection, directory } = await open(60_000);
     await connection.close();

@@ -1,13 +1,15 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { sameOpenSession, sessionDirectoryKey, SESSION_DIRECTORY_MAX_AGE_MS, type OpenSession, type SessionDirectory } from '../session-directory';
+import { removalOf, sessionDirectoryKey, SESSION_DIRECTORY_MAX_AGE_MS, type FoundSession, type OpenSession, type SessionDirectory, type SessionRemoval } from '../session-directory';
 
 /** The JetStream KV bucket of open sessions. */
 export const SESSIONS_BUCKET = 'svc_sessions';
 
 /** How long one request to the bucket may take, ms: a viewer's join never waits longer for it. */
 export const SESSION_DIRECTORY_TIMEOUT_MS = 1_000;
+/** How long creating (or finding) the bucket at start-up may take, ms (replicas are placed then). */
+const BUCKET_OPEN_TIMEOUT_MS = 10_000;
 
 export interface NatsSessionDirectoryOptions {
   /** Replicas of the bucket's stream (1 on one NATS server, 3 in production). */
@@ -32,36 +34,79 @@ export class NatsSessionDirectory implements SessionDirectory {
   /** Opens the bucket, creating it when no node did yet. */
   static async open(connection: NatsConnection, options: NatsSessionDirectoryOptions): Promise<NatsSessionDirectory> {
     const timeoutMs = options.timeoutMs ?? SESSION_DIRECTORY_TIMEOUT_MS;
-    const kv = await new Kvm(connection).create(SESSIONS_BUCKET, {
+    await new Kvm(jetstream(connection, { timeout: BUCKET_OPEN_TIMEOUT_MS })).create(SESSIONS_BUCKET, {
       replicas: options.replicas,
       history: 1,
       ttl: options.maxAgeMs ?? SESSION_DIRECTORY_MAX_AGE_MS,
-      timeout: timeoutMs,
     });
+    // Kvm's own `timeout` option is not used by the client: the JetStream context's timeout is.
+    const kv = await new Kvm(jetstream(connection, { timeout: timeoutMs })).open(SESSIONS_BUCKET, { timeout: timeoutMs });
     return new NatsSessionDirectory(kv, timeoutMs);
   }
 
-  async record(tenantSeq: number, sessionId: string, session: OpenSession): Promise<void> {
-    const value: OpenSession = { node: session.node, broadcastId: session.broadcastId, joinedAt: session.joinedAt };
-    await this.kv.put(sessionDirectoryKey(tenantSeq, sessionId), JSON.stringify(value), { timeout: this.timeoutMs });
+  async record(tenantSeq: number, sessionId: string, session: OpenSession): Promise<number> {
+    return this.inTime(this.kv.put(sessionDirectoryKey(tenantSeq, sessionId), valueOf(session), { timeout: this.timeoutMs }));
   }
 
-  async find(tenantSeq: number, sessionId: string): Promise<OpenSession | null> {
-    return openSession(await this.kv.get(sessionDirectoryKey(tenantSeq, sessionId)));
+  async find(tenantSeq: number, sessionId: string): Promise<FoundSession | null> {
+    const entry = await this.inTime(this.kv.get(sessionDirectoryKey(tenantSeq, sessionId)));
+    const session = openSession(entry);
+    return entry && session ? { session, revision: entry.revision } : null;
   }
 
-  async remove(tenantSeq: number, sessionId: string, session: OpenSession): Promise<void> {
-    const key = sessionDirectoryKey(tenantSeq, sessionId);
-    const entry = await this.kv.get(key);
-    const found = openSession(entry);
-    if (!entry || !found || !sameOpenSession(found, session)) return;
+  async move(tenantSeq: number, sessionId: string, session: OpenSession, revision: number): Promise<number | null> {
     try {
-      // Compare-and-delete: a record written meanwhile (the session moved) stays.
-      await this.kv.delete(key, { previousSeq: entry.revision });
+      return await this.inTime(this.kv.update(sessionDirectoryKey(tenantSeq, sessionId), valueOf(session), revision, this.timeoutMs));
     } catch (error) {
-      if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence)) throw error;
+      if (wrongLastSequence(error)) return null;
+      throw error;
     }
   }
+
+  async remove(tenantSeq: number, sessionId: string, session: OpenSession, revision?: number | null): Promise<SessionRemoval> {
+    const key = sessionDirectoryKey(tenantSeq, sessionId);
+    if (revision != null) {
+      try {
+        // After this node's write on the same connection, so never before it.
+        await this.inTime(this.kv.delete(key, { previousSeq: revision }));
+        return 'removed';
+      } catch (error) {
+        if (!wrongLastSequence(error)) throw error;
+      }
+    }
+    // A record rewritten between the read and the delete is read again.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const entry = await this.inTime(this.kv.get(key));
+      const removal = removalOf(openSession(entry), session);
+      if (removal !== 'delete') return removal;
+      try {
+        // Compare-and-delete: a record written meanwhile (the session moved) stays.
+        await this.inTime(this.kv.delete(key, { previousSeq: entry!.revision }));
+        return 'removed';
+      } catch (error) {
+        if (!wrongLastSequence(error)) throw error;
+      }
+    }
+    return 'moved';
+  }
+
+  /** The request, or a failure once the timeout passed (a request the client holds while it reconnects may outlast it). */
+  private inTime<T>(request: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`The session directory did not answer within ${this.timeoutMs} ms.`)), this.timeoutMs + 100);
+    });
+    return Promise.race([request, late]).finally(() => clearTimeout(timer));
+  }
+}
+
+function valueOf(session: OpenSession): string {
+  const value: OpenSession = { node: session.node, broadcastId: session.broadcastId, joinedAt: session.joinedAt };
+  return JSON.stringify(value);
+}
+
+function wrongLastSequence(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence;
 }
 
 /** The record an entry holds, or null (none, deleted, or not a record). */
