@@ -1,12 +1,18 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_PORT, loadConfig } from '../src/config';
-import { readRepoFile, readsVariable, repoPathExists } from './deploy-files';
+import { NATS_SERVER_BIN } from '../../../packages/storage/test/nats-server';
+import { REPO_ROOT, readRepoFile, readsVariable, repoPathExists } from './deploy-files';
 
 // docker-compose.yml, checked without a Docker engine: against the Compose Specification's
 // schema, and for what the services refer to (files, variables, one another).
 const COMPOSE_FILE = 'docker-compose.yml';
+/** Debian's HAProxy (2.6), when installed: it checks the load balancer's configuration itself. */
+const HAPROXY_BIN = '/usr/sbin/haproxy';
 
 interface ComposeService {
   image?: string;
@@ -130,5 +136,21 @@ describe('docker-compose.yml', () => {
     // An idle WebSocket must outlive the heartbeat: HAProxy's tunnel timeout, not its client timeout.
     expect(config).toMatch(/timeout tunnel\s+\d+[hm]\b/);
     expect(lb.ports).toContain(`${DEFAULT_PORT}:${/bind :(\d+)/.exec(config)![1]}`);
+  });
+
+  it.skipIf(!existsSync(HAPROXY_BIN))('has a load balancer configuration that HAProxy itself accepts', () => {
+    const file = join(REPO_ROOT, boundFiles(services.lb!)[0]!);
+    // Exit status 0 (valid); the node names resolve only inside the compose network, a warning here.
+    const output = execFileSync(HAPROXY_BIN, ['-c', '-f', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(output).toContain('Configuration file is valid');
+  });
+
+  it.skipIf(!existsSync(NATS_SERVER_BIN))('has a NATS configuration that nats-server itself accepts, with the name of each server set', () => {
+    for (const name of ['nats-1', 'nats-2', 'nats-3']) {
+      const file = join(REPO_ROOT, boundFiles(services[name]!)[0]!);
+      const check = spawnSync(NATS_SERVER_BIN, ['-c', file, '-t'], { encoding: 'utf8', env: { ...process.env, ...environmentOf(services[name]!) } });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+      expect(check.stdout + check.stderr).toContain('is valid');
+    }
   });
 });

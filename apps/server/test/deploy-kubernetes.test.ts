@@ -1,9 +1,12 @@
-import { readdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isMap, isScalar, parseAllDocuments, type Document } from 'yaml';
 import { EVENTS_PUBLISH_TIMEOUT_MS, WRITER_ACK_WAIT_MS } from '@svc/storage';
 import { DELIVERY_TIMEOUT_MS } from '@svc/webhooks';
+import { NATS_SERVER_BIN } from '../../../packages/storage/test/nats-server';
 import { DEFAULT_PORT, loadConfig } from '../src/config';
 import { REPO_ROOT, readRepoFile, readsVariable, readYamlDocuments, repoPathExists } from './deploy-files';
 import { startTestApp } from './test-app';
@@ -176,5 +179,19 @@ describe('Kubernetes manifests', () => {
     expect([...natsConf.matchAll(/nats-route:\/\/([a-z0-9.-]+):6222/g)].map((match) => match[1])).toEqual(pods);
     // Each node is named after its pod.
     expect(container.env?.find((variable) => variable.name === 'SVC_NODE_ID')).toBeTruthy();
+  });
+
+  it.skipIf(!existsSync(NATS_SERVER_BIN))('gives the NATS servers a configuration that nats-server itself accepts, named by the pod', () => {
+    const natsConf = (find('ConfigMap', 'nats-config') as Manifest & { data: Record<string, string> }).data['nats.conf']!;
+    const statefulSet = find('StatefulSet', 'nats') as Manifest & { spec: { template: PodTemplate } };
+    const env = Object.fromEntries((statefulSet.spec.template.spec.containers[0]!.env ?? []).map((variable) => [variable.name, 'nats-0']));
+    const dir = mkdtempSync(join(tmpdir(), 'svc-nats-conf-'));
+    try {
+      writeFileSync(join(dir, 'nats.conf'), natsConf);
+      const check = spawnSync(NATS_SERVER_BIN, ['-c', join(dir, 'nats.conf'), '-t'], { encoding: 'utf8', env: { ...process.env, ...env } });
+      expect(check.status, check.stdout + check.stderr).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
