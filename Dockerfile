@@ -31,8 +31,10 @@ COPY --from=build /app/apps/dashboard/dist ./apps/dashboard/dist
 USER node
 EXPOSE 8080
 # Liveness: the process answers. Readiness (/readyz: the stores answer) is the load balancer's
-# and Kubernetes' business, not a reason to restart the container.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+# and Kubernetes' business, not a reason to restart the container. A node listens only once its
+# engines answer (it waits up to a minute for them) and the sources are compiled (about 15 s on a
+# busy 2-core machine): hence the start period.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # serve.ts shuts down cleanly on SIGTERM: 503 to new requests, sockets closed, queued events
 # committed, in-flight deliveries finished, stores closed.
