@@ -141,12 +141,12 @@ export class RoomRegistry {
     }
   }
 
-  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here. */
+  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here and it has that contest. */
   async noteEntries(tenantSeq: number, entries: StoredEntry[]): Promise<void> {
     for (const entry of entries) {
       const room = this.rooms.get(roomKey(tenantSeq, entry.broadcastId));
       const loaded = room && (await room.catch(() => null));
-      loaded?.recordEntry(entry.contestId, entry.viewer);
+      loaded?.addStoredEntry(entry.contestId, entry.viewer);
     }
   }
 
