@@ -83,7 +83,7 @@ export class Interactions {
     // One vote per session and per userId, including userIds the session took after voting.
     if (room.hasVoted(poll.id, session.id, session.userId)) return alreadyVoted(connection, requestId);
     // Across nodes, the claims decide: a vote cast on another node counts here only once it is stored.
-    const voter: PollVoter = { tenantSeq: session.tenant.seq, pollId: poll.id, sessionId: session.id, userId: session.userId };
+    const voter: PollVoter = { tenantSeq: session.tenant.seq, pollId: poll.id, sessionId: session.id, userId: session.userId, attempt: uuidv7() };
     const claims = this.deps.claims;
     if (claims) {
       const claimed = await this.claim(connection, requestId, () => claims.claimVote(voter));
@@ -120,7 +120,7 @@ export class Interactions {
       return reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
     }
     if (room.hasEntered(contest.id, session.viewer)) return alreadyEntered(connection, requestId);
-    const entrant: ContestEntrant = { tenantSeq: session.tenant.seq, contestId: contest.id, viewer: session.viewer };
+    const entrant: ContestEntrant = { tenantSeq: session.tenant.seq, contestId: contest.id, viewer: session.viewer, attempt: uuidv7() };
     const claims = this.deps.claims;
     if (claims) {
       const claimed = await this.claim(connection, requestId, () => claims.claimEntry(entrant));

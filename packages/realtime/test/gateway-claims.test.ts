@@ -23,15 +23,15 @@ describe('gateway with claims of votes and entries', () => {
   it('refuses a vote and an entry another node claimed for the viewer, and stores nothing', async () => {
     const claims = new MemoryViewerClaims();
     // The same userId voted and entered through another node, from another session.
-    await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_elsewhere', userId: 'user-1' });
-    await claims.claimEntry({ tenantSeq: TENANT.seq, contestId: 'contest-1', viewer: 'user-1' });
+    await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_elsewhere', userId: 'user-1', attempt: 'attempt-1' });
+    await claims.claimEntry({ tenantSeq: TENANT.seq, contestId: 'contest-1', viewer: 'user-1', attempt: 'attempt-1' });
     h = await startGateway({}, [pollRecord('poll-1'), CONTEST], [], undefined, { claims });
     const viewer = await h.join('svc_here', 'b', 'user-1');
     expect(await viewer.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0 })).toMatchObject({ type: 'error', code: 'already_voted' });
     expect(await viewer.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'error', code: 'already_entered' });
     expect(h.ingested).toEqual([]);
     // Nothing was counted here either: the session's own claims were left free.
-    expect(await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_here', userId: null })).toBe(true);
+    expect(await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_here', userId: null, attempt: 'attempt-1' })).toBe(true);
   });
 
   it('answers storage_unavailable and counts nothing when the claims cannot answer', async () => {
@@ -65,8 +65,8 @@ describe('gateway with claims of votes and entries', () => {
     expect(await viewer.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'ack' });
     expect(await viewer.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'ack' });
     // The stored vote and entry hold their claims: another node would refuse the viewer.
-    expect(await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_other_device', userId: 'user-1' })).toBe(false);
-    expect(await claims.claimEntry({ tenantSeq: TENANT.seq, contestId: 'contest-1', viewer: 'user-1' })).toBe(false);
+    expect(await claims.claimVote({ tenantSeq: TENANT.seq, pollId: 'poll-1', sessionId: 'svc_other_device', userId: 'user-1', attempt: 'attempt-1' })).toBe(false);
+    expect(await claims.claimEntry({ tenantSeq: TENANT.seq, contestId: 'contest-1', viewer: 'user-1', attempt: 'attempt-1' })).toBe(false);
   });
 
   it('reads the stored votes and entries again after a room opened: those stored through another node meanwhile show in welcomes and results', async () => {
