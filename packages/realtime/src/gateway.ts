@@ -205,6 +205,7 @@ export class Gateway {
       resumeGraceMs: this.options.resumeGraceMs,
       leftWithoutNotice: (session, reason) => this.writeLeft(session, reason),
       ended: (session) => this.across?.ended(session),
+      userBound: (session, polls) => void this.interactions.bindUser(session, polls),
     });
     this.viewerCounts = deps.viewerCountsAcrossNodes
       ? new ClusterViewerCounts({

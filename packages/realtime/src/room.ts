@@ -124,12 +124,16 @@ export class Room {
     return this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId: this.broadcastId, optionIndex: interaction.optionIndex ?? -1 });
   }
 
-  /** A session took another userId: where the session voted, that user has voted too. */
-  bindUser(sessionId: string, userId: string): void {
-    for (const poll of this.polls.values()) {
+  /** A session took another userId: where the session voted, that user has voted too. Returns those polls. */
+  bindUser(sessionId: string, userId: string): string[] {
+    const voted: string[] = [];
+    for (const [pollId, poll] of this.polls) {
       const choice = poll.tally.choiceOf(sessionId, null);
-      if (choice !== undefined && !poll.bound.has(userId)) poll.bound.set(userId, choice);
+      if (choice === undefined) continue;
+      voted.push(pollId);
+      if (!poll.bound.has(userId)) poll.bound.set(userId, choice);
     }
+    return voted;
   }
 
   /** Whether this viewer (the userId, else the session) has entered the contest. */

@@ -9,6 +9,7 @@ const ACCEPTED: IngestResult = { accepted: 1, duplicates: 0, rejected: [] };
 /** Claims whose backend cannot answer (NATS gone). */
 const unreachable: ViewerClaims = {
   claimVote: () => Promise.reject(new Error('timed out')),
+  claimUser: () => Promise.reject(new Error('timed out')),
   releaseVote: () => Promise.reject(new Error('timed out')),
   claimEntry: () => Promise.reject(new Error('timed out')),
   releaseEntry: () => Promise.reject(new Error('timed out')),

@@ -17,6 +17,13 @@ export class MemoryViewerClaims implements ViewerClaims {
     return true;
   }
 
+  async claimUser(voter: PollVoter & { userId: string }): Promise<boolean> {
+    const user = claimKeys.userVote(voter);
+    if (this.taken.has(user)) return false;
+    this.taken.set(user, voter.attempt);
+    return true;
+  }
+
   async releaseVote(voter: PollVoter): Promise<void> {
     this.giveBack(claimKeys.sessionVote(voter), voter.attempt);
     if (voter.userId !== null) this.giveBack(claimKeys.userVote({ ...voter, userId: voter.userId }), voter.attempt);

@@ -39,6 +39,12 @@ export interface ViewerClaims {
    */
   claimVote(voter: PollVoter): Promise<boolean>;
   /**
+   * Claims the vote of `voter`'s userId alone, for a session that voted and then took that
+   * userId: true when this call took it, false when it was taken (the user voted too). Throws as
+   * `claimVote`.
+   */
+  claimUser(voter: PollVoter & { userId: string }): Promise<boolean>;
+  /**
    * Gives back a vote this attempt claimed but could not store (session and userId alike); a
    * claim taken by another attempt stays. Never throws: what cannot be given back now is given
    * back later (the backend's job), so the viewer may vote again.

@@ -63,6 +63,20 @@ export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBac
       }
     });
 
+    it('claims the vote of a userId a session took after voting: that user may not vote again, on any node', async () => {
+      const { nodeA, nodeB, close } = await open();
+      try {
+        expect(await nodeA.claimVote(voter({ sessionId: 'svc_anon' }))).toBe(true);
+        expect(await nodeA.claimUser({ ...voter({ sessionId: 'svc_anon' }), userId: 'user-1' })).toBe(true);
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_laptop', userId: 'user-1' }))).toBe(false);
+        // A user who had voted already keeps that claim.
+        expect(await nodeB.claimUser({ ...voter({ sessionId: 'svc_other' }), userId: 'user-1' })).toBe(false);
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_laptop', userId: 'user-2' }))).toBe(true);
+      } finally {
+        await close();
+      }
+    });
+
     it('gives back only the claim of the attempt that took it', async () => {
       const { nodeA, nodeB, close } = await open();
       try {

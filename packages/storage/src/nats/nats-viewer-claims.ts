@@ -102,6 +102,10 @@ export class NatsViewerClaims implements ViewerClaims {
     return !userTaken;
   }
 
+  claimUser(voter: PollVoter & { userId: string }): Promise<boolean> {
+    return this.take(claimKeys.userVote(voter), 'vote', voter.attempt, Date.now() + this.timeoutMs);
+  }
+
   async releaseVote(voter: PollVoter): Promise<void> {
     const deadline = Date.now() + this.timeoutMs;
     const keys = [claimKeys.sessionVote(voter), ...(voter.userId === null ? [] : [claimKeys.userVote({ ...voter, userId: voter.userId })])];
