@@ -92,11 +92,12 @@ export class AbandonedClaims {
   }
 
   /**
-   * Gives back the claim `attempt` holds on `key` now; when that fails, remembers it and gives it
-   * back later. Never throws.
+   * Gives back the claim `attempt` holds on `key` now (its requests run by `inTime`, by default
+   * each within the claims' timeout); when that fails, remembers it and gives it back later.
+   * Never throws.
    */
-  async giveBack(key: string, attempt: string): Promise<void> {
-    if ((await this.tryGiveBack(key, attempt)) === 'failed') this.remember(key, attempt);
+  async giveBack(key: string, attempt: string, inTime: AbandonedClaimsOptions['inTime'] = this.options.inTime): Promise<void> {
+    if ((await this.tryGiveBack(key, attempt, inTime)) === 'failed') this.remember(key, attempt);
   }
 
   /** How many abandoned claims wait to be given back (for tests and logs). */
@@ -116,7 +117,7 @@ export class AbandonedClaims {
     abandoned.timer = null;
     if (!this.holds(abandoned.key, abandoned.attempt)) return;
     if (!this.options.open()) return this.forget(abandoned.key, abandoned.attempt);
-    const outcome = await this.tryGiveBack(abandoned.key, abandoned.attempt);
+    const outcome = await this.tryGiveBack(abandoned.key, abandoned.attempt, this.options.inTime);
     const age = this.now() - abandoned.sinceMs;
     const settled = outcome === 'given back' || age >= this.options.ttlMs || (outcome === 'not there' && age >= LATE_LANDING_MS);
     if (settled) return this.forget(abandoned.key, abandoned.attempt);
@@ -124,12 +125,12 @@ export class AbandonedClaims {
     if (this.holds(abandoned.key, abandoned.attempt)) this.schedule(abandoned);
   }
 
-  private async tryGiveBack(key: string, attempt: string): Promise<GiveBack> {
+  private async tryGiveBack(key: string, attempt: string, inTime: AbandonedClaimsOptions['inTime']): Promise<GiveBack> {
     try {
-      const entry = await this.options.inTime(() => this.kv.get(key));
+      const entry = await inTime(() => this.kv.get(key));
       if (!entry || entry.operation !== 'PUT' || attemptOf(entry) !== attempt) return 'not there';
       // At that revision only: a claim of another attempt taken meanwhile stays.
-      await this.options.inTime(() => this.kv.delete(key, { previousSeq: entry.revision }));
+      await inTime(() => this.kv.delete(key, { previousSeq: entry.revision }));
       return 'given back';
     } catch {
       return 'failed';

@@ -163,11 +163,7 @@ export class NatsViewerClaims implements ViewerClaims {
 
   /** Deletes the key while `attempt` holds it; what cannot be done by `deadline` is done in the background. */
   private async giveBack(key: string, attempt: string, deadline: number): Promise<void> {
-    try {
-      await this.inTime(() => this.abandoned.giveBack(key, attempt), deadline);
-    } catch {
-      this.abandoned.remember(key, attempt);
-    }
+    await this.abandoned.giveBack(key, attempt, (request) => this.inTime(request, deadline));
   }
 
   /** The KV request, or a failure once `deadline` passed (a request the client holds while it reconnects may outlast its own timeout). */
