@@ -29,11 +29,13 @@ interface Abandoned {
   attempt: string;
   sinceMs: number;
   waitMs: number;
+  /** Whether the claim is known to have landed (a release's, or one a try found): once not found, it is gone. */
+  landed: boolean;
   timer: NodeJS.Timeout | null;
 }
 
-/** What one try to give a claim back found. */
-type GiveBack = 'given back' | 'not there' | 'failed';
+/** What one try to give a claim back found: 'failed' after finding it (`found`) or not. */
+type GiveBack = 'given back' | 'not there' | { failed: true; found: boolean };
 
 /** The attempt a claim's value carries (`{"claim":…,"attempt":…}`), if any. */
 export function attemptOf(entry: KvEntry): string | null {
@@ -81,10 +83,13 @@ export class AbandonedClaims {
     if (!attempts.size) this.byKey.delete(key);
   }
 
-  /** A request of `attempt` on `key` went unanswered and may land later: given back once it does. */
-  remember(key: string, attempt: string): void {
+  /**
+   * A request of `attempt` on `key` went unanswered and may land later (`landed`: the claim is
+   * known to have been taken, as for a release): given back once it does.
+   */
+  remember(key: string, attempt: string, landed = false): void {
     if (this.holds(key, attempt)) return;
-    const abandoned: Abandoned = { key, attempt, sinceMs: this.now(), waitMs: this.firstWaitMs, timer: null };
+    const abandoned: Abandoned = { key, attempt, sinceMs: this.now(), waitMs: this.firstWaitMs, timer: null, landed };
     let attempts = this.byKey.get(key);
     if (!attempts) this.byKey.set(key, (attempts = new Map()));
     attempts.set(attempt, abandoned);
@@ -97,7 +102,7 @@ export class AbandonedClaims {
    * Never throws.
    */
   async giveBack(key: string, attempt: string, inTime: AbandonedClaimsOptions['inTime'] = this.options.inTime): Promise<void> {
-    if ((await this.tryGiveBack(key, attempt, inTime)) === 'failed') this.remember(key, attempt);
+    if (typeof (await this.tryGiveBack(key, attempt, inTime)) === 'object') this.remember(key, attempt, true);
   }
 
   /** How many abandoned claims wait to be given back (for tests and logs). */
@@ -118,22 +123,27 @@ export class AbandonedClaims {
     if (!this.holds(abandoned.key, abandoned.attempt)) return;
     if (!this.options.open()) return this.forget(abandoned.key, abandoned.attempt);
     const outcome = await this.tryGiveBack(abandoned.key, abandoned.attempt, this.options.inTime);
+    if (typeof outcome === 'object' && outcome.found) abandoned.landed = true;
     const age = this.now() - abandoned.sinceMs;
-    const settled = outcome === 'given back' || age >= this.options.ttlMs || (outcome === 'not there' && age >= LATE_LANDING_MS);
+    // A claim that landed and is not found any more is gone (a delete that timed out may have done it).
+    const gone = outcome === 'not there' && (abandoned.landed || age >= LATE_LANDING_MS);
+    const settled = outcome === 'given back' || gone || age >= this.options.ttlMs;
     if (settled) return this.forget(abandoned.key, abandoned.attempt);
     abandoned.waitMs = Math.min(abandoned.waitMs * 2, GIVE_BACK_MAX_WAIT_MS);
     if (this.holds(abandoned.key, abandoned.attempt)) this.schedule(abandoned);
   }
 
   private async tryGiveBack(key: string, attempt: string, inTime: AbandonedClaimsOptions['inTime']): Promise<GiveBack> {
+    let found = false;
     try {
       const entry = await inTime(() => this.kv.get(key));
       if (!entry || entry.operation !== 'PUT' || attemptOf(entry) !== attempt) return 'not there';
+      found = true;
       // At that revision only: a claim of another attempt taken meanwhile stays.
       await inTime(() => this.kv.delete(key, { previousSeq: entry.revision }));
       return 'given back';
     } catch {
-      return 'failed';
+      return { failed: true, found };
     }
   }
 }
