@@ -7,7 +7,9 @@ export interface AddressAdmissionOptions {
    * Open sockets one client address may hold at once, over all tenants (default 1,000: many
    * real viewers share one IPv4 address behind a carrier-grade NAT). Across nodes (the gateway's
    * `viewerCountsAcrossNodes`), the other nodes' sockets of the address count too, within the
-   * tolerance of `AddressesElsewhere`.
+   * tolerance of `AddressesElsewhere`: a node reports an address only while it holds at least
+   * `HEAVY_ADDRESS_PERCENT` of the cap there and is among that node's `MAX_HEAVY_ADDRESSES` (100)
+   * heaviest; an address below the 100 heaviest on a node is never reported by it.
    */
   maxConnectionsPerAddress: number;
   /**
@@ -47,7 +49,9 @@ export const HEAVY_ADDRESS_PERCENT = 10;
  * list an address only where it holds at least `HEAVY_ADDRESS_PERCENT` of a cap (at most
  * `MAX_HEAVY_ADDRESSES`, the heaviest). So with N nodes an address may hold, over the cluster,
  * up to its cap, plus the sockets it was admitted on the other nodes within one interval, plus
- * just under `HEAVY_ADDRESS_PERCENT` of the cap on each of the N - 1 other nodes.
+ * just under `HEAVY_ADDRESS_PERCENT` of the cap on each of the N - 1 other nodes; and on a node
+ * with more than `MAX_HEAVY_ADDRESSES` heavy addresses, the sockets there of the addresses
+ * below its 100 heaviest are not counted by the other nodes at all.
  */
 export interface AddressesElsewhere {
   /** Open sockets of an address on the other nodes, over all tenants. */
@@ -186,7 +190,8 @@ function heaviest(counts: Map<string, number>, floor: number): Array<[string, nu
 }
 
 /**
- * How an address key travels between nodes: a SHA-256 hash, so that no address goes over the
+ * How an address key travels between nodes: a SHA-256 hash, of which the first 22 base64url
+ * characters are kept (132 bits: short, and far from colliding), so that no address goes over the
  * bus in clear. A pseudonym, not anonymity: anyone who reads the bus could hash every IPv4
  * address and match (the bus is the nodes' own NATS; see docs/security.md).
  */

@@ -70,11 +70,12 @@ export interface GatewayOptions extends AddressAdmissionOptions {
    */
   viewerCountIntervalMs: number;
   /**
-   * With claims across nodes (full cluster mode): how long after a room opened it reads the
-   * stored votes and entries again, ms (default 5,000), for those stored through another node
-   * while it opened, before the event writer made them readable.
+   * With claims across nodes (full cluster mode): when, ms after a room opened, it reads the
+   * stored votes and entries again (default 5 s, 30 s, 2 min and 10 min; at most four queries per
+   * room), for those stored through another node while it opened, before the event writer made
+   * them readable; the reads stop once one after the first found nothing new.
    */
-  rereadStoredAfterMs: number;
+  rereadStoredAfterMs: readonly number[];
 }
 
 export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
@@ -90,7 +91,7 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayOptions = {
   softBufferBytes: 64 * 1024,
   hardBufferBytes: 1024 * 1024,
   viewerCountIntervalMs: VIEWER_COUNT_INTERVAL_MS,
-  rereadStoredAfterMs: 5_000,
+  rereadStoredAfterMs: [5_000, 30_000, 120_000, 600_000],
   ...DEFAULT_ADDRESS_ADMISSION_OPTIONS,
 };
 
@@ -194,7 +195,7 @@ export class Gateway {
         : null,
     );
     const sources = { campaignOf: (tenant: Tenant, broadcastId: string) => deps.events.campaignOf(tenant, broadcastId), content: deps.content, interactions: deps.interactions };
-    const rereadAfterMs = deps.claims ? this.options.rereadStoredAfterMs : null;
+    const rereadAfterMs = deps.claims ? this.options.rereadStoredAfterMs : [];
     this.rooms = new RoomRegistry(sources, this.options.throttleMs, deps.clock, this.timers, (tenantSeq, broadcastId) => this.viewerCounts?.elsewhere(tenantSeq, broadcastId) ?? 0, rereadAfterMs);
     // Before the viewer counts, which publish this node's sockets at once.
     this.sessions = new SessionRegistry({
@@ -204,6 +205,7 @@ export class Gateway {
       resumeGraceMs: this.options.resumeGraceMs,
       leftWithoutNotice: (session, reason) => this.leftWithoutNotice(session, reason),
       ended: (session) => this.across?.ended(session),
+      userBound: (session, polls) => void this.interactions.bindUser(session, polls),
     });
     this.viewerCounts = deps.viewerCountsAcrossNodes
       ? new ClusterViewerCounts({

@@ -1,7 +1,7 @@
 import { uuidv7 } from 'uuidv7';
 import type { Clock, ErrorCode, IngestResult, ServerMessage } from '@svc/protocol';
 import type { ContestEntrant, PollVoter, Tenant, ViewerClaims } from '@svc/storage';
-import type { Connection } from './connection';
+import type { Connection, Session } from './connection';
 import { frame } from './room';
 import type { RoomRegistry } from './room-registry';
 
@@ -83,7 +83,7 @@ export class Interactions {
     // One vote per session and per userId, including userIds the session took after voting.
     if (room.hasVoted(poll.id, session.id, session.userId)) return alreadyVoted(connection, requestId);
     // Across nodes, the claims decide: a vote cast on another node counts here only once it is stored.
-    const voter: PollVoter = { tenantSeq: session.tenant.seq, pollId: poll.id, sessionId: session.id, userId: session.userId };
+    const voter: PollVoter = { tenantSeq: session.tenant.seq, pollId: poll.id, sessionId: session.id, userId: session.userId, attempt: uuidv7() };
     const claims = this.deps.claims;
     if (claims) {
       const claimed = await this.claim(connection, requestId, () => claims.claimVote(voter));
@@ -120,7 +120,7 @@ export class Interactions {
       return reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
     }
     if (room.hasEntered(contest.id, session.viewer)) return alreadyEntered(connection, requestId);
-    const entrant: ContestEntrant = { tenantSeq: session.tenant.seq, contestId: contest.id, viewer: session.viewer };
+    const entrant: ContestEntrant = { tenantSeq: session.tenant.seq, contestId: contest.id, viewer: session.viewer, attempt: uuidv7() };
     const claims = this.deps.claims;
     if (claims) {
       const claimed = await this.claim(connection, requestId, () => claims.claimEntry(entrant));
@@ -134,6 +134,26 @@ export class Interactions {
       room.retractEntry(contest.id, entrant.viewer);
       if (claims) await this.release(() => claims.releaseEntry(entrant));
     }
+  }
+
+  /**
+   * A session that voted took a userId: across nodes, that user's claim of each of those polls is
+   * taken too, so that the user's other sessions are refused on every node (best effort: a claim
+   * that fails is logged; the rooms still refuse it where the session's vote is known).
+   */
+  async bindUser(session: Session, polls: string[]): Promise<void> {
+    const { claims } = this.deps;
+    const userId = session.userId;
+    if (!claims || userId === null) return;
+    await Promise.all(
+      polls.map(async (pollId) => {
+        try {
+          await claims.claimUser({ tenantSeq: session.tenant.seq, pollId, sessionId: session.id, userId, attempt: uuidv7() });
+        } catch (error) {
+          this.deps.log.error({ err: error }, 'claiming the vote of a session for the userId it took failed');
+        }
+      }),
+    );
   }
 
   /**

@@ -26,7 +26,7 @@ export class RoomRegistry {
   private readonly loaded = new Map<string, Room>();
   private readonly resultsThrottle: KeyedThrottle;
   private readonly viewersThrottle: KeyedThrottle;
-  /** Second reads of rooms' stored votes and entries, due (see `rereadAfterMs`). */
+  /** Further reads of rooms' stored votes and entries, due (see `rereadAfterMs`). */
   private readonly rereads = new Set<unknown>();
 
   constructor(
@@ -38,11 +38,12 @@ export class RoomRegistry {
     /** Viewers of a broadcast on the other nodes, added to the counts viewers are told; none by default. */
     private readonly elsewhere: (tenantSeq: number, broadcastId: string) => number = () => 0,
     /**
-     * When set, a room reads its stored votes and entries again this long after it opened, ms:
+     * When a room reads its stored votes and entries again, ms after it opened, in rising order:
      * those stored through another node just before were announced on the bus before the room
-     * was there, and may not have been readable yet (full cluster mode: the writer's lag). None by default.
+     * was there, and may not have been readable yet (full cluster mode: the writer's lag). The
+     * reads stop once one after the first found nothing new. None by default.
      */
-    private readonly rereadAfterMs: number | null = null,
+    private readonly rereadAfterMs: readonly number[] = [],
   ) {
     this.resultsThrottle = new KeyedThrottle(throttleMs, (key) => this.flushResults(key), clock, timers);
     this.viewersThrottle = new KeyedThrottle(throttleMs, (key) => void this.withRoom(key, (room) => room.flushViewers(this.elsewhere(room.tenantSeq, room.broadcastId))), clock, timers);
@@ -141,12 +142,12 @@ export class RoomRegistry {
     }
   }
 
-  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here. */
+  /** Stored contest entries (by any path, on any node) are recorded in the room of their broadcast, if open here and it has that contest. */
   async noteEntries(tenantSeq: number, entries: StoredEntry[]): Promise<void> {
     for (const entry of entries) {
       const room = this.rooms.get(roomKey(tenantSeq, entry.broadcastId));
       const loaded = room && (await room.catch(() => null));
-      loaded?.recordEntry(entry.contestId, entry.viewer);
+      loaded?.addStoredEntry(entry.contestId, entry.viewer);
     }
   }
 
@@ -180,26 +181,45 @@ export class RoomRegistry {
     ]);
     const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
     this.loaded.set(key, room);
-    if (this.rereadAfterMs !== null) this.scheduleReread(room, this.rereadAfterMs);
+    if (this.rereadAfterMs.length) this.scheduleReread(room, 0);
     return room;
   }
 
-  private scheduleReread(room: Room, afterMs: number): void {
+  /** Reads the room's stored events again at the `index`th time of `rereadAfterMs`, and schedules the next read. */
+  private scheduleReread(room: Room, index: number): void {
+    const afterMs = this.rereadAfterMs[index]! - (index === 0 ? 0 : this.rereadAfterMs[index - 1]!);
     const handle = this.timers.setTimeout(() => {
       this.rereads.delete(handle);
+      if (room.released) return;
       // Best effort: a room that cannot read them again keeps what it has and what the bus brings.
-      if (!room.released) void this.reread(room).catch(() => undefined);
+      void this.reread(room).then(
+        (foundNew) => {
+          const next = index + 1;
+          // The first read may come before a lagging writer stored anything; a later one that found nothing ends them.
+          if (next < this.rereadAfterMs.length && (index === 0 || foundNew) && !room.released) this.scheduleReread(room, next);
+        },
+        () => index + 1 < this.rereadAfterMs.length && !room.released && this.scheduleReread(room, index + 1),
+      );
     }, afterMs);
     this.rereads.add(handle);
   }
 
-  /** Counts the stored votes and entries a room missed; those it has count once (by event, session and userId). */
-  private async reread(room: Room): Promise<void> {
+  /**
+   * Counts the stored votes and entries a room missed; those it has count once (by event,
+   * session and userId). Returns whether it found any it did not have.
+   */
+  private async reread(room: Room): Promise<boolean> {
     const changed = new Set<string>();
+    let foundNew = false;
     for (const interaction of await this.sources.interactions.listInteractions(room.tenantSeq, room.broadcastId)) {
-      if (room.addInteraction(interaction)) changed.add(interaction.overlayId);
+      if (interaction.kind === 'entry') {
+        if (room.addStoredEntry(interaction.overlayId, interaction.viewer)) foundNew = true;
+      } else if (room.addInteraction(interaction)) {
+        changed.add(interaction.overlayId);
+      }
     }
     for (const pollId of changed) this.resultsChanged(room, pollId);
+    return foundNew || changed.size > 0;
   }
 
   private flushResults(key: string): void {

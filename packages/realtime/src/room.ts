@@ -118,18 +118,22 @@ export class Room {
   /** Counts a stored vote or records a stored entry, read back from storage; returns whether a poll's counts changed. */
   addInteraction(interaction: Interaction): boolean {
     if (interaction.kind === 'entry') {
-      this.recordEntry(interaction.overlayId, interaction.viewer);
+      this.addStoredEntry(interaction.overlayId, interaction.viewer);
       return false;
     }
     return this.addStoredVote({ ...interaction, pollId: interaction.overlayId, broadcastId: this.broadcastId, optionIndex: interaction.optionIndex ?? -1 });
   }
 
-  /** A session took another userId: where the session voted, that user has voted too. */
-  bindUser(sessionId: string, userId: string): void {
-    for (const poll of this.polls.values()) {
+  /** A session took another userId: where the session voted, that user has voted too. Returns those polls. */
+  bindUser(sessionId: string, userId: string): string[] {
+    const voted: string[] = [];
+    for (const [pollId, poll] of this.polls) {
       const choice = poll.tally.choiceOf(sessionId, null);
-      if (choice !== undefined && !poll.bound.has(userId)) poll.bound.set(userId, choice);
+      if (choice === undefined) continue;
+      voted.push(pollId);
+      if (!poll.bound.has(userId)) poll.bound.set(userId, choice);
     }
+    return voted;
   }
 
   /** Whether this viewer (the userId, else the session) has entered the contest. */
@@ -144,6 +148,17 @@ export class Room {
     if (entrants.has(viewer)) return false;
     entrants.add(viewer);
     return true;
+  }
+
+  /**
+   * Records a stored entry (sent over HTTP, in a `track` message, through another node, or read
+   * back when the room opens) only when this room has a contest of that id: entries of unknown
+   * ids, which any client holding the public key may send, take no room memory. Returns whether
+   * it was recorded.
+   */
+  addStoredEntry(contestId: string, viewer: string): boolean {
+    if (this.overlays.get(contestId)?.type !== 'contest') return false;
+    return this.recordEntry(contestId, viewer);
   }
 
   retractEntry(contestId: string, viewer: string): void {

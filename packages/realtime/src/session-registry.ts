@@ -18,6 +18,8 @@ export interface SessionRegistryDeps {
   leftWithoutNotice(session: Session, reason: LeaveReason): void;
   /** A session ended on this node (not when it moved to another node); none by default. */
   ended?(session: Session): void;
+  /** A session that voted took a userId (`polls`: where it voted): that user has voted there too; none by default. */
+  userBound?(session: Session, polls: string[]): void;
 }
 
 /**
@@ -81,7 +83,7 @@ export class SessionRegistry {
         existing.userId = userId;
         existing.viewer = userId;
         // The session's votes bind the new userId: it cannot vote again under it.
-        room.bindUser(existing.id, userId);
+        this.bindUser(existing, userId);
       }
       return { session: existing, resumed: true };
     }
@@ -103,6 +105,8 @@ export class SessionRegistry {
     };
     this.sessions.set(key, session);
     room.sessions++;
+    // A session moved in with a userId (maybe one it took meanwhile): its votes bind it, as on a resume here.
+    if (movedFrom !== undefined && userId !== null) this.bindUser(session, userId);
     return { session, resumed: movedFrom !== undefined };
   }
 
@@ -182,6 +186,11 @@ export class SessionRegistry {
   moveAway(tenantSeq: number, sessionId: string, broadcastId: string): void {
     const session = this.sessions.get(`${tenantSeq}:${sessionId}`);
     if (session?.room.broadcastId === broadcastId) this.end(session, null, true);
+  }
+
+  private bindUser(session: Session, userId: string): void {
+    const polls = session.room.bindUser(session.id, userId);
+    if (polls.length) this.deps.userBound?.(session, polls);
   }
 
   /** Every session, connected or within its grace. */

@@ -41,6 +41,18 @@ describe.each(BUS_KINDS)('gateway on the bus (%s)', (kind) => {
     expect(watcher.ofType('poll.results')).toEqual([{ type: 'poll.results', pollId: 'poll-1', counts: [0, 1], total: 1 }]);
   });
 
+  it('records the entries the bus announces only for contests of the room, so that unknown ids take no room memory', async () => {
+    const contest = { ...pollRecord('contest-1'), type: 'contest' as const, content: { type: 'contest' as const, title: 'Win' } };
+    h = await startGateway({}, [pollRecord('poll-1'), contest], [], await buses());
+    await h.join('svc_watcher');
+    const entry = (eventId: string, contestId: string) => ({ eventId, sessionId: 'svc_entrant', userId: null, broadcastId: 'b', data: JSON.stringify({ contestId, title: 'x' }) });
+    // Ids of no overlay, and of an overlay that is no contest, are left out.
+    const entries = [entry('e0', 'contest-1'), entry('e1', 'poll-1'), ...Array.from({ length: 50 }, (_, i) => entry(`e${i + 2}`, `bogus_${i}`))];
+    await h.announce('contest.entered', { tenantSeq: TENANT.seq, entries });
+    const entrant = await h.join('svc_entrant');
+    expect(entrant.ofType('welcome')[0]).toMatchObject({ viewer: { contests: ['contest-1'] } });
+  });
+
   it('writes no broadcast.left for a session whose own broadcast.left the bus announces', async () => {
     h = await startGateway({}, [], [], await buses());
     const leaving = await h.join('svc_leaving');

@@ -1,10 +1,10 @@
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Bus, IngestResult } from '@svc/protocol';
-import { CLAIMS_BUCKET, connectNats, NatsBus, NatsViewerClaims, type OverlayRecord } from '@svc/storage';
+import { CLAIMS_BUCKET, claimKeys, connectNats, MemorySessionDirectory, NatsBus, NatsViewerClaims, type OverlayRecord } from '@svc/storage';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { natsAvailable, startNats, type NatsServer } from '../../storage/test/nats-server';
-import type { GatewayEventSink } from '../src';
+import type { GatewayDeps, GatewayEventSink } from '../src';
 import { pollRecord, startGateway, type Harness, type Message } from './gateway-harness';
 
 const available = natsAvailable();
@@ -47,13 +47,13 @@ describe.skipIf(!available)('one vote and one entry per viewer across two gatewa
     [connections, buses, nodes] = [[], [], []];
   });
 
-  const startNodes = async (): Promise<[Harness, Harness]> => {
+  const startNodes = async (deps: Partial<GatewayDeps> = {}): Promise<[Harness, Harness]> => {
     connections = [await connectNats(server.url), await connectNats(server.url)];
     buses = connections.map((connection) => new NatsBus(connection));
     for (const [i, connection] of connections.entries()) {
       const bus = buses[i]!;
       const claims = await NatsViewerClaims.open(connection, { replicas: 1 });
-      nodes.push(await startGateway({ throttleMs: 1_000 }, [pollRecord('poll-1'), CONTEST], [], bus, { claims, events: announcingIngest(bus) }));
+      nodes.push(await startGateway({ throttleMs: 1_000 }, [pollRecord('poll-1'), CONTEST], [], bus, { claims, events: announcingIngest(bus), ...deps }));
     }
     await Promise.all(buses.map((bus) => bus.flush()));
     return [nodes[0]!, nodes[1]!];
@@ -109,5 +109,50 @@ describe.skipIf(!available)('one vote and one entry per viewer across two gatewa
       expect(tablet.ofType('welcome')[0]).toMatchObject({ viewer: { contests: ['contest-1'] } });
       expect(await tablet.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'error', code: 'already_entered' });
     }
+  });
+  /** Whether `userId`'s claim of the poll is taken in the bucket. */
+  const userClaimed = async (userId: string) => {
+    const kv = await new Kvm(connections[0]!).open(CLAIMS_BUCKET);
+    const entry = await kv.get(claimKeys.userVote({ tenantSeq: 1, pollId: 'poll-1', sessionId: '', userId, attempt: '' }));
+    return entry?.operation === 'PUT';
+  };
+
+  it('refuses on every node the user a session took after voting, when it resumes on the same node', async () => {
+    const [a, b] = await startNodes();
+    const anonymous = await a.join('svc_s1');
+    expect(await anonymous.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0 })).toMatchObject({ type: 'ack' });
+    anonymous.ws.close(1000);
+    await expect.poll(() => a.connectionOf('svc_s1')).toBeUndefined();
+    const signedIn = await a.join('svc_s1', 'b', 'user-1');
+    expect(signedIn.ofType('welcome')[0]).toMatchObject({ session: { resumed: true } });
+    await expect.poll(() => userClaimed('user-1'), { timeout: 5_000 }).toBe(true);
+    const otherOnB = await b.join('svc_s3', 'b', 'user-1');
+    expect(await otherOnB.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'error', code: 'already_voted' });
+  });
+
+  it('binds the user a session took to its vote when it resumes on another node, and refuses that user on every node', async () => {
+    const directory = new MemorySessionDirectory();
+    const [a, b] = await startNodes({ viewerCountsAcrossNodes: true, sessionDirectory: directory });
+    // Node B has the broadcast's room open: the vote cast on A reaches it on the bus.
+    const watcherB = await b.join('svc_watcher_b');
+    const anonymous = await a.join('svc_s1');
+    expect(await anonymous.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0 })).toMatchObject({ type: 'ack' });
+    await crossed();
+    b.timers.advance(1_000);
+    await watcherB.next((m) => m.type === 'poll.results');
+    anonymous.ws.close(1000);
+    await expect.poll(() => a.connectionOf('svc_s1')).toBeUndefined();
+    // Node B hears that node A is alive (its counts), so the session resumes there.
+    a.timers.advance(1_000);
+    await crossed();
+    const moved = await b.join('svc_s1', 'b', 'user-1');
+    expect(moved.ofType('welcome')[0]).toMatchObject({ session: { resumed: true }, viewer: { votes: { 'poll-1': 0 } } });
+    // On node B the room binds the user; node A learns it through the claims.
+    const otherOnB = await b.join('svc_s2', 'b', 'user-1');
+    expect(otherOnB.ofType('welcome')[0]).toMatchObject({ viewer: { votes: { 'poll-1': 0 } } });
+    expect(await otherOnB.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'error', code: 'already_voted' });
+    await expect.poll(() => userClaimed('user-1'), { timeout: 5_000 }).toBe(true);
+    const otherOnA = await a.join('svc_s3', 'b', 'user-1');
+    expect(await otherOnA.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 })).toMatchObject({ type: 'error', code: 'already_voted' });
   });
 });

@@ -162,6 +162,16 @@ describe.each(BUS_KINDS)('gateway on %s', (kind) => {
     expect(await viewer.request({ type: 'contest.enter', contestId: 'contest-1' })).toMatchObject({ type: 'error', code: 'already_entered' });
   });
 
+  it('rebuilds a room with the stored entries of its contests only', async () => {
+    const entry = (overlayId: string): Interaction => ({
+      kind: 'entry', overlayId, viewer: 'svc_entrant', eventId: `e-${overlayId}`, sessionId: 'svc_entrant', userId: null, timestampMs: 0, receivedAtMs: 0, optionIndex: null, optionSelected: null,
+    });
+    const contest: OverlayRecord = { ...pollRecord('contest-1'), type: 'contest', content: { type: 'contest', title: 'Win' } };
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1'), contest], [entry('contest-1'), entry('poll-1'), entry('bogus_1'), entry('bogus_2')], await buses());
+    const entrant = await h.join('svc_entrant');
+    expect(entrant.ofType('welcome')[0]).toMatchObject({ viewer: { contests: ['contest-1'] } });
+  });
+
   it('knows the broadcasts whose room is open on it, per tenant', async () => {
     h = await startGateway({ throttleMs: THROTTLE_MS }, [], [], await buses());
     expect(h.gateway.hasRoom(1, 'b')).toBe(false);

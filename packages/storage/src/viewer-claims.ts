@@ -6,6 +6,11 @@ export interface PollVoter {
   pollId: string;
   sessionId: string;
   userId: string | null;
+  /**
+   * The id of this attempt to vote (random, minted by the caller): the claim carries it, and a
+   * release gives back only the claim this attempt took.
+   */
+  attempt: string;
 }
 
 /** A viewer's entry in one contest; `viewer` is the userId, else the session (as `Interaction.viewer`). */
@@ -13,6 +18,8 @@ export interface ContestEntrant {
   tenantSeq: number;
   contestId: string;
   viewer: string;
+  /** The id of this attempt to enter (random): the claim carries it, as `PollVoter.attempt`. */
+  attempt: string;
 }
 
 /**
@@ -31,11 +38,21 @@ export interface ViewerClaims {
    * Throws (`storage_unavailable`) when the claims cannot be read or written in time.
    */
   claimVote(voter: PollVoter): Promise<boolean>;
-  /** Gives back a vote this node claimed but could not store (session and userId alike). */
+  /**
+   * Claims the vote of `voter`'s userId alone, for a session that voted and then took that
+   * userId: true when this call took it, false when it was taken (the user voted too). Throws as
+   * `claimVote`.
+   */
+  claimUser(voter: PollVoter & { userId: string }): Promise<boolean>;
+  /**
+   * Gives back a vote this attempt claimed but could not store (session and userId alike); a
+   * claim taken by another attempt stays. Never throws: what cannot be given back now is given
+   * back later (the backend's job), so the viewer may vote again.
+   */
   releaseVote(voter: PollVoter): Promise<void>;
   /** Claims the entry of a viewer in a contest: true when this call took it, false when it was taken. Throws as `claimVote`. */
   claimEntry(entrant: ContestEntrant): Promise<boolean>;
-  /** Gives back an entry this node claimed but could not store. */
+  /** Gives back an entry this attempt claimed but could not store; as `releaseVote`. */
   releaseEntry(entrant: ContestEntrant): Promise<void>;
 }
 

@@ -8,7 +8,9 @@ export interface ClaimsBackend {
   close(): Promise<void>;
 }
 
-const voter = (overrides: Partial<PollVoter> = {}): PollVoter => ({ tenantSeq: 1, pollId: 'ov_poll', sessionId: 'svc_s1', userId: null, ...overrides });
+let attempts = 0;
+/** A vote of a new attempt each time. */
+const voter = (overrides: Partial<PollVoter> = {}): PollVoter => ({ tenantSeq: 1, pollId: 'ov_poll', sessionId: 'svc_s1', userId: null, attempt: `attempt-${++attempts}`, ...overrides });
 
 /** Behaviour every `ViewerClaims` must show; `open` gives empty claims each time. */
 export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBackend>): void {
@@ -61,10 +63,42 @@ export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBac
       }
     });
 
+    it('claims the vote of a userId a session took after voting: that user may not vote again, on any node', async () => {
+      const { nodeA, nodeB, close } = await open();
+      try {
+        expect(await nodeA.claimVote(voter({ sessionId: 'svc_anon' }))).toBe(true);
+        expect(await nodeA.claimUser({ ...voter({ sessionId: 'svc_anon' }), userId: 'user-1' })).toBe(true);
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_laptop', userId: 'user-1' }))).toBe(false);
+        // A user who had voted already keeps that claim.
+        expect(await nodeB.claimUser({ ...voter({ sessionId: 'svc_other' }), userId: 'user-1' })).toBe(false);
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_laptop', userId: 'user-2' }))).toBe(true);
+      } finally {
+        await close();
+      }
+    });
+
+    it('gives back only the claim of the attempt that took it', async () => {
+      const { nodeA, nodeB, close } = await open();
+      try {
+        const phone = voter({ sessionId: 'svc_phone', userId: 'user-1' });
+        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1', attempt: 'attempt-won' };
+        expect(await nodeA.claimVote(phone)).toBe(true);
+        expect(await nodeA.claimEntry(entrant)).toBe(true);
+        // A refused attempt that gives back (as after a failed store) leaves the winner's claims.
+        await nodeB.releaseVote({ ...phone, attempt: 'attempt-refused' });
+        await nodeB.releaseEntry({ ...entrant, attempt: 'attempt-refused' });
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_phone' }))).toBe(false);
+        expect(await nodeB.claimVote(voter({ sessionId: 'svc_laptop', userId: 'user-1' }))).toBe(false);
+        expect(await nodeB.claimEntry({ ...entrant, attempt: 'attempt-later' })).toBe(false);
+      } finally {
+        await close();
+      }
+    });
+
     it('gives a viewer one entry per contest, released when it could not be stored', async () => {
       const { nodeA, nodeB, close } = await open();
       try {
-        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1' };
+        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1', attempt: 'attempt-entry' };
         expect(await nodeA.claimEntry(entrant)).toBe(true);
         expect(await nodeB.claimEntry(entrant)).toBe(false);
         expect(await nodeB.claimEntry({ ...entrant, contestId: 'ov_other' })).toBe(true);
@@ -98,7 +132,7 @@ export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBac
     it('lets exactly one of 20 concurrent claims win again after a release', async () => {
       const { nodeA, nodeB, close } = await open();
       try {
-        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1' };
+        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1', attempt: 'attempt-entry' };
         const phone = voter({ sessionId: 'svc_phone', userId: 'user-1' });
         expect(await nodeA.claimEntry(entrant)).toBe(true);
         expect(await nodeA.claimVote(phone)).toBe(true);
@@ -116,7 +150,7 @@ export function viewerClaimsContract(name: string, open: () => Promise<ClaimsBac
     it('lets exactly one of 20 concurrent entries of one viewer win, across two nodes', async () => {
       const { nodeA, nodeB, close } = await open();
       try {
-        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1' };
+        const entrant = { tenantSeq: 1, contestId: 'ov_contest', viewer: 'user-1', attempt: 'attempt-entry' };
         const claims = Array.from({ length: 20 }, (_, i) => (i % 2 ? nodeA : nodeB).claimEntry(entrant));
         expect((await Promise.all(claims)).filter(Boolean)).toHaveLength(1);
       } finally {
