@@ -1,13 +1,17 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { BUS_SUBJECT_PREFIX } from '@svc/storage';
+import { BUS_SUBJECT_PREFIX, EVENTS_SUBJECT_PREFIX } from '@svc/storage';
 import type { BusCounter } from './fanout-side';
 
 /**
  * Counts the messages of the bus between nodes (full cluster mode's core-NATS subjects
  * `svc.bus.<topic>`) as one more subscriber on the cluster's NATS server sees them: one message
  * published by a node is one message here, whatever the number of nodes it reaches. Keyed by
- * topic (the subject without its prefix).
+ * topic (the subject without its prefix). Also counts the event log's JetStream messages
+ * (`svc.events.<tenant>`, one per ingest request or chunk of one) under `EVENT_LOG_KEY`.
  */
+/** The key of the event log's JetStream messages among the counts (not a bus topic). */
+export const EVENT_LOG_KEY = 'event log (JetStream)';
+
 export class NatsBusCounter implements BusCounter {
   private readonly counts = new Map<string, number>();
   /** Payload bytes of the largest message seen per topic. */
@@ -20,6 +24,11 @@ export class NatsBusCounter implements BusCounter {
         const topic = message.subject.slice(BUS_SUBJECT_PREFIX.length);
         this.counts.set(topic, (this.counts.get(topic) ?? 0) + 1);
         this.largestBytes.set(topic, Math.max(this.largestBytes.get(topic) ?? 0, message.data.length));
+      },
+    });
+    connection.subscribe(`${EVENTS_SUBJECT_PREFIX}.>`, {
+      callback: (error) => {
+        if (!error) this.counts.set(EVENT_LOG_KEY, (this.counts.get(EVENT_LOG_KEY) ?? 0) + 1);
       },
     });
   }
