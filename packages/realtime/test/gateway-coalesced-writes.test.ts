@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Bus, IngestResult } from '@svc/protocol';
+import { hashUserId } from '@svc/storage';
 import { TENANT, pollRecord, startGateway, type Harness, type Viewer } from './gateway-harness';
 
 const VOTERS = 40;
@@ -87,5 +88,39 @@ describe('gateway writes under a burst of votes', () => {
     expect(ingest.requests).toHaveLength(1);
     expect(ingest.requests[0]).toHaveLength(1);
     expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('lets an erasure run only after the votes waiting behind a write under way have been written', async () => {
+    const answers: Array<() => void> = [];
+    const bodies: unknown[] = [];
+    const events = {
+      ingest: ({ body }: { body: unknown }) =>
+        new Promise<IngestResult>((resolve) => {
+          bodies.push(body);
+          answers.push(() => resolve({ accepted: 1, duplicates: 0, rejected: [] }));
+        }),
+      campaignOf: async () => 1,
+    };
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')], [], undefined, { events });
+    const first = await h.join('svc_first', 'b', 'someone');
+    const erased = await h.join('svc_erased', 'b', 'leaving');
+    first.ws.send(JSON.stringify({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0, requestId: 'v1' }));
+    for (let i = 0; i < 200 && bodies.length < 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const queued = erased.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 });
+    await erased.settle();
+    expect(bodies).toHaveLength(1);
+
+    let erasing = false;
+    const erasure = h.bus.publish('user.erasing', { jobId: 'job', tenantSeq: TENANT.seq, userHash: hashUserId('leaving'), userId: 'leaving' }).then(() => (erasing = true));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(erasing).toBe(false);
+    answers[0]!();
+    for (let i = 0; i < 200 && bodies.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // The waiting vote, written with the userId it was cast under, before the erasure goes on.
+    expect(bodies[1]).toMatchObject({ event: 'poll.voted', userId: 'leaving' });
+    expect(erasing).toBe(false);
+    answers[1]!();
+    await erasure;
+    expect(await queued).toMatchObject({ type: 'ack' });
   });
 });
