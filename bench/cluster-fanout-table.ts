@@ -1,7 +1,7 @@
 import type { ClusterFanoutOptions, ClusterFanoutRun } from './cluster-fanout';
 import { cycleFigure, kib, listOf, median, problems, votesPerSecond, type Cycle, type TargetRun, type VoteRound } from './fanout-side';
 import { percentile } from './load';
-import { EVENT_LOG_KEY } from './nats-bus-counter';
+import { CLAIMS_KEY, EVENT_LOG_KEY } from './nats-bus-counter';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The issue's target: show → receipt p99 over all viewers of the cluster ≤ this × one node's p99 at the same total viewers. */
@@ -14,7 +14,7 @@ const VOTE_TOPIC = 'poll.voted';
 const changes = (run: TargetRun): Cycle[] => [...run.shows, ...run.hides];
 /** Bus messages of `topic` per overlay change (median over the shows and hides), or of every topic but the periodic viewer counts. */
 const busPerChange = (run: TargetRun, topic?: string) =>
-  median(changes(run).map((c) => (topic ? (c.busMessages?.get(topic) ?? 0) : [...(c.busMessages ?? new Map<string, number>())].filter(([t]) => t !== COUNT_TOPIC && t !== EVENT_LOG_KEY).reduce((s, [, n]) => s + n, 0))));
+  median(changes(run).map((c) => (topic ? (c.busMessages?.get(topic) ?? 0) : [...(c.busMessages ?? new Map<string, number>())].filter(([t]) => t !== COUNT_TOPIC && t !== EVENT_LOG_KEY && t !== CLAIMS_KEY).reduce((s, [, n]) => s + n, 0))));
 const busPerVote = (run: TargetRun, key: string = VOTE_TOPIC) => median(run.votes.map((v: VoteRound) => (v.busMessages?.get(key) ?? 0) / Math.max(1, v.acked)));
 /** Mean over the nodes of (VmRSS with the viewers − before) ÷ the node's viewers. */
 const rssPerConnection = (run: TargetRun) => median(run.nodes.map((n) => (n.viewers > 0 ? (n.rssAfterKiB - n.rssBeforeKiB) / n.viewers : Number.NaN))) ;
@@ -63,6 +63,7 @@ function rowsOf(run: ClusterFanoutRun, nodes: number): Row[] {
     versus(`votes acknowledged per second, burst of one vote per viewer, across ${nodes} nodes (baseline: 1 node; median of ${cluster.votes.length} rounds)`, votes(cluster), votes(oneNode), fmt.int),
     versus(`bus messages (${VOTE_TOPIC}) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster), busPerVote(oneNode), (n) => n.toFixed(2)),
     versus(`JetStream messages (event log) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster, EVENT_LOG_KEY), busPerVote(oneNode, EVENT_LOG_KEY), (n) => n.toFixed(2)),
+    versus(`JetStream KV writes of the claims (svc_claims) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster, CLAIMS_KEY), busPerVote(oneNode, CLAIMS_KEY), (n) => n.toFixed(2)),
     versus(`server RSS per connection, KiB, median over the nodes of (RSS delta ÷ its viewers), ${nodes} nodes (baseline: 1 node)`, rssPerConnection(cluster), rssPerConnection(oneNode), kib),
     {
       figure: `${label} errors: failed or dropped connections, frames not received, votes not acked (every side)`,
