@@ -15,7 +15,8 @@ const changes = (run: TargetRun): Cycle[] => [...run.shows, ...run.hides];
 /** Bus messages of `topic` per overlay change (median over the shows and hides), or of every topic but the periodic viewer counts. */
 const busPerChange = (run: TargetRun, topic?: string) =>
   median(changes(run).map((c) => (topic ? (c.busMessages?.get(topic) ?? 0) : [...(c.busMessages ?? new Map<string, number>())].filter(([t]) => t !== COUNT_TOPIC && t !== EVENT_LOG_KEY && t !== CLAIMS_KEY).reduce((s, [, n]) => s + n, 0))));
-const busPerVote = (run: TargetRun, key: string = VOTE_TOPIC) => median(run.votes.map((v: VoteRound) => (v.busMessages?.get(key) ?? 0) / Math.max(1, v.acked)));
+/** Messages counted at NATS under `key` (a bus topic, the event log or the claims) per vote acknowledged, median over the bursts. */
+const countedPerVote = (run: TargetRun, key: string = VOTE_TOPIC) => median(run.votes.map((v: VoteRound) => (v.busMessages?.get(key) ?? 0) / Math.max(1, v.acked)));
 /** Mean over the nodes of (VmRSS with the viewers − before) ÷ the node's viewers. */
 const rssPerConnection = (run: TargetRun) => median(run.nodes.map((n) => (n.viewers > 0 ? (n.rssAfterKiB - n.rssBeforeKiB) / n.viewers : Number.NaN))) ;
 const showCpuPerViewerUs = (run: TargetRun) => (median(run.shows.map((c) => c.serverCpuMs)) * 1000) / Math.max(1, run.connected);
@@ -61,9 +62,9 @@ function rowsOf(run: ClusterFanoutRun, nodes: number): Row[] {
     versus(`bus messages of every topic but ${COUNT_TOPIC} from a change's trigger to its last receipt, ${nodes} nodes (baseline: 1 node)`, busPerChange(cluster), busPerChange(oneNode), fmt.int),
     versus(`bus messages per second with nothing happening (${COUNT_TOPIC}), ${nodes} nodes (baseline: 1 node)`, run.idlePerSecond.cluster.get(COUNT_TOPIC) ?? 0, run.idlePerSecond.oneNode.get(COUNT_TOPIC) ?? 0, (n) => n.toFixed(1)),
     versus(`votes acknowledged per second, burst of one vote per viewer, across ${nodes} nodes (baseline: 1 node; median of ${cluster.votes.length} rounds)`, votes(cluster), votes(oneNode), fmt.int),
-    versus(`bus messages (${VOTE_TOPIC}) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster), busPerVote(oneNode), (n) => n.toFixed(2)),
-    versus(`JetStream messages (event log) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster, EVENT_LOG_KEY), busPerVote(oneNode, EVENT_LOG_KEY), (n) => n.toFixed(2)),
-    versus(`JetStream KV writes of the claims (svc_claims) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster, CLAIMS_KEY), busPerVote(oneNode, CLAIMS_KEY), (n) => n.toFixed(2)),
+    versus(`bus messages (${VOTE_TOPIC}) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster), countedPerVote(oneNode), (n) => n.toFixed(3)),
+    versus(`JetStream messages (event log) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster, EVENT_LOG_KEY), countedPerVote(oneNode, EVENT_LOG_KEY), (n) => n.toFixed(3)),
+    versus(`JetStream KV writes of the claims (svc_claims) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster, CLAIMS_KEY), countedPerVote(oneNode, CLAIMS_KEY), (n) => n.toFixed(3)),
     versus(`server RSS per connection, KiB, median over the nodes of (RSS delta ÷ its viewers), ${nodes} nodes (baseline: 1 node)`, rssPerConnection(cluster), rssPerConnection(oneNode), kib),
     {
       figure: `${label} errors: failed or dropped connections, frames not received, votes not acked (every side)`,

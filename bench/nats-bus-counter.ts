@@ -2,6 +2,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { BUS_SUBJECT_PREFIX, CLAIMS_BUCKET, EVENTS_SUBJECT_PREFIX } from '@svc/storage';
 import type { BusCounter } from './fanout-side';
 
+/** The key of the event log's JetStream messages among the counts (not a bus topic). */
+export const EVENT_LOG_KEY = 'event log (JetStream)';
+/** The key of the claims' KV writes among the counts (not a bus topic). */
+export const CLAIMS_KEY = 'claims (JetStream KV)';
+
 /**
  * Counts the messages of the bus between nodes (full cluster mode's core-NATS subjects
  * `svc.bus.<topic>`) as one more subscriber on the cluster's NATS server sees them: one message
@@ -11,11 +16,6 @@ import type { BusCounter } from './fanout-side';
  * the claims' KV writes (`$KV.svc_claims.<key>`: a create per claim, a delete per release) under
  * `CLAIMS_KEY`.
  */
-/** The key of the event log's JetStream messages among the counts (not a bus topic). */
-export const EVENT_LOG_KEY = 'event log (JetStream)';
-/** The key of the claims' KV writes among the counts (not a bus topic). */
-export const CLAIMS_KEY = 'claims (JetStream KV)';
-
 export class NatsBusCounter implements BusCounter {
   private readonly counts = new Map<string, number>();
   /** Payload bytes of the largest message seen per topic. */
