@@ -1,6 +1,7 @@
 import type { ClusterFanoutOptions, ClusterFanoutRun } from './cluster-fanout';
 import { cycleFigure, kib, listOf, median, problems, votesPerSecond, type Cycle, type TargetRun, type VoteRound } from './fanout-side';
 import { percentile } from './load';
+import { CLAIMS_KEY, EVENT_LOG_KEY } from './nats-bus-counter';
 import { fmt, type BenchTable, type Row } from './report';
 
 /** The issue's target: show → receipt p99 over all viewers of the cluster ≤ this × one node's p99 at the same total viewers. */
@@ -13,8 +14,9 @@ const VOTE_TOPIC = 'poll.voted';
 const changes = (run: TargetRun): Cycle[] => [...run.shows, ...run.hides];
 /** Bus messages of `topic` per overlay change (median over the shows and hides), or of every topic but the periodic viewer counts. */
 const busPerChange = (run: TargetRun, topic?: string) =>
-  median(changes(run).map((c) => (topic ? (c.busMessages?.get(topic) ?? 0) : [...(c.busMessages ?? new Map<string, number>())].filter(([t]) => t !== COUNT_TOPIC).reduce((s, [, n]) => s + n, 0))));
-const busPerVote = (run: TargetRun) => median(run.votes.map((v: VoteRound) => (v.busMessages?.get(VOTE_TOPIC) ?? 0) / Math.max(1, v.acked)));
+  median(changes(run).map((c) => (topic ? (c.busMessages?.get(topic) ?? 0) : [...(c.busMessages ?? new Map<string, number>())].filter(([t]) => t !== COUNT_TOPIC && t !== EVENT_LOG_KEY && t !== CLAIMS_KEY).reduce((s, [, n]) => s + n, 0))));
+/** Messages counted at NATS under `key` (a bus topic, the event log or the claims) per vote acknowledged, median over the bursts. */
+const countedPerVote = (run: TargetRun, key: string = VOTE_TOPIC) => median(run.votes.map((v: VoteRound) => (v.busMessages?.get(key) ?? 0) / Math.max(1, v.acked)));
 /** Mean over the nodes of (VmRSS with the viewers − before) ÷ the node's viewers. */
 const rssPerConnection = (run: TargetRun) => median(run.nodes.map((n) => (n.viewers > 0 ? (n.rssAfterKiB - n.rssBeforeKiB) / n.viewers : Number.NaN))) ;
 const showCpuPerViewerUs = (run: TargetRun) => (median(run.shows.map((c) => c.serverCpuMs)) * 1000) / Math.max(1, run.connected);
@@ -60,7 +62,9 @@ function rowsOf(run: ClusterFanoutRun, nodes: number): Row[] {
     versus(`bus messages of every topic but ${COUNT_TOPIC} from a change's trigger to its last receipt, ${nodes} nodes (baseline: 1 node)`, busPerChange(cluster), busPerChange(oneNode), fmt.int),
     versus(`bus messages per second with nothing happening (${COUNT_TOPIC}), ${nodes} nodes (baseline: 1 node)`, run.idlePerSecond.cluster.get(COUNT_TOPIC) ?? 0, run.idlePerSecond.oneNode.get(COUNT_TOPIC) ?? 0, (n) => n.toFixed(1)),
     versus(`votes acknowledged per second, burst of one vote per viewer, across ${nodes} nodes (baseline: 1 node; median of ${cluster.votes.length} rounds)`, votes(cluster), votes(oneNode), fmt.int),
-    versus(`bus messages (${VOTE_TOPIC}) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, busPerVote(cluster), busPerVote(oneNode), (n) => n.toFixed(2)),
+    versus(`bus messages (${VOTE_TOPIC}) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster), countedPerVote(oneNode), (n) => n.toFixed(3)),
+    versus(`JetStream messages (event log) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster, EVENT_LOG_KEY), countedPerVote(oneNode, EVENT_LOG_KEY), (n) => n.toFixed(3)),
+    versus(`JetStream KV writes of the claims (svc_claims) per vote acknowledged, ${nodes} nodes (baseline: 1 node)`, countedPerVote(cluster, CLAIMS_KEY), countedPerVote(oneNode, CLAIMS_KEY), (n) => n.toFixed(3)),
     versus(`server RSS per connection, KiB, median over the nodes of (RSS delta ÷ its viewers), ${nodes} nodes (baseline: 1 node)`, rssPerConnection(cluster), rssPerConnection(oneNode), kib),
     {
       figure: `${label} errors: failed or dropped connections, frames not received, votes not acked (every side)`,

@@ -17,6 +17,7 @@ import { ClusterViewerCounts, VIEWER_COUNT_INTERVAL_MS } from './cluster-viewer-
 import { Connection, type Session } from './connection';
 import { MessageBudget } from './message-budget';
 import { gatewayViewerCounts, subscribeGateway } from './gateway-subscriptions';
+import { IngestCoalescer } from './ingest-coalescer';
 import { Interactions, reply, type GatewayEventSink } from './interactions';
 import { frame, type Room, type StoredEntry, type StoredVote } from './room';
 import { RoomRegistry } from './room-registry';
@@ -160,6 +161,8 @@ export class Gateway {
   /** The other nodes' viewer counts, when counted across nodes. */
   private readonly viewerCounts: ClusterViewerCounts | null;
   private readonly interactions: Interactions;
+  /** The gateway's own single-event writes (votes, entries, `broadcast.left`), coalesced per tenant under load. */
+  private readonly writes: IngestCoalescer;
   private readonly unsubscribe: () => void;
   private readonly sessions: SessionRegistry;
   /** Sessions resumed across nodes, with a shared directory of sessions. */
@@ -232,7 +235,8 @@ export class Gateway {
             log: deps.log,
           })
         : null;
-    this.interactions = new Interactions({ events: deps.events, rooms: this.rooms, clock: deps.clock, log: deps.log, claims: deps.claims });
+    this.writes = new IngestCoalescer(deps.events);
+    this.interactions = new Interactions({ events: deps.events, writes: this.writes, rooms: this.rooms, clock: deps.clock, log: deps.log, claims: deps.claims });
     this.heartbeat = setInterval(() => this.beat(), this.options.heartbeatIntervalMs);
     this.heartbeat.unref();
     const unsubscribe = subscribeGateway(deps.bus, this);
@@ -445,10 +449,12 @@ export class Gateway {
   /**
    * Takes an erased user's identity out of their sessions, connected or within their grace
    * period: later events of these sessions (votes, entries, tracked events, the server's
-   * `broadcast.left`) carry no userId.
+   * `broadcast.left`) carry no userId. Resolves once the votes, entries and `broadcast.left`
+   * written before have reached ingest and been answered, so that the erasure runs after them.
    */
-  forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): void {
+  forgetUser(tenantSeq: number, isUser: (userId: string) => boolean): Promise<void> {
     this.sessions.forgetUser(tenantSeq, isUser);
+    return this.writes.settled();
   }
 
   /**
@@ -463,12 +469,11 @@ export class Gateway {
 
   /** Writes the `broadcast.left` of a session that ended (at `now`) without the client's own. */
   private writeLeft(session: Session, reason: LeaveReason, now = this.deps.clock.now()): void {
-    this.track(this.deps.events.ingest({
+    this.track(this.writes.write({
       tenant: session.tenant,
       source: 'server',
       country: session.country,
-      bodyBytes: 0,
-      body: {
+      event: {
         event: 'broadcast.left',
         eventId: uuidv7(),
         userId: session.userId,

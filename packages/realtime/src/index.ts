@@ -10,3 +10,4 @@ export * from './cluster-viewer-counts';
 export * from './session-registry';
 export * from './viewer-admission';
 export * from './sessions-across-nodes';
+export * from './ingest-coalescer';

@@ -2,6 +2,7 @@ import { uuidv7 } from 'uuidv7';
 import type { Clock, ErrorCode, IngestResult, ServerMessage } from '@svc/protocol';
 import type { ContestEntrant, PollVoter, Tenant, ViewerClaims } from '@svc/storage';
 import type { Connection, Session } from './connection';
+import type { IngestCoalescer } from './ingest-coalescer';
 import { frame } from './room';
 import type { RoomRegistry } from './room-registry';
 
@@ -13,6 +14,8 @@ export interface GatewayEventSink {
 
 export interface InteractionDeps {
   events: GatewayEventSink;
+  /** Where votes and entries are written: coalesced into few ingest requests under load. */
+  writes: IngestCoalescer;
   rooms: RoomRegistry;
   clock: Clock;
   log: { error(obj: object, msg: string): void };
@@ -190,12 +193,11 @@ export class Interactions {
   ): Promise<boolean> {
     const { session } = connection;
     try {
-      const result = await this.deps.events.ingest({
+      const rejection = await this.deps.writes.write({
         tenant: session.tenant,
         source: 'client',
         country: session.country,
-        bodyBytes: 0,
-        body: {
+        event: {
           event,
           eventId,
           userId: session.userId,
@@ -205,7 +207,6 @@ export class Interactions {
           data,
         },
       });
-      const rejection = result.rejected[0];
       if (rejection) {
         reply(connection, { type: 'error', code: rejection.code, detail: rejection.detail, requestId });
         return false;
