@@ -136,7 +136,7 @@ describe.runIf(available)('one NATS server of three dies: fan-out between nodes 
       const killedAt = Date.now();
       const lastBefore = lastSent();
       if (fault === 'killed') await servers[index]!.kill();
-      else servers[index]!.freeze();
+      else await servers[index]!.freeze();
       await until(`fan-out resumes after the NATS server of node ${which} was ${fault}`, () => resumed(lastSent() > lastBefore + 1 ? lastBefore + 1 : Infinity), RESUMES_WITHIN_MS, 20);
       const resumedAt = Date.now();
       // Let the flow settle, then see what the viewers missed.

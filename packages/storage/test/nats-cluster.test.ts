@@ -74,7 +74,7 @@ describe.skipIf(!available)('a 3-server NATS cluster for tests', () => {
     const received: string[] = [];
     receiver.subscribe('session.left', ({ sessionIds }) => void received.push(...sessionIds));
     await receiver.flush();
-    cluster.nodes[0]!.freeze();
+    await cluster.nodes[0]!.freeze();
     const frozenAt = Date.now();
     try {
       // Stale after NATS_PING_INTERVAL_MS × (NATS_MAX_PINGS_OUT + 1) = 6 s, then a live server at once.

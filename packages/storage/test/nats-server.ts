@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../../apps/server/test/child-server';
@@ -7,6 +7,8 @@ import { freePort } from '../../../apps/server/test/child-server';
 export const NATS_SERVER_BIN = '/usr/sbin/nats-server';
 /** How long a started server has to report JetStream healthy. */
 const READY_WAIT_MS = 15_000;
+/** How long every thread of a server sent SIGSTOP has to be stopped. */
+const FREEZE_WAIT_MS = 5_000;
 
 export interface NatsServer {
   /** Client URL (`nats://127.0.0.1:PORT`). */
@@ -20,8 +22,13 @@ export interface NatsServer {
   kill(): Promise<void>;
   /** Starts the server again on the same ports and folder. */
   restart(): Promise<void>;
-  /** Freezes the server (SIGSTOP), as a host that hangs or is cut off: its sockets stay open, nothing answers. */
-  freeze(): void;
+  /**
+   * Freezes the server (SIGSTOP), as a host that hangs or is cut off: its sockets stay open,
+   * nothing answers. Resolves once every thread of the server is stopped: a signal takes effect
+   * only when the kernel next runs the process, and under load a server answers for tens of
+   * milliseconds after `kill` returned.
+   */
+  freeze(): Promise<void>;
   /** Lets a frozen server run again (SIGCONT). */
   thaw(): void;
 }
@@ -58,6 +65,22 @@ async function clusterReady(monitorPort: number, routes: number): Promise<boolea
     );
     return routez!.num_routes === routes && Boolean(jsz!.meta_cluster?.leader);
   } catch {
+    return false;
+  }
+}
+
+/** Whether every thread of process `pid` is stopped by a signal (state `T` in `/proc/PID/task/TID/stat`). */
+function allThreadsStopped(pid: number): boolean {
+  const tasks = `/proc/${pid}/task`;
+  if (!existsSync(tasks)) throw new Error(`${tasks} is missing: freezing a NATS server needs Linux /proc`);
+  try {
+    return readdirSync(tasks).every((tid) => {
+      const stat = readFileSync(`${tasks}/${tid}/stat`, 'utf8');
+      // The state follows the command name, which is in parentheses and may hold blanks.
+      return stat.charAt(stat.lastIndexOf(')') + 2) === 'T';
+    });
+  } catch {
+    // A thread that ended between the listing and the read: look again.
     return false;
   }
 }
@@ -103,6 +126,18 @@ class NatsProcess {
   /** Sends `signal` to the running server, if any. */
   signal(signal: NodeJS.Signals): void {
     this.child?.kill(signal);
+  }
+
+  /** Sends SIGSTOP and waits until the kernel shows every thread of the server stopped (Linux `/proc`). */
+  async freeze(): Promise<void> {
+    const pid = this.child?.pid;
+    if (pid === undefined) throw new Error('No nats-server runs to freeze.');
+    this.signal('SIGSTOP');
+    const deadline = Date.now() + FREEZE_WAIT_MS;
+    while (!allThreadsStopped(pid)) {
+      if (Date.now() > deadline) throw new Error(`nats-server (pid ${pid}) was not stopped within ${FREEZE_WAIT_MS} ms of SIGSTOP`);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
   }
 
   async kill(): Promise<void> {
@@ -156,7 +191,7 @@ export async function startNats(): Promise<NatsServer> {
     stop: () => server.stop(),
     kill: () => server.kill(),
     restart: () => server.start(),
-    freeze: () => server.signal('SIGSTOP'),
+    freeze: () => server.freeze(),
     thaw: () => server.signal('SIGCONT'),
   };
 }
@@ -215,7 +250,7 @@ export async function startNatsCluster(size: number): Promise<NatsCluster> {
       stop: () => server.stop(),
       kill: () => server.kill(),
       restart: () => startOne(i),
-      freeze: () => server.signal('SIGSTOP'),
+      freeze: () => server.freeze(),
       thaw: () => server.signal('SIGCONT'),
     }));
     return {

@@ -99,8 +99,8 @@ describe.skipIf(!available)('NatsViewerClaims', () => {
     };
     /** Runs `request` while the server is frozen: its answer once the claims gave up; the server runs again after. */
     const whileFrozen = async <T>(request: () => Promise<T>): Promise<T | { code?: string }> => {
-      own.freeze();
       try {
+        await own.freeze();
         return await request().catch((error: { code?: string }) => error);
       } finally {
         own.thaw();

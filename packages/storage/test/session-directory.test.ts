@@ -69,8 +69,8 @@ describe.skipIf(!available)('NATS KV session directory', () => {
     const { connection, directory } = await open(60_000);
     const hung = await NatsSessionDirectory.open(connection, { replicas: 1, timeoutMs: 300 });
     await directory.record(1, 'svc_s1', { node: 'n1', broadcastId: 'b', joinedAt: 1 });
-    server.freeze();
     try {
+      await server.freeze();
       const startedAt = Date.now();
       const outcomes = await Promise.allSettled([hung.find(1, 'svc_s1'), hung.remove(1, 'svc_s1', { node: 'n1', broadcastId: 'b', joinedAt: 1 })]);
       expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected']);
