@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { HAPROXY_BIN } from './engine-binaries';
+import type { EngineOptions } from './engine-options';
+
+/** How long a started HAProxy has to answer on its port. */
+const READY_WAIT_MS = 10_000;
+/** Interval of the health checks of each backend (`GET /readyz`). */
+export const HEALTH_CHECK_INTERVAL_MS = 1_000;
+/** Failed checks in a row that take a backend out; passed checks that bring it back. */
+const HEALTH_CHECK_FALL = 2;
+const HEALTH_CHECK_RISE = 2;
+/** How long an idle WebSocket may stay open through the proxy: longer than the gateway's heartbeat. */
+const WEBSOCKET_IDLE_TIMEOUT_S = 3_600;
+
+export interface LoadBalancerBackend {
+  name: string;
+  /** `127.0.0.1:PORT` */
+  address: string;
+}
+
+export interface LoadBalancer {
+  /** `http://127.0.0.1:PORT` */
+  url: string;
+  pid(): number | undefined;
+  /** Stops HAProxy (its open connections are cut) and removes its folder unless it was given. */
+  stop(): Promise<void>;
+}
+
+/**
+ * HAProxy's configuration: HTTP mode (which passes WebSocket upgrades through and then tunnels
+ * them), connections spread by least open connections (WebSockets are long-lived), each backend
+ * checked with `GET /readyz` and taken out after {@link HEALTH_CHECK_FALL} failures, and a request
+ * whose connection a dead backend refused sent to another one.
+ */
+export function haproxyConfig(port: number, backends: LoadBalancerBackend[]): string {
+  return [
+    // No maxconn: HAProxy derives it from the open-file limit it is given.
+    'global',
+    'defaults',
+    '  mode http',
+    '  option forwardfor',
+    '  option redispatch',
+    '  retries 3',
+    '  retry-on conn-failure',
+    '  timeout connect 2s',
+    '  timeout client 60s',
+    '  timeout server 60s',
+    `  timeout tunnel ${WEBSOCKET_IDLE_TIMEOUT_S}s`,
+    'frontend svc',
+    `  bind 127.0.0.1:${port}`,
+    '  default_backend nodes',
+    'backend nodes',
+    '  balance leastconn',
+    '  option httpchk GET /readyz',
+    '  http-check expect status 200',
+    `  default-server inter ${HEALTH_CHECK_INTERVAL_MS} fall ${HEALTH_CHECK_FALL} rise ${HEALTH_CHECK_RISE}`,
+    ...backends.map((backend) => `  server ${backend.name} ${backend.address} check`),
+    '',
+  ].join('\n');
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1_000) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts HAProxy on 127.0.0.1:`port` in front of `backends` and waits until it answers. */
+export async function startHaproxy(port: number, backends: LoadBalancerBackend[], options: EngineOptions = {}): Promise<LoadBalancer> {
+  const home = options.dir ?? mkdtempSync(join(tmpdir(), 'svc-haproxy-'));
+  mkdirSync(home, { recursive: true });
+  const removeHome = () => {
+    if (!options.dir) rmSync(home, { recursive: true, force: true });
+  };
+  writeFileSync(join(home, 'haproxy.cfg'), haproxyConfig(port, backends));
+  // -db: in the foreground, so that this process is HAProxy and stopping it stops HAProxy.
+  const child: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', join(home, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
+  let errors = '';
+  child.stderr!.on('data', (chunk) => (errors += chunk));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_WAIT_MS;
+  while (!(await answers(url))) {
+    if (child.exitCode !== null) {
+      removeHome();
+      throw new Error(`haproxy exited at start: ${errors.trim()}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      await exited;
+      removeHome();
+      throw new Error(`haproxy did not answer on port ${port} within ${READY_WAIT_MS} ms`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url,
+    pid: () => (child.exitCode === null && child.signalCode === null ? child.pid : undefined),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+      removeHome();
+    },
+  };
+}
