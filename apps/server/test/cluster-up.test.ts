@@ -1,0 +1,187 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { freePort } from '@svc/engines';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeBatch, sendUntilAcknowledged, exportedIdsNdjson, type Batch } from './cluster-client';
+import { clusterEnginesAvailable, haproxyAvailable } from './cluster-engines';
+import { runSvc, SVC_BIN, until } from './child-server';
+import { TestViewer } from './ws-client';
+
+/** How long `svc cluster up` has to print its URL: engines, three nodes, sample data, HAProxy. */
+const START_WAIT_MS = 240_000;
+
+/** `svc cluster up` run as a user runs it, in a process group of its own as a terminal would. */
+interface RunningCommand {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | string | null>;
+}
+
+function runClusterUp(port: number): RunningCommand {
+  const child = spawn(process.execPath, [SVC_BIN, 'cluster', 'up', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
+  return { child, output: () => output, exited };
+}
+
+/** Whether the process lives (a zombie does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Pids of live processes whose command line names `text`. */
+function processesNaming(text: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        return readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(text) && alive(Number(name));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+describe('svc cluster up without an engine', () => {
+  it('names the missing engine and prints the one apt-get line, with a non-zero exit and nothing started', async () => {
+    const run = await runSvc(['cluster', 'up', '--port', String(await freePort())], { SVC_HAPROXY_BIN: '/nonexistent/haproxy' });
+    expect(run.exit).toBe(1);
+    expect(run.output).toContain('Missing: HAProxy (/nonexistent/haproxy).');
+    expect(run.output).toMatch(/^ {2}apt-get install -y haproxy$/m);
+    expect(run.output).not.toContain('Starting');
+  }, 60_000);
+
+  it('names every missing engine in one apt-get line', async () => {
+    const run = await runSvc(['cluster', 'up'], {
+      SVC_HAPROXY_BIN: '/nonexistent/haproxy',
+      SVC_NATS_SERVER_BIN: '/nonexistent/nats-server',
+      SVC_CLICKHOUSE_SERVER_BIN: '/nonexistent/clickhouse-server',
+      SVC_POSTGRES_BIN_DIR: '/nonexistent/postgresql/15/bin',
+    });
+    expect(run.exit).toBe(1);
+    expect(run.output).toContain('Missing: PostgreSQL 15 (/nonexistent/postgresql/15/bin/postgres), NATS server (/nonexistent/nats-server), ClickHouse server (/nonexistent/clickhouse-server), HAProxy (/nonexistent/haproxy).');
+    expect(run.output).toMatch(/^ {2}apt-get install -y postgresql-15 nats-server clickhouse-server clickhouse-client haproxy$/m);
+  }, 60_000);
+});
+
+describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up (npm run cluster)', () => {
+  let command: RunningCommand;
+  let url = '';
+  let apiKey = '';
+  let adminToken = '';
+  let dataDir = '';
+  let pids = new Map<string, number>();
+
+  beforeAll(async () => {
+    command = runClusterUp(await freePort());
+    await until('the cluster ready line', async () => {
+      if (command.child.exitCode !== null) throw new Error(`svc cluster up exited:\n${command.output()}`);
+      return command.output().includes('Press Ctrl-C to stop everything.');
+    }, START_WAIT_MS);
+    const text = command.output();
+    url = /^Svc cluster ready at (\S+)$/m.exec(text)![1]!;
+    apiKey = /^ {2}API key: +(\S+)$/m.exec(text)![1]!;
+    adminToken = /^ {2}Admin token: +(\S+)$/m.exec(text)![1]!;
+    dataDir = /^Data in (\S+) \(temporary/m.exec(text)![1]!;
+    pids = new Map(/^Processes: (.*)$/m.exec(text)![1]!.split(' ').map((entry) => entry.split('=') as [string, string]).map(([name, pid]) => [name, Number(pid)]));
+  }, START_WAIT_MS + 10_000);
+
+  afterAll(async () => {
+    // Only when a test failed before the command was stopped: leave nothing running.
+    if (command?.child.exitCode === null && command.child.signalCode === null) process.kill(-command.child.pid!, 'SIGKILL');
+    for (const pid of pids.values()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+
+  const admin = () => ({ authorization: `Bearer ${adminToken}` });
+
+  it('prints the URL, the credentials and every process it started', () => {
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(apiKey).toMatch(/^svc_pk_[0-9A-Za-z]{32}$/);
+    expect(adminToken).toMatch(/^svc_sk_[0-9A-Za-z]{32}$/);
+    expect(command.output()).toContain(`Demo page:   ${url}/demo`);
+    expect([...pids.keys()].sort()).toEqual(['clickhouse', 'haproxy', 'nats-1', 'nats-2', 'nats-3', 'node-1', 'node-2', 'node-3', 'postgres']);
+    for (const pid of pids.values()) expect(alive(pid)).toBe(true);
+  });
+
+  it('serves /readyz, the dashboard, /demo, ingest, a WebSocket viewer and svc simulate through the load balancer', async () => {
+    expect((await fetch(`${url}/readyz`)).status).toBe(200);
+    const dashboard = await fetch(`${url}/`);
+    expect(dashboard.status).toBe(200);
+    expect(await dashboard.text()).toContain('<title>Svc dashboard</title>');
+    const signIn = await fetch(`${url}/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: adminToken }) });
+    expect(signIn.status, await signIn.clone().text()).toBeLessThan(300);
+    const demo = await fetch(`${url}/demo`);
+    expect(demo.status).toBe(200);
+    expect(await demo.text()).toContain(`data-api-key="${apiKey}"`);
+
+    // The demo tenant holds its sample data.
+    const overview = await fetch(`${url}/v1/analytics/overview`, { headers: admin() });
+    expect(overview.status).toBe(200);
+
+    const batch = makeBatch(50, (i) => `up-user-${i}`);
+    const answer = await sendUntilAcknowledged(() => [url], batch, 60_000, apiKey);
+    expect(answer.accepted).toBe(50);
+
+    const viewer = await TestViewer.connect(url, { apiKey, sessionId: 'svc_clusterupviewer', contentId: 'demo-live' });
+    const welcome = await viewer.next((m) => m.type === 'welcome', 15_000);
+    expect(welcome.type).toBe('welcome');
+    const ack = await viewer.request({ type: 'track', events: [{ event: 'broadcast.joined', timestamp: new Date().toISOString(), data: {} }] }, 15_000);
+    expect(ack.type).toBe('ack');
+    viewer.close();
+
+    const simulate = await runSvc(['simulate', '--url', url, '--api-key', apiKey, '--viewers', '8', '--seconds', '3', '--activity', '1'], {});
+    expect(simulate.exit, simulate.output).toBe(0);
+    const result = JSON.parse(simulate.output.trim().split('\n').pop()!) as { viewers: number; errors: number };
+    expect(result).toMatchObject({ viewers: 8, errors: 0 });
+
+    // Everything becomes readable through the load balancer: the batch, the viewer's and the simulated viewers' joins.
+    const ids = new Set(batch.map((event) => event.eventId as string));
+    await until('the batch readable', async () => (await exportedIdsNdjson(url, '', admin())).filter((id) => ids.has(id)).length === ids.size, 60_000);
+    await until('the simulated viewers readable', async () => {
+      const response = await fetch(`${url}/v1/analytics/events?format=ndjson&broadcastId=demo-live&event=broadcast.joined`, { headers: admin() });
+      const sessions = (await response.text()).split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { sessionId: string }).sessionId);
+      return sessions.filter((id) => id.startsWith('svc_sim')).length >= 8 && sessions.includes('svc_clusterupviewer');
+    }, 60_000);
+  }, 120_000);
+
+  it('goes on taking events with nothing lost when a node is SIGKILLed: the load balancer takes it out by its health check', async () => {
+    const sent: Batch[] = [];
+    for (let i = 0; i < 30; i++) {
+      if (i === 5) process.kill(pids.get('node-2')!, 'SIGKILL');
+      const batch = makeBatch(100, (j) => `kill-user-${i}-${j}`);
+      sent.push(batch);
+      await sendUntilAcknowledged(() => [url], batch, 60_000, apiKey);
+    }
+    expect(alive(pids.get('node-2')!)).toBe(false);
+    // Once out, the dead node gets no request: every one of these answers at once.
+    for (let i = 0; i < 20; i++) expect((await fetch(`${url}/readyz`)).status).toBe(200);
+
+    const ids = new Set(sent.flat().map((event) => event.eventId as string));
+    let exported: string[] = [];
+    await until('every acknowledged event exported', async () => {
+      exported = (await exportedIdsNdjson(url, '', admin())).filter((id) => ids.has(id));
+      return exported.length >= ids.size;
+    }, 90_000);
+    expect(exported.length).toBe(3_000);
+    expect(new Set(exported).size).toBe(3_000);
+  }, 180_000);
+
+  it('stops everything on Ctrl-C (SIGINT): nodes drained, engines stopped, no process left, the temporary folder removed', async () => {
+    expect(existsSync(dataDir)).toBe(true);
+    // A terminal's Ctrl-C goes to the foreground process group.
+    process.kill(-command.child.pid!, 'SIGINT');
+    expect(await command.exited).toBe(0);
+    expect(command.output()).toContain('Stopped.');
+    for (const [name, pid] of pids) expect(alive(pid), name).toBe(false);
+    expect(processesNaming(dataDir)).toEqual([]);
+    expect(existsSync(dataDir)).toBe(false);
+  }, 90_000);
+});
