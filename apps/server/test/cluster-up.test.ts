@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { freePort } from '@svc/engines';
+import { join } from 'node:path';
+import { backendStates, freePort, HAPROXY_SOCKET } from '@svc/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeBatch, sendUntilAcknowledged, exportedIdsNdjson, type Batch } from './cluster-client';
 import { clusterEnginesAvailable, haproxyAvailable } from './cluster-engines';
@@ -111,6 +112,12 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
     for (const pid of pids.values()) expect(alive(pid)).toBe(true);
   });
 
+  it('puts every node behind the load balancer, each checked by /readyz', async () => {
+    expect(await backendStates(join(dataDir, 'haproxy', HAPROXY_SOCKET))).toEqual({ 'node-1': 'UP', 'node-2': 'UP', 'node-3': 'UP' });
+    const config = readFileSync(join(dataDir, 'haproxy', 'haproxy.cfg'), 'utf8');
+    expect(config).toContain('option httpchk GET /readyz');
+  });
+
   it('serves /readyz, the dashboard, /demo, ingest, a WebSocket viewer and svc simulate through the load balancer', async () => {
     expect((await fetch(`${url}/readyz`)).status).toBe(200);
     const dashboard = await fetch(`${url}/`);
@@ -161,7 +168,10 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
       await sendUntilAcknowledged(() => [url], batch, 60_000, apiKey);
     }
     expect(alive(pids.get('node-2')!)).toBe(false);
-    // Once out, the dead node gets no request: every one of these answers at once.
+    const socket = join(dataDir, 'haproxy', HAPROXY_SOCKET);
+    await until('HAProxy marks node-2 down', async () => (await backendStates(socket))['node-2'] === 'DOWN', 10_000);
+    expect(await backendStates(socket)).toEqual({ 'node-1': 'UP', 'node-2': 'DOWN', 'node-3': 'UP' });
+    // Out of the rotation, the dead node gets no request: every one of these is answered.
     for (let i = 0; i < 20; i++) expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
     const ids = new Set(sent.flat().map((event) => event.eventId as string));

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createConnection } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,9 +22,14 @@ export interface LoadBalancerBackend {
   address: string;
 }
 
+/** The file name of HAProxy's admin socket in its folder (`show stat` tells each backend's state). */
+export const HAPROXY_SOCKET = 'haproxy.sock';
+
 export interface LoadBalancer {
   /** `http://127.0.0.1:PORT` */
   url: string;
+  /** HAProxy's admin socket (see {@link backendStates}). */
+  socketPath: string;
   pid(): number | undefined;
   /** Stops HAProxy (its open connections are cut) and removes its folder unless it was given. */
   stop(): Promise<void>;
@@ -35,10 +41,11 @@ export interface LoadBalancer {
  * checked with `GET /readyz` and taken out after {@link HEALTH_CHECK_FALL} failures, and a request
  * whose connection a dead backend refused sent to another one.
  */
-export function haproxyConfig(port: number, backends: LoadBalancerBackend[]): string {
+export function haproxyConfig(port: number, backends: LoadBalancerBackend[], socketPath: string): string {
   return [
     // No maxconn: HAProxy derives it from the open-file limit it is given.
     'global',
+    `  stats socket ${socketPath} mode 600`,
     'defaults',
     '  mode http',
     '  option forwardfor',
@@ -78,7 +85,8 @@ export async function startHaproxy(port: number, backends: LoadBalancerBackend[]
   const removeHome = () => {
     if (!options.dir) rmSync(home, { recursive: true, force: true });
   };
-  writeFileSync(join(home, 'haproxy.cfg'), haproxyConfig(port, backends));
+  const socketPath = join(home, HAPROXY_SOCKET);
+  writeFileSync(join(home, 'haproxy.cfg'), haproxyConfig(port, backends, socketPath));
   // -db: in the foreground, so that this process is HAProxy and stopping it stops HAProxy.
   const child: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', join(home, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
   let errors = '';
@@ -101,6 +109,7 @@ export async function startHaproxy(port: number, backends: LoadBalancerBackend[]
   }
   return {
     url,
+    socketPath,
     pid: () => (child.exitCode === null && child.signalCode === null ? child.pid : undefined),
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
@@ -110,4 +119,26 @@ export async function startHaproxy(port: number, backends: LoadBalancerBackend[]
       removeHome();
     },
   };
+}
+
+/**
+ * The health-check state of each backend server (`UP`, `DOWN`, `UP 1/2`, …) by name, read from
+ * the admin socket of a running HAProxy.
+ */
+export async function backendStates(socketPath: string): Promise<Record<string, string>> {
+  const csv = await new Promise<string>((resolve, reject) => {
+    let text = '';
+    const socket = createConnection(socketPath, () => socket.end('show stat\n'));
+    socket.on('data', (chunk) => (text += chunk));
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  const [header, ...rows] = csv.split('\n').filter(Boolean);
+  const columns = header!.replace(/^# /, '').split(',');
+  const at = (name: string) => columns.indexOf(name);
+  const states: Record<string, string> = {};
+  for (const row of rows.map((line) => line.split(','))) {
+    if (row[at('pxname')] === 'nodes' && !['FRONTEND', 'BACKEND'].includes(row[at('svname')]!)) states[row[at('svname')]!] = row[at('status')]!;
+  }
+  return states;
 }
