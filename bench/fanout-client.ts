@@ -13,8 +13,8 @@
 import { WebSocket, type RawData } from 'ws';
 
 export type ClientCommand =
-  /** Opens `count` connections, `wave` at a time, source addresses taken in turn. */
-  | { cmd: 'connect'; url: string; count: number; sessionPrefix: string; localAddresses: string[]; wave: number; welcomePrefix: string }
+  /** Opens `count` connections, `wave` at a time, server URLs (one per node) and source addresses taken in turn. */
+  | { cmd: 'connect'; urls: string[]; count: number; sessionPrefix: string; localAddresses: string[]; wave: number; welcomePrefix: string }
   /** Starts timing frames that begin with `prefix`; answered by `armed`, later by `arrivals`. */
   | { cmd: 'arm'; seq: number; prefix: string; capture: boolean }
   /** Reports the arrivals of `seq` so far (when the parent stops waiting). */
@@ -171,7 +171,7 @@ async function connect(command: Extract<ClientCommand, { cmd: 'connect' }>): Pro
   for (let start = 0; start < command.count; start += command.wave) {
     const wave: Promise<Viewer>[] = [];
     for (let i = start; i < Math.min(command.count, start + command.wave); i++) {
-      const url = `${command.url}&sessionId=${command.sessionPrefix}${i.toString(36)}`;
+      const url = `${command.urls[i % command.urls.length]!}&sessionId=${command.sessionPrefix}${i.toString(36)}`;
       wave.push(open(url, command.localAddresses[i % command.localAddresses.length]!, welcomePrefix));
     }
     for (const result of await Promise.allSettled(wave)) {

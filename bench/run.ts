@@ -14,6 +14,8 @@
  *     metadata: [--metadata-seconds N] [--metadata-repeat N]   (needs PostgreSQL 15)
  *     cluster-ingest: ingest's --seconds --warmup --connections --repeat --events, and
  *       [--cluster-writer-events N] [--cluster-read-events N]   (needs PostgreSQL 15, nats-server, clickhouse-server)
+ *     cluster-fanout: [--cluster-viewers 3000,9000] [--cluster-nodes 3] [--cluster-client-processes 2]
+ *       [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true|false], fanout's --wave   (needs the same engines)
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
@@ -23,6 +25,7 @@ import { DEFAULT_EXPORT_EVENTS, exportBenchmark } from './export';
 import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { metadataBenchmark } from './metadata';
 import { clusterIngestBenchmark, DEFAULT_READ_EVENTS, DEFAULT_WRITER_EVENTS } from './cluster-ingest';
+import { clusterFanoutBenchmark, DEFAULT_CLUSTER_TOTALS } from './cluster-fanout';
 import { killAll } from './processes';
 import { DEFAULT_WEBHOOK_EVENTS, DEFAULT_WEBHOOK_RATE, webhookBenchmark } from './webhooks';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -52,6 +55,12 @@ const { values } = parseArgs({
     'metadata-repeat': { type: 'string', default: '3' },
     'cluster-writer-events': { type: 'string', default: String(DEFAULT_WRITER_EVENTS) },
     'cluster-read-events': { type: 'string', default: String(DEFAULT_READ_EVENTS) },
+    'cluster-viewers': { type: 'string', default: DEFAULT_CLUSTER_TOTALS.join(',') },
+    'cluster-nodes': { type: 'string', default: '3' },
+    'cluster-client-processes': { type: 'string', default: '2' },
+    'cluster-cycles': { type: 'string', default: '3' },
+    'cluster-vote-rounds': { type: 'string', default: '1' },
+    'cluster-embedded': { type: 'string', default: 'true' },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -60,7 +69,7 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest,cluster-fanout]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
@@ -70,6 +79,8 @@ if (values.help) {
       '  metadata: [--metadata-seconds 5] [--metadata-repeat 3]   (needs PostgreSQL 15: apt-get install postgresql-15)',
       `  cluster-ingest: ingest's --seconds --warmup --connections --repeat --events, [--cluster-writer-events ${DEFAULT_WRITER_EVENTS}] [--cluster-read-events ${DEFAULT_READ_EVENTS}]`,
       '    (needs postgresql-15, nats-server, clickhouse-server: apt-get install)',
+      `  cluster-fanout: [--cluster-viewers ${DEFAULT_CLUSTER_TOTALS.join(',')}] [--cluster-nodes 3] [--cluster-client-processes 2] [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true] [--wave 500]`,
+      '    (the same engines as cluster-ingest)',
       '',
     ].join('\n'),
   );
@@ -175,6 +186,22 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         readEvents: Math.round(Number(values['cluster-read-events'])) || 0,
         log,
       }),
+  },
+  {
+    name: 'cluster-fanout',
+    run: () => {
+      const cycles = Math.round(positive('cluster-cycles', values['cluster-cycles']));
+      return clusterFanoutBenchmark({
+        totals: values['cluster-viewers'].split(',').map((n) => Math.round(positive('cluster-viewers', n.trim()))),
+        nodes: Math.round(positive('cluster-nodes', values['cluster-nodes'])),
+        clientProcesses: Math.round(positive('cluster-client-processes', values['cluster-client-processes'])),
+        wave: Math.round(positive('wave', values.wave)),
+        cycles,
+        voteRounds: Math.min(cycles, Math.round(positive('cluster-vote-rounds', values['cluster-vote-rounds']))),
+        embedded: values['cluster-embedded'] !== 'false',
+        log,
+      });
+    },
   },
 ];
 
