@@ -113,7 +113,8 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
   });
 
   it('puts every node behind the load balancer, each checked by /readyz', async () => {
-    expect(await backendStates(join(dataDir, 'haproxy', HAPROXY_SOCKET))).toEqual({ 'node-1': 'UP', 'node-2': 'UP', 'node-3': 'UP' });
+    const up = expect.stringMatching(/^UP/);
+    expect(await backendStates(join(dataDir, 'haproxy', HAPROXY_SOCKET))).toEqual({ 'node-1': up, 'node-2': up, 'node-3': up });
     const config = readFileSync(join(dataDir, 'haproxy', 'haproxy.cfg'), 'utf8');
     expect(config).toContain('option httpchk GET /readyz');
   });
@@ -160,6 +161,7 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
   }, 120_000);
 
   it('goes on taking events with nothing lost when a node is SIGKILLed: the load balancer takes it out by its health check', async () => {
+    const started = Date.now();
     const sent: Batch[] = [];
     for (let i = 0; i < 30; i++) {
       if (i === 5) process.kill(pids.get('node-2')!, 'SIGKILL');
@@ -170,7 +172,8 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
     expect(alive(pids.get('node-2')!)).toBe(false);
     const socket = join(dataDir, 'haproxy', HAPROXY_SOCKET);
     await until('HAProxy marks node-2 down', async () => (await backendStates(socket))['node-2'] === 'DOWN', 10_000);
-    expect(await backendStates(socket)).toEqual({ 'node-1': 'UP', 'node-2': 'DOWN', 'node-3': 'UP' });
+    // `UP` or `UP n/3` (a check failed on this busy machine, not yet taken out): in the rotation.
+    expect(await backendStates(socket)).toEqual({ 'node-1': expect.stringMatching(/^UP/), 'node-2': 'DOWN', 'node-3': expect.stringMatching(/^UP/) });
     // Out of the rotation, the dead node gets no request: every one of these is answered.
     for (let i = 0; i < 20; i++) expect((await fetch(`${url}/readyz`)).status).toBe(200);
 
@@ -180,6 +183,7 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
       exported = (await exportedIdsNdjson(url, '', admin())).filter((id) => ids.has(id));
       return exported.length >= ids.size;
     }, 90_000);
+    console.log(`3,000 events through the load balancer, node-2 killed after 500: all exported ${Date.now() - started} ms after the first was sent`);
     expect(exported.length).toBe(3_000);
     expect(new Set(exported).size).toBe(3_000);
   }, 180_000);

@@ -10,8 +10,13 @@ import type { EngineOptions } from './engine-options';
 const READY_WAIT_MS = 10_000;
 /** Interval of the health checks of each backend (`GET /readyz`). */
 export const HEALTH_CHECK_INTERVAL_MS = 1_000;
+/**
+ * How long one check may take: `/readyz` asks every engine, which on a busy machine may take
+ * over a second; a node that is merely slow stays in.
+ */
+const HEALTH_CHECK_TIMEOUT_S = 3;
 /** Failed checks in a row that take a backend out; passed checks that bring it back. */
-const HEALTH_CHECK_FALL = 2;
+const HEALTH_CHECK_FALL = 3;
 const HEALTH_CHECK_RISE = 2;
 /** How long an idle WebSocket may stay open through the proxy: longer than the gateway's heartbeat. */
 const WEBSOCKET_IDLE_TIMEOUT_S = 3_600;
@@ -55,6 +60,7 @@ export function haproxyConfig(port: number, backends: LoadBalancerBackend[], soc
     '  timeout connect 2s',
     '  timeout client 60s',
     '  timeout server 60s',
+    `  timeout check ${HEALTH_CHECK_TIMEOUT_S}s`,
     `  timeout tunnel ${WEBSOCKET_IDLE_TIMEOUT_S}s`,
     'frontend svc',
     `  bind 127.0.0.1:${port}`,

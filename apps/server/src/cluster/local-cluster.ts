@@ -21,6 +21,8 @@ import { startSvcNode, type SvcNodeProcess } from './svc-node-process';
 
 /** Svc nodes, and NATS servers (each stream replicated on all of them). */
 export const LOCAL_CLUSTER_SIZE = 3;
+/** Ack wait of the nodes' writers (default 60 s): how long events a dead node held wait for another. */
+const LOCAL_WRITER_ACK_WAIT_MS = 15_000;
 /** How long the first node has to load the demo tenant's sample data. */
 const SAMPLE_DATA_WAIT_MS = 180_000;
 /** How long each node and then the load balancer have to answer `/readyz` with 200. */
@@ -158,6 +160,9 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       SVC_PUBLIC_URL: url,
       // Every request comes through the load balancer: the viewer's address is in X-Forwarded-For.
       SVC_TRUST_PROXY: 'loopback',
+      // Someone trying the cluster kills a node: the events it held are written by another
+      // within seconds, not after the default minute.
+      SVC_WRITER_ACK_WAIT_MS: String(LOCAL_WRITER_ACK_WAIT_MS),
       // The demo tenant's sample data is loaded once, by the node that creates the tenant.
       SVC_SAMPLE_DATA: i === 1 ? 'true' : 'false',
     });
