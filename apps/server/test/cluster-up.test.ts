@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { backendStates, freePort, HAPROXY_SOCKET } from '@svc/engines';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeBatch, sendUntilAcknowledged, exportedIdsNdjson, type Batch } from './cluster-client';
@@ -18,13 +19,21 @@ interface RunningCommand {
   exited: Promise<number | string | null>;
 }
 
-function runClusterUp(port: number): RunningCommand {
-  const child = spawn(process.execPath, [SVC_BIN, 'cluster', 'up', '--port', String(port)], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+function runClusterUp(port: number, extraArgs: string[] = []): RunningCommand {
+  const child = spawn(process.execPath, [SVC_BIN, 'cluster', 'up', '--port', String(port), ...extraArgs], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string | null>((resolve) => child.once('close', (code, signal) => resolve(signal ?? code)));
   return { child, output: () => output, exited };
+}
+
+/** Resolves once the command printed its ready line; fails with its output if it exits first. */
+async function untilReady(command: RunningCommand): Promise<void> {
+  await until('the cluster ready line', async () => {
+    if (command.child.exitCode !== null) throw new Error(`svc cluster up exited:\n${command.output()}`);
+    return command.output().includes('Press Ctrl-C to stop everything.');
+  }, START_WAIT_MS);
 }
 
 /** Whether the process lives (a zombie does not). */
@@ -83,10 +92,7 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
 
   beforeAll(async () => {
     command = runClusterUp(await freePort());
-    await until('the cluster ready line', async () => {
-      if (command.child.exitCode !== null) throw new Error(`svc cluster up exited:\n${command.output()}`);
-      return command.output().includes('Press Ctrl-C to stop everything.');
-    }, START_WAIT_MS);
+    await untilReady(command);
     const text = command.output();
     url = /^Svc cluster ready at (\S+)$/m.exec(text)![1]!;
     apiKey = /^ {2}API key: +(\S+)$/m.exec(text)![1]!;
@@ -198,4 +204,46 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
     expect(processesNaming(dataDir)).toEqual([]);
     expect(existsSync(dataDir)).toBe(false);
   }, 90_000);
+});
+
+describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up --data <dir>', () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'svc-cluster-up-test-')), 'kept');
+  // PostgreSQL runs as its own OS user when the tests run as root: it must get through.
+  chmodSync(dirname(dataDir), 0o711);
+  const commands: RunningCommand[] = [];
+  afterAll(async () => {
+    for (const command of commands) if (command.child.exitCode === null && command.child.signalCode === null) process.kill(-command.child.pid!, 'SIGKILL');
+    rmSync(dirname(dataDir), { recursive: true, force: true });
+  });
+
+  it('keeps the data folder on Ctrl-C and starts on it again with the same credentials and events', async () => {
+    const first = runClusterUp(await freePort(), ['--data', dataDir]);
+    commands.push(first);
+    await untilReady(first);
+    expect(first.output()).toContain(`Data in ${dataDir} (kept)`);
+    const url = /^Svc cluster ready at (\S+)$/m.exec(first.output())![1]!;
+    const apiKey = /^ {2}API key: +(\S+)$/m.exec(first.output())![1]!;
+    const adminToken = /^ {2}Admin token: +(\S+)$/m.exec(first.output())![1]!;
+    const batch = makeBatch(20, (i) => `kept-user-${i}`);
+    await sendUntilAcknowledged(() => [url], batch, 60_000, apiKey);
+    const ids = new Set(batch.map((event) => event.eventId as string));
+    const ours = async (at: string) => (await exportedIdsNdjson(at, '', { authorization: `Bearer ${adminToken}` })).filter((id) => ids.has(id)).length;
+    await until('the batch readable', async () => (await ours(url)) === 20, 60_000);
+    process.kill(-first.child.pid!, 'SIGINT');
+    expect(await first.exited).toBe(0);
+    expect(existsSync(join(dataDir, 'postgres'))).toBe(true);
+
+    const second = runClusterUp(await freePort(), ['--data', dataDir]);
+    commands.push(second);
+    await untilReady(second);
+    expect(second.output()).toContain(`API key:     ${apiKey}`);
+    expect(second.output()).toContain(`Admin token: ${adminToken}`);
+    // The demo tenant exists: no second load of its sample data.
+    expect(second.output()).not.toContain('sample data');
+    const secondUrl = /^Svc cluster ready at (\S+)$/m.exec(second.output())![1]!;
+    expect(await ours(secondUrl)).toBe(20);
+    process.kill(-second.child.pid!, 'SIGINT');
+    expect(await second.exited).toBe(0);
+    expect(existsSync(join(dataDir, 'clickhouse'))).toBe(true);
+  }, 2 * START_WAIT_MS);
 });

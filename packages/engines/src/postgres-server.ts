@@ -125,6 +125,13 @@ export async function createDatabaseOn(serverUrl: string, name: string): Promise
 export async function startPostgres(options: Pick<EngineOptions, 'dir'> = {}): Promise<PostgresServer> {
   const home = options.dir ?? mkdtempSync(join(tmpdir(), 'svc-pg-'));
   if (options.dir) mkdirSync(options.dir, { recursive: true });
+  if (asRoot) {
+    try {
+      await run('runuser', ['-u', POSTGRES_OS_USER, '--', 'test', '-x', home]);
+    } catch {
+      throw new Error(`PostgreSQL runs as the OS user "${POSTGRES_OS_USER}", which cannot reach ${home}: choose a folder it can reach, or let it through the folders above (chmod o+x).`);
+    }
+  }
   const data = join(home, 'data');
   if (!existsSync(join(data, 'PG_VERSION'))) await run('cp', ['-a', await templateDir(), data]);
   await giveToPostgres(home);

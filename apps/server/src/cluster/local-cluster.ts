@@ -158,6 +158,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       SVC_BOOTSTRAP_API_KEY: credentials.apiKey,
       SVC_BOOTSTRAP_ADMIN_TOKEN: credentials.adminToken,
       SVC_PUBLIC_URL: url,
+      // Not a line per health check (one a second per node) in the logs, unless asked for.
+      SVC_LOG_LEVEL: process.env.SVC_LOG_LEVEL || 'warn',
       // Every request comes through the load balancer: the viewer's address is in X-Forwarded-For.
       SVC_TRUST_PROXY: 'loopback',
       // Someone trying the cluster kills a node: the events it held are written by another
