@@ -15,7 +15,7 @@ export interface ClickHouseServer {
   httpPort: number;
   /** Creates an empty database and returns its name: one per test keeps tests apart on one server. */
   createDatabase(): Promise<string>;
-  /** Stops the server and removes its folder. */
+  /** Stops the server and removes its folder unless it was given (`dir`). */
   stop(): Promise<void>;
   /** SIGKILLs the server, as a crash of the host would (its folder stays for `restart`). */
   kill(): Promise<void>;

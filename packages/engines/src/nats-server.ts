@@ -15,7 +15,7 @@ export interface NatsServer {
   port: number;
   /** Monitoring endpoint (`http://127.0.0.1:PORT`: `/connz`, `/jsz`, …). */
   monitorUrl: string;
-  /** Stops the server and removes its folder. */
+  /** Stops the server and removes its folder unless it was given (`dir`). */
   stop(): Promise<void>;
   /** SIGKILLs the server, as a crash of the host would (its JetStream folder stays for `restart`). */
   kill(): Promise<void>;

@@ -23,7 +23,7 @@ export interface PostgresServer {
   port: number;
   /** Creates an empty database and returns its URL: one per test keeps tests apart on one server. */
   createDatabase(): Promise<string>;
-  /** Stops the server (fast shutdown) and removes its folder. */
+  /** Stops the server (fast shutdown) and removes its folder unless it was given (`dir`). */
   stop(): Promise<void>;
   /** SIGKILLs the postmaster and its children at once, as a crash of the host would. */
   kill(): Promise<void>;
@@ -125,6 +125,10 @@ export async function createDatabaseOn(serverUrl: string, name: string): Promise
 export async function startPostgres(options: Pick<EngineOptions, 'dir'> = {}): Promise<PostgresServer> {
   const home = options.dir ?? mkdtempSync(join(tmpdir(), 'svc-pg-'));
   if (options.dir) mkdirSync(options.dir, { recursive: true });
+  const data = join(home, 'data');
+  if (!existsSync(join(data, 'PG_VERSION'))) await run('cp', ['-a', await templateDir(), data]);
+  await giveToPostgres(home);
+  // Its own folder is its own now; the folders above must let it through.
   if (asRoot) {
     try {
       await run('runuser', ['-u', POSTGRES_OS_USER, '--', 'test', '-x', home]);
@@ -132,9 +136,6 @@ export async function startPostgres(options: Pick<EngineOptions, 'dir'> = {}): P
       throw new Error(`PostgreSQL runs as the OS user "${POSTGRES_OS_USER}", which cannot reach ${home}: choose a folder it can reach, or let it through the folders above (chmod o+x).`);
     }
   }
-  const data = join(home, 'data');
-  if (!existsSync(join(data, 'PG_VERSION'))) await run('cp', ['-a', await templateDir(), data]);
-  await giveToPostgres(home);
   const removeHome = () => {
     if (!options.dir) rmSync(home, { recursive: true, force: true });
   };
