@@ -196,8 +196,12 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
 
   it('stops everything on Ctrl-C (SIGINT): nodes drained, engines stopped, no process left, the temporary folder removed', async () => {
     expect(existsSync(dataDir)).toBe(true);
+    const viewer = await TestViewer.connect(url, { apiKey, sessionId: 'svc_clusterupdrain', contentId: 'demo-live' });
+    await viewer.next((m) => m.type === 'welcome', 15_000);
     // A terminal's Ctrl-C goes to the foreground process group.
     process.kill(-command.child.pid!, 'SIGINT');
+    // The nodes drain before the load balancer stops: its viewer hears "going away" (1001), not a cut line (1006).
+    expect((await viewer.closed).code).toBe(1001);
     expect(await command.exited).toBe(0);
     expect(command.output()).toContain('Stopped.');
     for (const [name, pid] of pids) expect(alive(pid), name).toBe(false);
