@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { backendStates, freePort, HAPROXY_SOCKET } from '@svc/engines';
@@ -79,6 +80,22 @@ describe('svc cluster up without an engine', () => {
     expect(run.exit).toBe(1);
     expect(run.output).toContain('Missing: PostgreSQL 15 (/nonexistent/postgresql/15/bin/postgres), NATS server (/nonexistent/nats-server), ClickHouse server (/nonexistent/clickhouse-server), HAProxy (/nonexistent/haproxy).');
     expect(run.output).toMatch(/^ {2}apt-get install -y postgresql-15 nats-server clickhouse-server clickhouse-client haproxy$/m);
+  }, 60_000);
+});
+
+describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up on a port in use', () => {
+  it('says so and starts nothing', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      const run = await runSvc(['cluster', 'up', '--port', String(port)], {});
+      expect(run.exit).toBe(1);
+      expect(run.output).toContain(`Port ${port} on 127.0.0.1 is in use: choose another with --port.`);
+      expect(run.output).not.toContain('Starting');
+    } finally {
+      taken.close();
+    }
   }, 60_000);
 });
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import {
@@ -93,6 +94,14 @@ async function until(what: string, check: () => Promise<boolean>, withinMs: numb
   }
 }
 
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 async function ready(url: string): Promise<boolean> {
   try {
     return (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).status === 200;
@@ -111,6 +120,7 @@ async function ready(url: string): Promise<boolean> {
 export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
   const missing = missingEngines(Object.values(ENGINES));
   if (missing.length > 0) throw new MissingEnginesError(missing);
+  if (!(await portFree(options.port))) throw new Error(`Port ${options.port} on 127.0.0.1 is in use: choose another with --port.`);
 
   const temporaryData = options.dataDir === undefined;
   const dataDir = options.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'svc-cluster-')) : resolve(options.dataDir);
