@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '@svc/engines';
+
+export { freePort };
 
 export const SVC_BIN = fileURLToPath(new URL('../bin/svc.js', import.meta.url));
 
@@ -10,17 +12,6 @@ export interface ChildServer {
   output: () => string;
   /** Resolves with the exit code or signal once the process has ended. */
   exited: Promise<number | string | null>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 export interface ChildOptions {

@@ -25,11 +25,11 @@ export interface IngestAnswer {
 }
 
 /** Sends `batch` once to `url`: the answer, or the status / error that refused it. */
-export async function sendOnce(url: string, batch: Batch): Promise<{ ok: true; answer: IngestAnswer } | { ok: false; why: string }> {
+export async function sendOnce(url: string, batch: Batch, apiKey = CLUSTER_API_KEY): Promise<{ ok: true; answer: IngestAnswer } | { ok: false; why: string }> {
   try {
     const response = await fetch(`${url}/v1/events`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-api-key': CLUSTER_API_KEY },
+      headers: { 'content-type': 'application/json', 'x-svc-api-key': apiKey },
       body: JSON.stringify({ sentAt: new Date().toISOString(), events: batch }),
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
@@ -46,11 +46,11 @@ export async function sendOnce(url: string, batch: Batch): Promise<{ ok: true; a
  * connection, until one node acknowledges it; `urls()` names the nodes to try in turn, so a
  * client moves to another node when its node died. A 4xx other than 429 is a test failure.
  */
-export async function sendUntilAcknowledged(urls: () => string[], batch: Batch, deadlineMs = 120_000): Promise<IngestAnswer> {
+export async function sendUntilAcknowledged(urls: () => string[], batch: Batch, deadlineMs = 120_000, apiKey = CLUSTER_API_KEY): Promise<IngestAnswer> {
   const deadline = Date.now() + deadlineMs;
   for (let attempt = 0; ; attempt++) {
     const targets = urls();
-    const result = await sendOnce(targets[attempt % targets.length]!, batch);
+    const result = await sendOnce(targets[attempt % targets.length]!, batch, apiKey);
     if (result.ok) return result.answer;
     if (/^4\d\d /.test(result.why) && !result.why.startsWith('429')) throw new Error(`batch refused: ${result.why}`);
     if (Date.now() > deadline) throw new Error(`batch not acknowledged within ${deadlineMs} ms; last: ${result.why}`);
@@ -61,8 +61,8 @@ export async function sendUntilAcknowledged(urls: () => string[], batch: Batch, 
 export const adminHeaders = { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` };
 
 /** The eventIds of a full NDJSON export from node `url` (with `query`), in the order exported. */
-export async function exportedIdsNdjson(url: string, query = ''): Promise<string[]> {
-  const response = await fetch(`${url}/v1/analytics/events?format=ndjson${query}`, { headers: adminHeaders });
+export async function exportedIdsNdjson(url: string, query = '', headers: Record<string, string> = adminHeaders): Promise<string[]> {
+  const response = await fetch(`${url}/v1/analytics/events?format=ndjson${query}`, { headers });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`NDJSON export: ${response.status} ${text.slice(0, 300)}`);
   return text.split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { eventId: string }).eventId);

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../../../packages/storage/test/clickhouse-server';
 import { natsAvailable, startNats, startNatsCluster, type NatsCluster, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
+import { HAPROXY_BIN } from '@svc/engines';
 import { afterAll, beforeAll } from 'vitest';
 import { startChildServer, type ChildOptions, type ChildServer } from './child-server';
 
@@ -15,6 +16,18 @@ export const CLUSTER_ADMIN_TOKEN = `svc_sk_${'ClusterDemo'.padEnd(32, '0')}`;
 export function clusterEnginesAvailable(): boolean {
   // Each check runs, so that the message names every missing engine.
   return [postgresAvailable(), natsAvailable(), clickhouseAvailable()].every(Boolean);
+}
+
+/**
+ * Whether tests of the load balancer in front of the nodes can run: Debian's HAProxy (in CI a
+ * missing one fails, locally the tests skip with the package to install).
+ */
+export function haproxyAvailable(): boolean {
+  if (existsSync(HAPROXY_BIN)) return true;
+  const missing = `${HAPROXY_BIN} is missing`;
+  if (process.env.CI) throw new Error(`${missing}: .ci/run must install Debian's haproxy package.`);
+  console.warn(`Skipping load balancer tests: ${missing} (apt-get install haproxy).`);
+  return false;
 }
 
 /** One throwaway server of each engine; `cluster()` gives the settings of a fresh cluster on them. */

@@ -4,6 +4,7 @@ import { openEmbeddedStorage, openOperatorStorage, type ApiKeyRecord, type Opera
 import { TenantService } from '@svc/tenancy';
 import { loadConfig, type ServerConfig } from '../config';
 import { serve } from '../serve';
+import { addClusterCommand } from './cluster-command';
 import { addExportCommand } from './export-command';
 import { addMigrateMetadataCommand } from './migrate-metadata-command';
 import { addSimulateCommand } from './simulate-command';
@@ -169,6 +170,7 @@ export function buildProgram(): Command {
   addExportCommand(program);
   addSimulateCommand(program);
   addMigrateMetadataCommand(program);
+  addClusterCommand(program);
   return program;
 }
 
