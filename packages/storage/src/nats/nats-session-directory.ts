@@ -1,6 +1,7 @@
-import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { openKvBucket } from './kv-bucket';
 import { removalOf, sessionDirectoryKey, SESSION_DIRECTORY_MAX_AGE_MS, type FoundSession, type OpenSession, type SessionDirectory, type SessionRemoval } from '../session-directory';
 
 /** The JetStream KV bucket of open sessions. */
@@ -8,8 +9,6 @@ export const SESSIONS_BUCKET = 'svc_sessions';
 
 /** How long one request to the bucket may take, ms: a viewer's join never waits longer for it. */
 export const SESSION_DIRECTORY_TIMEOUT_MS = 1_000;
-/** How long creating (or finding) the bucket at start-up may take, ms (replicas are placed then). */
-const BUCKET_OPEN_TIMEOUT_MS = 10_000;
 
 export interface NatsSessionDirectoryOptions {
   /** Replicas of the bucket's stream (1 on one NATS server, 3 in production). */
@@ -34,13 +33,7 @@ export class NatsSessionDirectory implements SessionDirectory {
   /** Opens the bucket, creating it when no node did yet. */
   static async open(connection: NatsConnection, options: NatsSessionDirectoryOptions): Promise<NatsSessionDirectory> {
     const timeoutMs = options.timeoutMs ?? SESSION_DIRECTORY_TIMEOUT_MS;
-    await new Kvm(jetstream(connection, { timeout: BUCKET_OPEN_TIMEOUT_MS })).create(SESSIONS_BUCKET, {
-      replicas: options.replicas,
-      history: 1,
-      ttl: options.maxAgeMs ?? SESSION_DIRECTORY_MAX_AGE_MS,
-    });
-    // Kvm's own `timeout` option is not used by the client: the JetStream context's timeout is.
-    const kv = await new Kvm(jetstream(connection, { timeout: timeoutMs })).open(SESSIONS_BUCKET, { timeout: timeoutMs });
+    const kv = await openKvBucket(connection, SESSIONS_BUCKET, { replicas: options.replicas, ttlMs: options.maxAgeMs ?? SESSION_DIRECTORY_MAX_AGE_MS, timeoutMs });
     return new NatsSessionDirectory(kv, timeoutMs);
   }
 

@@ -1,6 +1,7 @@
-import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { openKvBucket } from './kv-bucket';
 import { claimKeys, type ContestEntrant, type PollVoter, type ViewerClaims } from '../viewer-claims';
 import { natsFailure } from './nats-failure';
 import { AbandonedClaims, attemptOf } from './abandoned-claims';
@@ -11,8 +12,6 @@ export const CLAIMS_BUCKET = 'svc_claims';
 export const CLAIMS_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long one claim or release may take in all (every KV request it makes) before the viewer is told to retry, ms. */
 export const CLAIM_TIMEOUT_MS = 2_000;
-/** How long creating (or finding) the bucket at start-up may take, ms (replicas are placed then). */
-const BUCKET_OPEN_TIMEOUT_MS = 10_000;
 
 /** Rounds of create, and take-over, one claim of a key makes at most (the key may be freed in between). */
 const TAKE_ROUNDS = 2;
@@ -67,13 +66,8 @@ export class NatsViewerClaims implements ViewerClaims {
     const timeout = options.timeoutMs ?? CLAIM_TIMEOUT_MS;
     const ttl = options.ttlMs ?? CLAIMS_TTL_MS;
     try {
-      await new Kvm(jetstream(connection, { timeout: BUCKET_OPEN_TIMEOUT_MS })).create(CLAIMS_BUCKET, {
-        replicas: options.replicas,
-        history: 1,
-        ttl,
-      });
       // Claims and releases go through a client whose requests time out as a viewer may wait.
-      const kv = await new Kvm(jetstream(connection, { timeout })).open(CLAIMS_BUCKET, { timeout });
+      const kv = await openKvBucket(connection, CLAIMS_BUCKET, { replicas: options.replicas, ttlMs: ttl, timeoutMs: timeout });
       return new NatsViewerClaims(kv, timeout, connection, ttl, options.giveBackFirstWaitMs);
     } catch (error) {
       throw natsFailure(error, 'open the claims of votes and entries');
