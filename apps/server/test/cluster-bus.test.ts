@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { adminHeaders, until } from './cluster-client';
+import { adminCall, adminHeaders, until } from './cluster-client';
 import type { ChildServer } from './child-server';
 import { TestViewer, type Message } from './ws-client';
 
@@ -48,15 +48,7 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
     await engines?.stop();
   });
 
-  const call = async (node: ChildServer, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${node.url}${path}`, {
-      method,
-      headers: { ...adminHeaders, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  };
+  const call = (node: ChildServer, method: string, path: string, body?: unknown) => adminCall(node.url, method, path, body);
   const broadcast = async (id: string) => {
     const campaign = await call(a, 'POST', '/v1/campaigns', { name: `campaign of ${id}` });
     expect(campaign.status).toBe(201);

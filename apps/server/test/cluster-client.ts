@@ -60,6 +60,17 @@ export async function sendUntilAcknowledged(urls: () => string[], batch: Batch, 
 
 export const adminHeaders = { authorization: `Bearer ${CLUSTER_ADMIN_TOKEN}` };
 
+/** One admin API call to node `url`: its status and its JSON body (`{}` when empty). */
+export async function adminCall(url: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { ...adminHeaders, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
 /** The eventIds of a full NDJSON export from node `url` (with `query`), in the order exported. */
 export async function exportedIdsNdjson(url: string, query = '', headers: Record<string, string> = adminHeaders): Promise<string[]> {
   const response = await fetch(`${url}/v1/analytics/events?format=ndjson${query}`, { headers });

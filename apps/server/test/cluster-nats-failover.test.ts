@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NatsServer } from '../../../packages/storage/test/nats-server';
 import type { ChildServer } from './child-server';
-import { adminHeaders, exportedIdsNdjson, makeBatch, until } from './cluster-client';
+import { adminCall, exportedIdsNdjson, makeBatch, until } from './cluster-client';
 import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
 import { TestViewer } from './ws-client';
 
@@ -60,15 +60,7 @@ describe.runIf(available)('one NATS server of three dies: fan-out between nodes 
     await engines?.stop();
   });
 
-  const call = async (node: ChildServer, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${node.url}${path}`, {
-      method,
-      headers: { ...adminHeaders, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  };
+  const call = (node: ChildServer, method: string, path: string, body?: unknown) => adminCall(node.url, method, path, body);
 
   it("keeps showing node A's overlay changes on node B's viewers after the NATS server of B, then of A, is killed, and after A's hangs; ingest answers 2xx or 503 meanwhile and loses nothing acknowledged", async () => {
     const campaign = await call(a, 'POST', '/v1/campaigns', { name: 'failover' });

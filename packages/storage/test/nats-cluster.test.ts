@@ -38,8 +38,8 @@ describe.skipIf(!available)('a 3-server NATS cluster for tests', () => {
     expect((await (await jetstreamManager(again)).streams.info('R3TEST')).config.num_replicas).toBe(3);
   }, 60_000);
 
-  it('carries the bus between nodes connected to different servers, and again after a server dies and its node fails over', async () => {
-    // Each node reaches its own server first (the client shuffles a list: one URL each, the others learnt from the cluster).
+  /** A bus on the second server sending `session.left` to a bus on the first, and the session ids received. */
+  const busesOnTwoServers = async () => {
     const [onFirst, onSecond] = [await connectNats(cluster.nodes[0]!.url), await connectNats(cluster.nodes[1]!.url)];
     connections.push(onFirst, onSecond);
     const sender = new NatsBus(onSecond);
@@ -47,6 +47,12 @@ describe.skipIf(!available)('a 3-server NATS cluster for tests', () => {
     const received: string[] = [];
     receiver.subscribe('session.left', ({ sessionIds }) => void received.push(...sessionIds));
     await receiver.flush();
+    return { sender, received };
+  };
+
+  it('carries the bus between nodes connected to different servers, and again after a server dies and its node fails over', async () => {
+    // Each node reaches its own server first (the client shuffles a list: one URL each, the others learnt from the cluster).
+    const { sender, received } = await busesOnTwoServers();
     await expect
       .poll(async () => {
         await sender.publish('session.left', { tenantSeq: 1, sessionIds: ['before'] });
@@ -67,13 +73,7 @@ describe.skipIf(!available)('a 3-server NATS cluster for tests', () => {
   }, 60_000);
 
   it('moves a node whose server stops answering without closing its socket (a hung or cut-off host) to another server within seconds, where the bus reaches it again', async () => {
-    const [onFirst, onSecond] = [await connectNats(cluster.nodes[0]!.url), await connectNats(cluster.nodes[1]!.url)];
-    connections.push(onFirst, onSecond);
-    const sender = new NatsBus(onSecond);
-    const receiver = new NatsBus(onFirst);
-    const received: string[] = [];
-    receiver.subscribe('session.left', ({ sessionIds }) => void received.push(...sessionIds));
-    await receiver.flush();
+    const { sender, received } = await busesOnTwoServers();
     await cluster.nodes[0]!.freeze();
     const frozenAt = Date.now();
     try {
