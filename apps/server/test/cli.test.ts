@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { SVC_BIN, startChildServer, type ChildServer } from './child-server';
+import { SVC_BIN, startChildServer, until, type ChildServer } from './child-server';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -149,6 +150,54 @@ describe('svc CLI', () => {
     expect(events.filter((e) => e.event === 'broadcast.joined')).toHaveLength(12);
     expect(events.filter((e) => e.event === 'poll.voted')).toHaveLength(12);
   }, 60_000);
+
+  it('simulates viewers whose sockets are all cut once: they reconnect, resume, send again, and --check finds every acknowledged event stored once', async () => {
+    const dataDir = tempDataDir();
+    const server = await startChildServer({ SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN });
+    children.push(server);
+    // A TCP relay in front of the server, as a load balancer would be, that can cut every connection at once.
+    const target = new URL(server.url);
+    const relayed = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      client.pipe(upstream).pipe(client);
+      for (const socket of [client, upstream]) {
+        relayed.add(socket);
+        socket.on('error', () => {});
+        socket.on('close', () => relayed.delete(socket));
+      }
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+      const simulating = svc(dataDir, 'simulate', '--url', url, '--api-key', API_KEY, '--viewers', '10', '--seconds', '6', '--activity', '1', '--check', '--admin-token', ADMIN_TOKEN, '--check-wait', '10');
+      // Every viewer connected (two sockets each through the relay), and a moment of activity: then the cut.
+      await until('every viewer connected through the relay', async () => relayed.size >= 20, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const cut = relayed.size;
+      for (const socket of relayed) socket.destroy();
+      const done = await simulating;
+      expect(cut).toBeGreaterThanOrEqual(20);
+      expect(done.code, done.stderr).toBe(0);
+      const result = JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown> & { check: Record<string, unknown> };
+      expect(result).toMatchObject({ viewers: 10, reconnects: 10, resumed: 10, unacknowledged: 0 });
+      expect(result.acknowledged).toBe(result.events);
+      expect(result.check).toMatchObject({ checked: result.acknowledged, missing: 0, repeated: 0 });
+      expect(done.stderr).toContain(`Stored: all ${result.acknowledged as number} acknowledged events, each once.`);
+      // Resumed sessions: one broadcast.joined per viewer, however many sockets it opened.
+      const exported = await fetch(`${server.url}/v1/analytics/events?format=ndjson&broadcastId=demo-live&event=broadcast.joined`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+      const sessions = (await exported.text()).trim().split('\n').map((line) => (JSON.parse(line) as { sessionId: string }).sessionId).filter((id) => id.startsWith('svc_sim'));
+      expect(sessions).toHaveLength(10);
+    } finally {
+      relay.close();
+    }
+  }, 60_000);
+
+  it('refuses --check without an admin token', async () => {
+    const done = await svc(tempDataDir(), 'simulate', '--api-key', API_KEY, '--check');
+    expect(done.code).toBe(2);
+    expect(done.stderr).toContain('--admin-token');
+  });
 });
 
 describe.runIf(postgresAvailable())('svc migrate-metadata', () => {

@@ -13,14 +13,28 @@ export interface SimulationOptions {
   progress?: (line: string) => void;
 }
 
+export interface SimulationResult extends ViewerStats {
+  viewers: number;
+  /** Events sent that the server never acknowledged (it was away when the viewers left). */
+  unacknowledged: number;
+  /** Error codes seen (refused votes, rejected events, failed joins), with how often. */
+  errorCodes: Record<string, number>;
+  /** Every acknowledged event's id, for a check of what was stored (`checkStored`). */
+  acknowledgedIds: string[];
+  /** When the first viewer joined (ms since the epoch): the acknowledged events are not older. */
+  startedAtMs: number;
+}
+
 /** Drives N virtual viewers through a broadcast and reports what they did. */
-export async function simulate(options: SimulationOptions): Promise<ViewerStats & { viewers: number }> {
+export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
   const random = options.random ?? Math.random;
   const progress = options.progress ?? (() => {});
   const webSocketBaseURL = options.url.replace(/^http/, 'ws').replace(/\/+$/, '');
   const viewers: VirtualViewer[] = [];
   const arrivalWindowMs = Math.max(1, options.seconds * 100);
   const joins: Promise<void>[] = [];
+  const failedJoins = new Map<string, number>();
+  const started = Date.now();
   for (let i = 0; i < options.viewers; i++) {
     const viewer = new VirtualViewer({
       webSocketBaseURL,
@@ -35,27 +49,38 @@ export async function simulate(options: SimulationOptions): Promise<ViewerStats 
       new Promise<void>((resolve) => setTimeout(resolve, (i / options.viewers) * arrivalWindowMs)).then(() =>
         viewer.join().catch((error: Error) => {
           viewer.stats.errors++;
+          failedJoins.set('join_failed', (failedJoins.get('join_failed') ?? 0) + 1);
           progress(`viewer ${i + 1} could not join: ${error.message}`);
         }),
       ),
     );
   }
-  const started = Date.now();
+  const sum = (stat: keyof ViewerStats) => viewers.reduce((total, v) => total + v.stats[stat], 0);
   const ticker = setInterval(() => {
-    const events = viewers.reduce((sum, v) => sum + v.stats.events, 0);
-    progress(`${Math.round((Date.now() - started) / 1000)}/${options.seconds} s · ${viewers.length} viewers · ${events} events`);
+    const reconnects = sum('reconnects');
+    progress(
+      `${Math.round((Date.now() - started) / 1000)}/${options.seconds} s · ${viewers.length} viewers · ${sum('events')} events, ${sum('acknowledged')} acknowledged` +
+        (reconnects > 0 ? ` · ${reconnects} reconnects, ${sum('resumed')} resumed` : ''),
+    );
   }, 5_000);
   await Promise.all(joins);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, options.seconds * 1000 - (Date.now() - started))));
   clearInterval(ticker);
-  for (const viewer of viewers) viewer.leave();
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  const total = { viewers: viewers.length, events: 0, votes: 0, orders: 0, errors: 0 };
-  for (const { stats } of viewers) {
-    total.events += stats.events;
-    total.votes += stats.votes;
-    total.orders += stats.orders;
-    total.errors += stats.errors;
-  }
-  return total;
+  await Promise.all(viewers.map((viewer) => viewer.leave()));
+  const errorCodes: Record<string, number> = Object.fromEntries(failedJoins);
+  for (const viewer of viewers) for (const [code, count] of viewer.errorCodes) errorCodes[code] = (errorCodes[code] ?? 0) + count;
+  return {
+    viewers: viewers.length,
+    events: sum('events'),
+    acknowledged: sum('acknowledged'),
+    unacknowledged: viewers.reduce((total, v) => total + v.unacknowledged, 0),
+    votes: sum('votes'),
+    orders: sum('orders'),
+    errors: sum('errors'),
+    errorCodes,
+    reconnects: sum('reconnects'),
+    resumed: sum('resumed'),
+    acknowledgedIds: viewers.flatMap((v) => v.acknowledgedIds),
+    startedAtMs: started,
+  };
 }
