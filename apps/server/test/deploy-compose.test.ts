@@ -1,7 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
+import { NO_NODE_CODES, noNodeResponse } from '@svc/engines';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DEFAULT_PORT, loadConfig } from '../src/config';
@@ -139,10 +141,28 @@ describe('docker-compose.yml', () => {
   });
 
   it.skipIf(!existsSync(HAPROXY_BIN))('has a load balancer configuration that HAProxy itself accepts', () => {
-    const file = join(REPO_ROOT, boundFiles(services.lb!)[0]!);
-    // Exit status 0 (valid); the node names resolve only inside the compose network, a warning here.
-    const output = execFileSync(HAPROXY_BIN, ['-c', '-f', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    expect(output).toContain('Configuration file is valid');
+    // The files as the container sees them: each bind mount's target read from its source here.
+    let config = readRepoFile('deploy/compose/haproxy.cfg');
+    for (const volume of services.lb!.volumes ?? []) {
+      const [source, target] = String(volume).split(':') as [string, string];
+      config = config.split(target).join(join(REPO_ROOT, source));
+    }
+    const folder = mkdtempSync(join(tmpdir(), 'svc-compose-haproxy-'));
+    try {
+      writeFileSync(join(folder, 'haproxy.cfg'), config);
+      // Exit status 0 (valid); the node names resolve only inside the compose network, a warning here.
+      const output = execFileSync(HAPROXY_BIN, ['-c', '-f', join(folder, 'haproxy.cfg')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      expect(output).toContain('Configuration file is valid');
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it("answers what HAProxy says itself (502, 503, 504) with the service's 503 problem and Retry-After", () => {
+    expect(readRepoFile('deploy/compose/no-node.http')).toBe(noNodeResponse());
+    expect(services.lb!.volumes).toContain('./deploy/compose/no-node.http:/usr/local/etc/haproxy/no-node.http:ro');
+    const config = readRepoFile('deploy/compose/haproxy.cfg');
+    for (const code of NO_NODE_CODES) expect(config).toContain(`errorfile ${code} /usr/local/etc/haproxy/no-node.http`);
   });
 
   it.skipIf(!existsSync(NATS_SERVER_BIN))('has a NATS configuration that nats-server itself accepts, with the name of each server set', () => {

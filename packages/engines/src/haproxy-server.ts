@@ -27,6 +27,40 @@ export interface LoadBalancerBackend {
   address: string;
 }
 
+/**
+ * The service's own problem for "no node can answer": what HAProxy sends itself when no node is
+ * ready (503), a node died in the middle of a request (502) or did not answer in time (504).
+ * Clients get problem+json with a stable code and `Retry-After`, as from a node, and retry.
+ */
+export const NO_NODE_PROBLEM = {
+  type: 'urn:svc:error:not_ready',
+  title: 'Service not ready',
+  status: 503,
+  detail: 'No Svc node can answer right now: try again.',
+  code: 'not_ready',
+} as const;
+/** Seconds a client is asked to wait before trying again, as the nodes' own 503 answers. */
+export const NO_NODE_RETRY_AFTER_S = 5;
+/** The file name, in HAProxy's folder, of the complete HTTP answer HAProxy sends for 502, 503 and 504. */
+export const NO_NODE_ERRORFILE = 'no-node.http';
+/** HAProxy's codes that {@link NO_NODE_ERRORFILE} replaces. */
+export const NO_NODE_CODES = [502, 503, 504] as const;
+
+/** The contents of {@link NO_NODE_ERRORFILE}: a whole HTTP/1.1 answer (HAProxy's `errorfile`). */
+export function noNodeResponse(): string {
+  const body = JSON.stringify(NO_NODE_PROBLEM);
+  return [
+    'HTTP/1.1 503 Service Unavailable',
+    'Content-Type: application/problem+json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `Retry-After: ${NO_NODE_RETRY_AFTER_S}`,
+    'Cache-Control: no-store',
+    'Connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
 /** The file name of HAProxy's admin socket in its folder (`show stat` tells each backend's state). */
 export const HAPROXY_SOCKET = 'haproxy.sock';
 
@@ -44,9 +78,11 @@ export interface LoadBalancer {
  * HAProxy's configuration: HTTP mode (which passes WebSocket upgrades through and then tunnels
  * them), connections spread by least open connections (WebSockets are long-lived), each backend
  * checked with `GET /readyz` and taken out after {@link HEALTH_CHECK_FALL} failures, and a request
- * whose connection a dead backend refused sent to another one.
+ * whose connection a dead backend refused sent to another one. What HAProxy answers itself
+ * (no node ready, a node gone mid-request, a timeout) is the service's 503 problem with
+ * `Retry-After` ({@link noNodeResponse}).
  */
-export function haproxyConfig(port: number, backends: LoadBalancerBackend[], socketPath: string): string {
+export function haproxyConfig(port: number, backends: LoadBalancerBackend[], socketPath: string, errorFilePath: string): string {
   return [
     // No maxconn: HAProxy derives it from the open-file limit it is given.
     'global',
@@ -62,6 +98,7 @@ export function haproxyConfig(port: number, backends: LoadBalancerBackend[], soc
     '  timeout server 60s',
     `  timeout check ${HEALTH_CHECK_TIMEOUT_S}s`,
     `  timeout tunnel ${WEBSOCKET_IDLE_TIMEOUT_S}s`,
+    ...NO_NODE_CODES.map((code) => `  errorfile ${code} ${errorFilePath}`),
     'frontend svc',
     `  bind 127.0.0.1:${port}`,
     '  default_backend nodes',
@@ -92,7 +129,8 @@ export async function startHaproxy(port: number, backends: LoadBalancerBackend[]
     if (!options.dir) rmSync(home, { recursive: true, force: true });
   };
   const socketPath = join(home, HAPROXY_SOCKET);
-  writeFileSync(join(home, 'haproxy.cfg'), haproxyConfig(port, backends, socketPath));
+  writeFileSync(join(home, NO_NODE_ERRORFILE), noNodeResponse());
+  writeFileSync(join(home, 'haproxy.cfg'), haproxyConfig(port, backends, socketPath, join(home, NO_NODE_ERRORFILE)));
   // -db: in the foreground, so that this process is HAProxy and stopping it stops HAProxy.
   const child: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', join(home, 'haproxy.cfg')], { stdio: ['ignore', 'ignore', 'pipe'], detached: options.ownProcessGroup ?? false });
   let errors = '';
