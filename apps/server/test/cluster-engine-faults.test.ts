@@ -97,12 +97,13 @@ describe.runIf(available)('a full cluster on three NATS servers while an engine 
     const [a, b] = await twoNodes();
     const servers = engines.natsCluster!.nodes;
     const nc = await connect({ servers: env.SVC_NATS_URL!.split(',') });
+    let killed = -1;
+    let restarted = false;
     try {
       const jsm = await jetstreamManager(nc);
       const leaderIndex = async () => Number(String((await jsm.streams.info(EVENTS_STREAM)).cluster?.leader).replace(/^n/, '')) - 1;
       const batches = Array.from({ length: 60 }, (_, i) => makeBatch(BATCH_SIZE, (j) => `nats-${(i + j) % 11}`));
       const killAfter = 3 + Math.floor(random() * 25);
-      let killed = -1;
       const answers: Answer[] = [];
       const acknowledged = await ingest(batches, [a.url, b.url], answers, async (done) => {
         if (done !== killAfter) return;
@@ -116,6 +117,7 @@ describe.runIf(available)('a full cluster on three NATS servers while an engine 
 
       // The server comes back with its folder and catches up: the stream has its three replicas current again.
       await servers[killed]!.restart();
+      restarted = true;
       await until('the restarted server is a current replica again', async () => {
         const cluster = (await jsm.streams.info(EVENTS_STREAM)).cluster;
         const replicas = [cluster?.leader, ...(cluster?.replicas ?? []).filter((r) => r.current && !r.offline).map((r) => r.name)];
@@ -130,6 +132,8 @@ describe.runIf(available)('a full cluster on three NATS servers while an engine 
       await expectStoredOnce(b.url, new Set([...acknowledged, ...after]));
     } finally {
       await nc.close();
+      // The engines serve the next test too.
+      if (killed >= 0 && !restarted) await servers[killed]!.restart();
     }
   }, 240_000);
 
@@ -176,19 +180,26 @@ describe.runIf(available)('a full cluster on three NATS servers while an engine 
     const loops = Promise.all([loop(a.url), loop(b.url)]);
 
     await new Promise((resolve) => setTimeout(resolve, 500 + random() * 2_000));
-    await engines.postgres.kill();
-    await until('node A refuses an admin call with 503', async () => (await adminCall(a.url, 'GET', '/v1/broadcasts').catch(() => ({ status: 0 }))).status === 503, 20_000);
-    const refused = await fetch(`${a.url}/v1/api-keys`, { method: 'POST', headers: { ...adminHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'refused' }) });
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(((await refused.json()) as { code: string }).code).toBe('storage_unavailable');
-    // The outage lasts a few seconds, as a restart would.
-    await new Promise((resolve) => setTimeout(resolve, 2_000 + random() * 3_000));
-    await engines.postgres.restart();
-    for (const node of [a, b]) await until('readiness back', async () => (await fetch(`${node.url}/readyz`)).status === 200, 30_000);
-    expect((await adminCall(b.url, 'POST', '/v1/api-keys', { name: 'after the restart' })).status).toBe(201);
-    traffic = false;
-    await loops;
+    // The engines serve the next test too: PostgreSQL runs again and the traffic stops, whatever failed.
+    let restarted = false;
+    try {
+      await engines.postgres.kill();
+      await until('node A refuses an admin call with 503', async () => (await adminCall(a.url, 'GET', '/v1/broadcasts').catch(() => ({ status: 0 }))).status === 503, 20_000);
+      const refused = await fetch(`${a.url}/v1/api-keys`, { method: 'POST', headers: { ...adminHeaders, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'refused' }) });
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect(((await refused.json()) as { code: string }).code).toBe('storage_unavailable');
+      // The outage lasts a few seconds, as a restart would.
+      await new Promise((resolve) => setTimeout(resolve, 2_000 + random() * 3_000));
+      await engines.postgres.restart();
+      restarted = true;
+      for (const node of [a, b]) await until('readiness back', async () => (await fetch(`${node.url}/readyz`)).status === 200, 30_000);
+      expect((await adminCall(b.url, 'POST', '/v1/api-keys', { name: 'after the restart' })).status).toBe(201);
+    } finally {
+      traffic = false;
+      await loops;
+      if (!restarted) await engines.postgres.restart();
+    }
 
     const during = answers.filter((x) => x.status === 503);
     console.info(`PostgreSQL restart: ${answers.length} answers, ${during.length} of them 503 (${[...new Set(during.map((x) => x.path))].join(', ')})`);
