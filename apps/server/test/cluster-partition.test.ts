@@ -150,8 +150,14 @@ describe.runIf(available)('a node cut off from NATS while its viewers vote', () 
     } finally {
       a.process.kill('SIGCONT');
     }
-    // Node A reads the votes that waited in its sockets: none may count.
+    // Node A reads the votes that waited in its sockets: none may count, none be acknowledged.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const late = onA.slice(early).map(({ viewer }, i) => {
+      const answer = viewer.messages.find((m) => m.requestId === `frozen${early + i}`);
+      return answer ? (answer.type === 'ack' ? 'ack' : String(answer.code)) : viewer.ws.readyState === viewer.ws.OPEN ? 'no answer' : 'closed';
+    });
+    console.info(`${early} votes acknowledged before node A was frozen; node A's answers to the ${VOTERS - early} that waited: ${late.join(', ')}`);
+    expect(late).not.toContain('ack');
     await expectCountedOnce(broadcastId, pollId, byVoter, [watcher]);
   }, 150_000);
 
