@@ -25,7 +25,7 @@ export interface IngestAnswer {
 }
 
 /** Sends `batch` once to `url`: the answer, or the status / error that refused it. */
-export async function sendOnce(url: string, batch: Batch, apiKey = CLUSTER_API_KEY): Promise<{ ok: true; answer: IngestAnswer } | { ok: false; why: string }> {
+export async function sendOnce(url: string, batch: Batch, apiKey = CLUSTER_API_KEY): Promise<{ ok: true; answer: IngestAnswer } | { ok: false; why: string; status?: number; retryAfter?: string | null }> {
   try {
     const response = await fetch(`${url}/v1/events`, {
       method: 'POST',
@@ -35,7 +35,7 @@ export async function sendOnce(url: string, batch: Batch, apiKey = CLUSTER_API_K
     });
     const text = await response.text();
     if (response.status === 200) return { ok: true, answer: JSON.parse(text) as IngestAnswer };
-    return { ok: false, why: `${response.status} ${text.slice(0, 200)}` };
+    return { ok: false, why: `${response.status} ${text.slice(0, 200)}`, status: response.status, retryAfter: response.headers.get('retry-after') };
   } catch (error) {
     return { ok: false, why: String(error) };
   }

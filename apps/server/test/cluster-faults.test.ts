@@ -5,7 +5,7 @@ import { seededRandom } from '@svc/protocol';
 import { EVENTS_STREAM, WRITER_CONSUMER } from '@svc/storage';
 import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { BATCH_SIZE, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendUntilAcknowledged, summarized, until, type Batch } from './cluster-client';
+import { adminHeaders, BATCH_SIZE, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendUntilAcknowledged, summarized, until, type Batch } from './cluster-client';
 import type { ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 
@@ -14,7 +14,7 @@ const available = clusterEnginesAvailable();
 /** Requests in flight at once. */
 const CLIENTS = 6;
 /** How long ClickHouse stays away. */
-const CLICKHOUSE_OUTAGE_MS = 30_000;
+const CLICKHOUSE_OUTAGE_MS = 60_000;
 /**
  * The writers' ack wait here: a dead writer's messages come back to another writer after it
  * (a minute by default), so a short one makes the recovery, not the faults, quicker.
@@ -126,6 +126,20 @@ describe.runIf(available)('a full cluster under faults', () => {
     const [a, b] = await Promise.all([node(env), node(env)]);
     const killAfter = 3 + Math.floor(random() * 20);
     let outage: Promise<void> | null = null;
+    // Reads need ClickHouse: while it is away they are refused with 503 and Retry-After, never 500.
+    const reads: Array<{ status: number; retryAfter: string | null; code?: string }> = [];
+    let readsDuringOutage: Promise<void> | null = null;
+    const readWhileDown = async () => {
+      while (down) {
+        for (const n of [a, b]) {
+          const response = await fetch(`${n.url}/v1/analytics/events?format=ndjson&limit=10`, { headers: adminHeaders }).catch(() => null);
+          if (!response) continue;
+          const text = await response.text();
+          if (down) reads.push({ status: response.status, retryAfter: response.headers.get('retry-after'), code: response.status === 200 ? undefined : (JSON.parse(text) as { code?: string }).code });
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+    };
     let acknowledgedDuringOutage = 0;
     let down = false;
     const batches = batchesOf(60, 'ch');
@@ -134,6 +148,7 @@ describe.runIf(available)('a full cluster under faults', () => {
       if (done !== killAfter) return;
       await engines.clickhouse.kill();
       down = true;
+      readsDuringOutage = readWhileDown();
       outage = (async () => {
         await new Promise((resolve) => setTimeout(resolve, CLICKHOUSE_OUTAGE_MS));
         down = false;
@@ -143,12 +158,16 @@ describe.runIf(available)('a full cluster under faults', () => {
       await new Promise((resolve) => setTimeout(resolve, random() * 1_000));
     });
     await outage;
+    await readsDuringOutage;
     // JetStream is the acknowledgement point: ingest does not need ClickHouse.
     expect(acknowledgedDuringOutage).toBeGreaterThan(0);
+    expect(reads.filter((read) => read.status === 503).length).toBeGreaterThan(0);
+    // A read that was already answered when ClickHouse went may have been 200; every other one is a 503 with Retry-After.
+    expect(reads.filter((read) => read.status !== 200 && !(read.status === 503 && Number(read.retryAfter) >= 1 && read.code === 'storage_unavailable'))).toEqual([]);
     await expectStoredOnce(b.url, acknowledged);
     await expectStoredOnce(a.url, acknowledged);
     for (const n of [a, b]) expect(n.process.exitCode).toBeNull();
-  }, 180_000);
+  }, 240_000);
 
   it('loses and doubles nothing when the node writing is SIGKILLed mid-insert; another node takes over its messages', async () => {
     const random = seededRandom(faultSeed('writer kill mid-insert'));

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { ManualClock } from '@svc/protocol';
+import { ManualClock, SvcError } from '@svc/protocol';
 import { startTestApp, type TestApp } from './test-app';
 
 describe('HTTP basics', () => {
@@ -28,6 +28,17 @@ describe('HTTP basics', () => {
     t = await startTestApp();
     expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await t.app.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready' });
+  });
+
+  it('answers readiness 503 not_ready with its reason and Retry-After while the service is not ready', async () => {
+    t = await startTestApp();
+    t.services.ready = async () => {
+      throw new SvcError('not_ready', 'The event pipeline is starting.');
+    };
+    const response = await t.app.inject({ url: '/readyz' });
+    expect(response.statusCode).toBe(503);
+    expect(response.headers['retry-after']).toMatch(/^\d+$/);
+    expect(response.json()).toMatchObject({ code: 'not_ready', detail: 'The event pipeline is starting.' });
   });
 
   it('publishes an OpenAPI 3.1 document covering every public route', async () => {
