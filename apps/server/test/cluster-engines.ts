@@ -110,3 +110,12 @@ export function clusterOfOneNode(): { engines: ClusterEngines; node: ChildServer
   });
   return cluster;
 }
+
+/** Which server of `servers` holds the NATS connection of the node named `nodeId` (its connection name), by their monitoring pages; -1 if none. */
+export async function natsServerOf(servers: Pick<NatsServer, 'monitorUrl'>[], nodeId: string): Promise<number> {
+  for (const [i, server] of servers.entries()) {
+    const connz = (await (await fetch(`${server.monitorUrl}/connz?limit=1024`)).json()) as { connections?: Array<{ name?: string }> };
+    if (connz.connections?.some((connection) => connection.name === nodeId)) return i;
+  }
+  return -1;
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NatsServer } from '../../../packages/storage/test/nats-server';
 import type { ChildServer } from './child-server';
 import { adminCall, exportedIdsNdjson, makeBatch, until } from './cluster-client';
-import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import { CLUSTER_API_KEY, clusterEnginesAvailable, natsServerOf, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
 import { TestViewer } from './ws-client';
 
 const available = clusterEnginesAvailable();
@@ -26,15 +26,6 @@ interface Received {
   at: number;
 }
 
-/** Which server of `servers` holds the NATS connection of the node named `nodeId` (its connection name). */
-async function serverOf(servers: NatsServer[], nodeId: string): Promise<number> {
-  for (const [i, server] of servers.entries()) {
-    const connz = (await (await fetch(`${server.monitorUrl}/connz?limit=1024`)).json()) as { connections?: Array<{ name?: string }> };
-    if (connz.connections?.some((connection) => connection.name === nodeId)) return i;
-  }
-  return -1;
-}
-
 describe.runIf(available)('one NATS server of three dies: fan-out between nodes resumes once their clients fail over', () => {
   let engines: ClusterEngines;
   let servers: NatsServer[];
@@ -47,7 +38,7 @@ describe.runIf(available)('one NATS server of three dies: fan-out between nodes 
     const env = await engines.clusterEnv();
     a = await startClusterNode(env, { SVC_NODE_ID: 'failover-a' });
     // Node B on another server than node A's: its list leaves A's out (it learns it from the cluster).
-    const serverOfA = await serverOf(servers, 'failover-a');
+    const serverOfA = await natsServerOf(servers, 'failover-a');
     expect(serverOfA).toBeGreaterThanOrEqual(0);
     b = await startClusterNode(env, { SVC_NODE_ID: 'failover-b', SVC_NATS_URL: servers.filter((_, i) => i !== serverOfA).map((s) => s.url).join(',') });
   }, 120_000);
@@ -122,7 +113,7 @@ describe.runIf(available)('one NATS server of three dies: fan-out between nodes 
     const lastSent = () => Math.max(0, ...sentAt.keys());
     const resumed = (since: number) => received.every((mine) => mine.some((r) => r.seq > since));
     const failOver = async (which: 'A' | 'B', fault: 'killed' | 'frozen') => {
-      const index = await serverOf(servers, which === 'A' ? 'failover-a' : 'failover-b');
+      const index = await natsServerOf(servers, which === 'A' ? 'failover-a' : 'failover-b');
       expect(index).toBeGreaterThanOrEqual(0);
       await until('changes flow before the kill', () => resumed(lastSent() - 10), 10_000, 50);
       const killedAt = Date.now();

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '@svc/protocol';
-import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import { CLUSTER_API_KEY, clusterEnginesAvailable, natsServerOf, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
 import { adminCall, adminHeaders, until } from './cluster-client';
 import type { ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
@@ -19,15 +19,6 @@ const SETTLES_WITHIN_MS = 30_000;
 const RESUME_GRACE_MS = 30_000;
 
 type Results = { pollId: string; counts: number[]; total: number };
-
-/** Which server of `servers` holds the NATS connection named `nodeId`, by their monitoring pages. */
-async function natsServerOf(monitorUrls: string[], nodeId: string): Promise<number> {
-  for (const [i, url] of monitorUrls.entries()) {
-    const connz = (await (await fetch(`${url}/connz?limit=1024`)).json()) as { connections?: Array<{ name?: string }> };
-    if (connz.connections?.some((connection) => connection.name === nodeId)) return i;
-  }
-  return -1;
-}
 
 /**
  * A partition between a node and NATS, simulated by freezing a process (SIGSTOP) and letting it
@@ -166,7 +157,7 @@ describe.runIf(available)('a node cut off from NATS while its viewers vote', () 
     const broadcastId = 'partition-nats';
     const pollId = await shownPoll(broadcastId);
     const servers = engines.natsCluster!.nodes;
-    const index = await natsServerOf(servers.map((s) => s.monitorUrl), 'partition-a');
+    const index = await natsServerOf(servers, 'partition-a');
     expect(index).toBeGreaterThanOrEqual(0);
     const voters = await Promise.all(Array.from({ length: VOTERS }, (_, i) => welcomed(i % 2 ? b : a, `svc_partnats${i}`, broadcastId)));
     const frozenMs = 2_000 + Math.floor(random() * 8_000);
