@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { uuidv7 } from 'uuidv7';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +6,7 @@ import { ChDatabase, ClickHouseEventStore, splitClickHouseUrl, type EventRow } f
 import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
 import { adminCall, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendUntilAcknowledged, summarized, until, type Batch } from './cluster-client';
-import { SVC_BIN, freePort, type ChildServer } from './child-server';
+import { spawnSvc, type ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -232,34 +231,42 @@ describe.runIf(available)('a full cluster node killed during background work', (
         for (const e of recent) kept.add(e.eventId);
       };
 
-      // How long a start with its purge takes here, without a kill: the kills fall within it.
+      // How long the purge at start lasts here without a kill, from its first sign (the first
+      // months dropped) to its end: each kill falls in such a span.
       await addRows();
       let otherRows = await otherTenantRows();
+      const expiredAdded = await expiredLeft();
       const spawnedAt = Date.now();
-      const measured = await node(env);
-      await until('the purge at start is done', async () => (await expiredLeft()) === 0, 120_000, 50);
-      const purgeMs = Date.now() - spawnedAt;
+      const measuring = startClusterNode(env);
+      await until('the purge at start begins', async () => (await expiredLeft()) < expiredAdded, 60_000, 10);
+      const purgeBeganMs = Date.now() - spawnedAt;
+      await until('the purge at start is done', async () => (await expiredLeft()) === 0, 120_000, 10);
+      const purgeEndedMs = Date.now() - spawnedAt;
+      const measured = await measuring;
+      nodes.push(measured);
       measured.process.kill('SIGTERM');
       expect(await measured.exited).toBe(0);
 
-      let unfinishedAtKill = 0;
+      const atKill = { partly: 0, done: 0 };
       for (let life = 0; life < PURGE_KILLS; life++) {
         await addRows();
         otherRows = await otherTenantRows();
+        const expiredBefore = await expiredLeft();
         // A node of its own, spawned without waiting for it to listen: the purge starts before it does.
-        const port = await freePort();
-        const child = spawn(process.execPath, [SVC_BIN, 'serve'], {
-          env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), SVC_LOG_LEVEL: 'warn', SVC_RATE_LIMIT_PER_KEY: '0', SVC_RATE_LIMIT_PER_IP: '0', SVC_SAMPLE_DATA: 'false', SVC_DATA_DIR: measured.dataDir, ...env },
-          stdio: 'ignore',
-        });
+        const child = await spawnSvc(['serve'], { SVC_DATA_DIR: measured.dataDir, ...env });
         const exited = new Promise((resolve) => child.once('exit', resolve));
-        await sleep((0.3 + random()) * purgeMs);
+        // Start-up times vary more than the purge lasts: the kill is timed from this life's first sign of the purge.
+        await until('the purge at start begins', async () => (await expiredLeft()) < expiredBefore, 60_000, 10);
+        await sleep(random() * (purgeEndedMs - purgeBeganMs));
         child.kill('SIGKILL');
         await exited;
-        if ((await expiredLeft()) > 0) unfinishedAtKill++;
+        // A deletion the killed node started goes on in ClickHouse: this is the state just after the kill.
+        const left = await expiredLeft();
+        atKill[left === 0 ? 'done' : 'partly']++;
         // Whatever the moment, nothing kept went, nor another tenant's rows.
         const stored = new Set((await db.query<{ event_id: string }>(`SELECT toString(event_id) AS event_id FROM events FINAL WHERE tenant_seq = ${Number(tenantSeq)} AND timestamp_ms >= ${EXPIRED_BEFORE_MS()}`)).map((row) => row.event_id));
         expect([...kept].filter((id) => !stored.has(id))).toEqual([]);
+        expect(await otherTenantRows()).toBe(otherRows);
       }
 
       // A node started again finishes the purge.
@@ -267,7 +274,7 @@ describe.runIf(available)('a full cluster node killed during background work', (
       await until('every expired event is gone', async () => (await exportedCount(again.url, `&to=${new Date(EXPIRED_BEFORE_MS()).toISOString()}`)) === 0, 120_000, 500);
       await expectExportedOnce(again.url, kept);
       expect(await otherTenantRows()).toBe(otherRows);
-      console.info(`retention purge kills: a purge took ${purgeMs} ms from spawn; expired events left after ${unfinishedAtKill} of ${PURGE_KILLS} kills; ${kept.size} recent events kept`);
+      console.info(`retention purge kills: the purge ran from ${purgeBeganMs} to ${purgeEndedMs} ms after the spawn; at the ${PURGE_KILLS} kills it was ${JSON.stringify(atKill)}; ${kept.size} recent events kept`);
     } finally {
       await db.close();
     }
