@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { DEFAULT_ERASURE_MAX_DELAY_S } from '@svc/lifecycle';
+import { DEFAULT_DELETION_LEASE_MS, DEFAULT_ERASURE_MAX_DELAY_S } from '@svc/lifecycle';
 import type { GatewayOptions } from '@svc/realtime';
 import { DEFAULT_ACK_WAIT_MS, WRITER_ACK_WAIT_MS } from '@svc/storage';
 
@@ -59,6 +59,8 @@ export interface ServerConfig {
   writerAckWaitMs: number;
   /** Full cluster mode: the same for deliveries a dispatcher took from the work queue WEBHOOKS, ms. */
   webhookAckWaitMs: number;
+  /** How long a node's claim on a deletion job lasts unless renewed: a job whose node died is resumed this long after, ms. */
+  deletionLeaseMs: number;
 }
 
 /** JetStream stream replicas when `SVC_NATS_REPLICAS` is unset: one NATS server is enough to try cluster mode. */
@@ -123,6 +125,7 @@ export function loadConfig(env: Env = process.env): ServerConfig {
     postgresUrl: postgresUrl(env, 'SVC_POSTGRES_URL'),
     postgresPoolSize: env.SVC_POSTGRES_POOL_SIZE ? integer(env, 'SVC_POSTGRES_POOL_SIZE', 1, 1, 1_000) : undefined,
     ...eventSide(env),
+    deletionLeaseMs: integer(env, 'SVC_DELETION_LEASE_MS', DEFAULT_DELETION_LEASE_MS, 1_000, 3_600_000),
   };
 }
 

@@ -80,7 +80,7 @@ export async function createServices(config: ServerConfig, overrides: ServiceOve
   metrics.watchUndecodableRows(() => storage.undecodableEvents());
   // On the JetStream event log each request is its own message, recognised when retried.
   const committer = new GroupCommitter(storage.events, metrics, { group: !storage.pipeline });
-  const deletions = new DeletionService(storage.deletions, storage.erasure, clock, undefined, undefined, undefined, undefined, bus);
+  const deletions = new DeletionService(storage.deletions, storage.erasure, clock, undefined, undefined, undefined, { leaseMs: config.deletionLeaseMs }, bus);
   const sender = overrides.webhookSender ?? new HttpWebhookSender(config.webhookAllowPrivate, undefined, overrides.resolveHost);
   const webhooks = new WebhookService(storage.webhookEndpoints, storage.webhookDeliveries, sender, { allowPrivate: config.webhookAllowPrivate, resolveHost: overrides.resolveHost }, clock);
   /**

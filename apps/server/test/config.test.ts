@@ -84,6 +84,12 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ SVC_WEBHOOK_ACK_WAIT_MS: '1.5' })).toThrow(/SVC_WEBHOOK_ACK_WAIT_MS must be a whole number/);
   });
 
+  it("reads the lease of a deletion job's node, a minute unless set", () => {
+    expect(loadConfig({})).toMatchObject({ deletionLeaseMs: 60_000 });
+    expect(loadConfig({ SVC_DELETION_LEASE_MS: '3000' })).toMatchObject({ deletionLeaseMs: 3_000 });
+    expect(() => loadConfig({ SVC_DELETION_LEASE_MS: '999' })).toThrow(/SVC_DELETION_LEASE_MS must be a whole number from 1000 to 3600000/);
+  });
+
   it('refuses a port that is not a whole number in range', () => {
     expect(loadConfig({ PORT: '9090' }).port).toBe(9090);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(/PORT must be a whole number from 0 to 65535/);
