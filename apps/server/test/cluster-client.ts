@@ -151,3 +151,44 @@ export async function until(what: string, check: () => Promise<boolean> | boolea
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * Sends `batches` with `clients` clients at once, each taking the next batch and sending it with
+ * `send` until acknowledged; a per-event rejection is a test failure. `onAcknowledged` runs after
+ * each acknowledged batch (with how many were). Returns the acknowledged event ids.
+ */
+export async function ingestConcurrently(
+  batches: Batch[],
+  clients: number,
+  send: (batch: Batch, index: number) => Promise<IngestAnswer>,
+  onAcknowledged: (done: number) => void | Promise<void> = () => {},
+): Promise<Set<string>> {
+  const acknowledged = new Set<string>();
+  let next = 0;
+  let done = 0;
+  const client = async () => {
+    for (let k = next++; k < batches.length; k = next++) {
+      const answer = await send(batches[k]!, k);
+      if (answer.rejected.length > 0) throw new Error(`events rejected: ${JSON.stringify(answer.rejected.slice(0, 3))}`);
+      for (const e of batches[k]!) acknowledged.add(String(e.eventId));
+      await onAcknowledged(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, client));
+  return acknowledged;
+}
+
+/** What {@link exportedOnceProblems} answers when the export is right. */
+export const NO_EXPORT_PROBLEMS = { repeated: 'none', missing: 'none', unexpected: 'none' };
+
+/**
+ * How node `url`'s export (with `query`) differs from `expected`, each once (summarized): read
+ * once it holds as many events or after `withinMs`, then again after a pause in which a late
+ * writer could still add a copy. {@link NO_EXPORT_PROBLEMS} when right.
+ */
+export async function exportedOnceProblems(url: string, expected: Set<string>, withinMs: number, query = ''): Promise<Record<string, string>> {
+  // Not all readable in time: the comparison says which are missing.
+  await until('every expected event is readable', async () => (await exportedCount(url, query)) >= expected.size, withinMs, 1_000).catch(() => {});
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  return summarized(exportProblems(await exportedIdsNdjson(url, query), expected));
+}

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '@svc/protocol';
 import { EVENTS_STREAM } from '@svc/storage';
 import { CLUSTER_API_KEY, clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { adminCall, adminHeaders, BATCH_SIZE, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendOnce, summarized, until, type Batch } from './cluster-client';
+import { adminCall, adminHeaders, BATCH_SIZE, exportedIdsNdjson, exportProblems, makeBatch, sendOnce, summarized, until, type Batch, exportedOnceProblems, ingestConcurrently, NO_EXPORT_PROBLEMS } from './cluster-client';
 import type { ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 import { TestViewer } from './ws-client';
@@ -59,37 +59,26 @@ describe.runIf(available)('a full cluster on three NATS servers while an engine 
    * Sends each batch as the SDK does, through both nodes in turn until one acknowledges it;
    * every answer is kept. `onAcknowledged` runs after each acknowledged batch.
    */
-  const ingest = async (batches: Batch[], urls: string[], answers: Answer[], onAcknowledged: (done: number) => void | Promise<void> = () => {}) => {
-    const acknowledged = new Set<string>();
-    let next = 0;
-    let done = 0;
-    const client = async () => {
-      for (let k = next++; k < batches.length; k = next++) {
+  const ingest = (batches: Batch[], urls: string[], answers: Answer[], onAcknowledged?: (done: number) => void | Promise<void>) =>
+    ingestConcurrently(
+      batches,
+      CLIENTS,
+      async (batch, k) => {
         for (let attempt = k; ; attempt++) {
-          const result = await sendOnce(urls[attempt % urls.length]!, batches[k]!);
+          const result = await sendOnce(urls[attempt % urls.length]!, batch);
           answers.push(result.ok ? { status: 200, retryAfter: null } : { status: result.status ?? 0, retryAfter: result.retryAfter ?? null });
-          if (result.ok) {
-            expect(result.answer.rejected).toEqual([]);
-            break;
-          }
+          if (result.ok) return result.answer;
           await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
         }
-        for (const e of batches[k]!) acknowledged.add(String(e.eventId));
-        await onAcknowledged(++done);
-      }
-    };
-    await Promise.all(Array.from({ length: CLIENTS }, client));
-    return acknowledged;
-  };
+      },
+      onAcknowledged,
+    );
 
   /** Answers other than an acknowledgement or a 503 with Retry-After (a lost connection counts as 0). */
   const wrongAnswers = (answers: Answer[]) => answers.filter((a) => a.status !== 200 && !(a.status === 503 && Number(a.retryAfter) >= 1));
 
   const expectStoredOnce = async (url: string, acknowledged: Set<string>) => {
-    await until('every acknowledged event is readable', async () => (await exportedCount(url)) >= acknowledged.size, STORED_WITHIN_MS, 1_000).catch(() => {});
-    // A late writer could still add copies: read after a pause.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    expect(summarized(exportProblems(await exportedIdsNdjson(url), acknowledged))).toEqual({ repeated: 'none', missing: 'none', unexpected: 'none' });
+    expect(await exportedOnceProblems(url, acknowledged, STORED_WITHIN_MS)).toEqual(NO_EXPORT_PROBLEMS);
   };
 
   it('loses and doubles nothing when the NATS server leading the event stream is SIGKILLed mid-ingest; every answer is 200 or 503 with Retry-After; the restarted server rejoins', async () => {

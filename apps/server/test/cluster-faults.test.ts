@@ -5,7 +5,7 @@ import { seededRandom } from '@svc/protocol';
 import { EVENTS_STREAM, WRITER_CONSUMER } from '@svc/storage';
 import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { adminHeaders, BATCH_SIZE, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendUntilAcknowledged, summarized, until, type Batch } from './cluster-client';
+import { adminHeaders, BATCH_SIZE, makeBatch, sendUntilAcknowledged, until, type Batch, exportedOnceProblems, ingestConcurrently, NO_EXPORT_PROBLEMS } from './cluster-client';
 import type { ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 
@@ -60,32 +60,13 @@ describe.runIf(available)('a full cluster under faults', () => {
     return started;
   };
 
-  /** Sends `batches` through `clients` clients, each as the SDK does (`urls()` in turn until acknowledged); the acknowledged ids. */
-  const ingest = async (batches: Batch[], urls: () => string[], onAcknowledged: (done: number) => void | Promise<void> = () => {}) => {
-    const acknowledged = new Set<string>();
-    let next = 0;
-    let done = 0;
-    const client = async () => {
-      for (let k = next++; k < batches.length; k = next++) {
-        const answer = await sendUntilAcknowledged(urls, batches[k]!);
-        expect(answer.rejected).toEqual([]);
-        for (const e of batches[k]!) acknowledged.add(String(e.eventId));
-        await onAcknowledged(++done);
-      }
-    };
-    await Promise.all(Array.from({ length: CLIENTS }, client));
-    return acknowledged;
-  };
+  /** Sends `batches` through CLIENTS clients, each as the SDK does (`urls()` in turn until acknowledged); the acknowledged ids. */
+  const ingest = (batches: Batch[], urls: () => string[], onAcknowledged?: (done: number) => void | Promise<void>) =>
+    ingestConcurrently(batches, CLIENTS, (batch) => sendUntilAcknowledged(urls, batch), onAcknowledged);
 
-  /** Every acknowledged event readable through `url` once, and nothing else. */
+  /** Every acknowledged event readable through `url` once, and nothing else (every batch is sent until acknowledged). */
   const expectStoredOnce = async (url: string, acknowledged: Set<string>) => {
-    // Not all readable in time: the comparison below says which are missing.
-    await until('every acknowledged event is readable', async () => (await exportedCount(url)) >= acknowledged.size, STORED_WITHIN_MS, 1_000).catch(() => {});
-    // A late writer could still add copies: read after a pause.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const ids = await exportedIdsNdjson(url);
-    // Ids of batches sent but never acknowledged would show as `unexpected`: every batch is sent until acknowledged.
-    expect(summarized(exportProblems(ids, acknowledged))).toEqual({ repeated: 'none', missing: 'none', unexpected: 'none' });
+    expect(await exportedOnceProblems(url, acknowledged, STORED_WITHIN_MS)).toEqual(NO_EXPORT_PROBLEMS);
   };
 
   const batchesOf = (count: number, label: string) => Array.from({ length: count }, (_, i) => makeBatch(BATCH_SIZE, (j) => `${label}-${(i + j) % 11}`));

@@ -5,7 +5,7 @@ import { seededRandom } from '@svc/protocol';
 import { ChDatabase, ClickHouseEventStore, splitClickHouseUrl, type EventRow } from '@svc/storage';
 import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
-import { adminCall, exportedCount, exportedIdsNdjson, exportProblems, makeBatch, sendUntilAcknowledged, summarized, until, type Batch } from './cluster-client';
+import { adminCall, exportedCount, exportedIdsNdjson, makeBatch, sendUntilAcknowledged, until, type Batch, exportedOnceProblems, ingestConcurrently, NO_EXPORT_PROBLEMS } from './cluster-client';
 import { spawnSvc, type ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 import { WebhookReceiver } from './webhook-receiver';
@@ -95,30 +95,12 @@ describe.runIf(available)('a full cluster node killed during background work', (
   };
 
   /** Sends `batches` through CLIENTS clients, each as the SDK does (`urls()` in turn until acknowledged); the acknowledged ids. */
-  const ingest = async (batches: Batch[], urls: () => string[], onAcknowledged: (done: number) => void | Promise<void> = () => {}) => {
-    const acknowledged = new Set<string>();
-    let next = 0;
-    let done = 0;
-    const client = async () => {
-      for (let k = next++; k < batches.length; k = next++) {
-        const answer = await sendUntilAcknowledged(urls, batches[k]!);
-        expect(answer.rejected).toEqual([]);
-        for (const e of batches[k]!) acknowledged.add(String(e.eventId));
-        await onAcknowledged(++done);
-      }
-    };
-    await Promise.all(Array.from({ length: CLIENTS }, client));
-    return acknowledged;
-  };
+  const ingest = (batches: Batch[], urls: () => string[], onAcknowledged?: (done: number) => void | Promise<void>) =>
+    ingestConcurrently(batches, CLIENTS, (batch) => sendUntilAcknowledged(urls, batch), onAcknowledged);
 
   /** The export of node `url` (with `query`) holds exactly `expected`, each once. */
   const expectExportedOnce = async (url: string, expected: Set<string>, query = '') => {
-    // Not all readable in time: the comparison below says which are missing.
-    await until('every expected event is readable', async () => (await exportedCount(url, query)) >= expected.size, STORED_WITHIN_MS, 1_000).catch(() => {});
-    // A late writer could still add copies: read after a pause.
-    await sleep(2_000);
-    const ids = await exportedIdsNdjson(url, query);
-    expect(summarized(exportProblems(ids, expected))).toEqual({ repeated: 'none', missing: 'none', unexpected: 'none' });
+    expect(await exportedOnceProblems(url, expected, STORED_WITHIN_MS, query)).toEqual(NO_EXPORT_PROBLEMS);
   };
 
   it("completes a user's deletion job on the other node after the node running it is SIGKILLed; the export keeps every other event once", async () => {
