@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { SVC_BIN, startChildServer, until, type ChildServer } from './child-server';
@@ -7,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { validEvent } from './events-fixture';
+import { startTcpRelay } from './tcp-relay';
 import { ADMIN_TOKEN, API_KEY, tempDataDir } from './test-app';
 import { hashSessionSecret, openEmbeddedStorage, PgDatabase } from '@svc/storage';
 import { fillMetadata, metadataSnapshot, pgMetadata } from '../../../packages/storage/test/metadata-fixture';
@@ -142,46 +142,42 @@ describe('svc CLI', () => {
     const run = await svc(dataDir, 'simulate', '--url', server.url, '--api-key', API_KEY, '--viewers', '12', '--seconds', '3', '--activity', '1');
     expect(run.code, run.stderr).toBe(0);
     const result = JSON.parse(run.stdout.trim().split('\n').pop()!);
-    expect(result).toMatchObject({ viewers: 12, errors: 0 });
+    expect(result).toMatchObject({ viewers: 12, errors: 0, failedJoins: 0 });
     // The demo's first overlay is a poll: every viewer saw it and voted.
     expect(result.votes).toBe(12);
     const exported = await fetch(`${server.url}/v1/analytics/events?format=ndjson&broadcastId=demo-live`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     const events = (await exported.text()).trim().split('\n').map((line) => JSON.parse(line) as { event: string });
     expect(events.filter((e) => e.event === 'broadcast.joined')).toHaveLength(12);
     expect(events.filter((e) => e.event === 'poll.voted')).toHaveLength(12);
+    // Nothing was sent twice on a socket that stayed up: the server saw no event again.
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/^svc_events_duplicate_total(\{[^}]*\})? 0$/m);
   }, 60_000);
 
   it('simulates viewers whose sockets are all cut once: they reconnect, resume, send again, and --check finds every acknowledged event stored once', async () => {
     const dataDir = tempDataDir();
     const server = await startChildServer({ SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN });
     children.push(server);
-    // A TCP relay in front of the server, as a load balancer would be, that can cut every connection at once.
-    const target = new URL(server.url);
-    const relayed = new Set<Socket>();
-    const relay = createServer((client) => {
-      const upstream = connect(Number(target.port), target.hostname);
-      client.pipe(upstream).pipe(client);
-      for (const socket of [client, upstream]) {
-        relayed.add(socket);
-        socket.on('error', () => {});
-        socket.on('close', () => relayed.delete(socket));
-      }
-    });
-    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relay = await startTcpRelay(server.url);
     try {
-      const url = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-      const simulating = svc(dataDir, 'simulate', '--url', url, '--api-key', API_KEY, '--viewers', '10', '--seconds', '6', '--activity', '1', '--check', '--admin-token', ADMIN_TOKEN, '--check-wait', '10');
-      // Every viewer connected (two sockets each through the relay), and a moment of activity: then the cut.
-      await until('every viewer connected through the relay', async () => relayed.size >= 20, 30_000);
+      const simulating = svc(dataDir, 'simulate', '--url', relay.url, '--api-key', API_KEY, '--viewers', '10', '--seconds', '6', '--activity', '1', '--check', '--admin-token', ADMIN_TOKEN, '--check-wait', '10');
+      // Every viewer connected (two sockets each through the relay), a moment of activity, then
+      // answers held back for a while (what the viewers send meanwhile stays unanswered), then the cut.
+      await until('every viewer connected through the relay', async () => relay.sockets() >= 20, 30_000);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const cut = relayed.size;
-      for (const socket of relayed) socket.destroy();
+      relay.hold(true);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const cut = relay.sockets();
+      relay.cut();
+      relay.hold(false);
       const done = await simulating;
       expect(cut).toBeGreaterThanOrEqual(20);
       expect(done.code, done.stderr).toBe(0);
       const result = JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown> & { check: Record<string, unknown> };
-      expect(result).toMatchObject({ viewers: 10, reconnects: 10, resumed: 10, unacknowledged: 0 });
+      expect(result).toMatchObject({ viewers: 10, reconnects: 10, resumed: 10, unacknowledged: 0, refused: 0, failedJoins: 0 });
       expect(result.acknowledged).toBe(result.events);
+      // What was unanswered at the cut went again on the new sockets, and is stored once (below).
+      expect(result.resent).toBeGreaterThan(0);
       expect(result.check).toMatchObject({ checked: result.acknowledged, missing: 0, repeated: 0 });
       expect(done.stderr).toContain(`Stored: all ${result.acknowledged as number} acknowledged events, each once.`);
       // Resumed sessions: one broadcast.joined per viewer, however many sockets it opened.
@@ -189,7 +185,29 @@ describe('svc CLI', () => {
       const sessions = (await exported.text()).trim().split('\n').map((line) => (JSON.parse(line) as { sessionId: string }).sessionId).filter((id) => id.startsWith('svc_sim'));
       expect(sessions).toHaveLength(10);
     } finally {
-      relay.close();
+      await relay.close();
+    }
+  }, 60_000);
+
+  it('simulates viewers whose node hangs (their sockets open but silent): they give the sockets up, reconnect and resume, and nothing acknowledged is lost', async () => {
+    const dataDir = tempDataDir();
+    // A short heartbeat: the viewers notice the silence within about a second.
+    const server = await startChildServer({ SVC_DATA_DIR: dataDir, SVC_BOOTSTRAP_API_KEY: API_KEY, SVC_BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, SVC_WS_HEARTBEAT_MS: '1000' });
+    children.push(server);
+    const relay = await startTcpRelay(server.url);
+    try {
+      const simulating = svc(dataDir, 'simulate', '--url', relay.url, '--api-key', API_KEY, '--viewers', '10', '--seconds', '10', '--activity', '1', '--check', '--admin-token', ADMIN_TOKEN, '--check-wait', '10');
+      await until('every viewer connected through the relay', async () => relay.sockets() >= 20, 30_000);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      relay.freeze();
+      const done = await simulating;
+      expect(done.code, done.stderr).toBe(0);
+      const result = JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown> & { check: Record<string, unknown> };
+      expect(result).toMatchObject({ viewers: 10, reconnects: 10, resumed: 10, unacknowledged: 0, failedJoins: 0 });
+      expect(result.acknowledged).toBe(result.events);
+      expect(result.check).toMatchObject({ checked: result.acknowledged, missing: 0, repeated: 0 });
+    } finally {
+      await relay.close();
     }
   }, 60_000);
 

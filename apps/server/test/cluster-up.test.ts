@@ -212,9 +212,11 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
   }, 180_000);
 
   it('runs svc simulate --check as printed while a node is SIGKILLed: its viewers resume on another node, every acknowledged event is stored once', async () => {
-    const line = /^ {2}Simulate: +npm run svc -- (.*)$/m.exec(command.output())![1]!.split(' ');
-    expect(line).toEqual(['simulate', '--url', url, '--api-key', apiKey, '--check', '--admin-token', adminToken]);
-    const simulating = runSvc([...line, '--viewers', '12', '--seconds', '12', '--activity', '1'], {});
+    const [, token, args] = /^ {2}Simulate: +SVC_ADMIN_TOKEN=(\S+) npm run svc -- (.*)$/m.exec(command.output())!;
+    expect(token).toBe(adminToken);
+    const line = args!.split(' ');
+    expect(line).toEqual(['simulate', '--url', url, '--api-key', apiKey, '--check']);
+    const simulating = runSvc([...line, '--viewers', '12', '--seconds', '12', '--activity', '1'], { SVC_ADMIN_TOKEN: token! });
     // Once the viewers are on (HAProxy spreads them over node-1 and node-3: the viewer count sums the nodes'), node-3 dies.
     const watcher = await TestViewer.connect(url, { apiKey, sessionId: 'svc_clusterupwatcher', contentId: 'demo-live' });
     await watcher.next((m) => m.type === 'viewers' && Number(m.count) >= 13, 60_000);
@@ -222,10 +224,11 @@ describe.runIf(clusterEnginesAvailable() && haproxyAvailable())('svc cluster up 
     process.kill(pids.get('node-3')!, 'SIGKILL');
     const done = await simulating;
     expect(done.exit, done.output).toBe(0);
-    const result = JSON.parse(done.output.trim().split('\n').pop()!) as { reconnects: number; resumed: number; unacknowledged: number; acknowledged: number; events: number; check: Record<string, number> };
+    const result = JSON.parse(done.output.trim().split('\n').pop()!) as { reconnects: number; resumed: number; unacknowledged: number; failedJoins: number; acknowledged: number; events: number; check: Record<string, number> };
     expect(result.reconnects).toBeGreaterThan(0);
     expect(result.resumed).toBe(result.reconnects);
     expect(result.unacknowledged).toBe(0);
+    expect(result.failedJoins).toBe(0);
     expect(result.acknowledged).toBe(result.events);
     expect(result.check).toMatchObject({ checked: result.acknowledged, missing: 0, repeated: 0 });
   }, 180_000);

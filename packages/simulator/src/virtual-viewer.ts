@@ -7,6 +7,17 @@ const RECONNECT_MIN_MS = 1_000;
 const RECONNECT_MAX_MS = 5_000;
 /** Close codes after which reconnecting cannot help (as in the SDK). */
 const FINAL_CLOSE_CODES = new Set([4400, 4401, 4403, 4406, 4409]);
+/** Answers after which the same message is sent again later (as in the SDK). */
+const TRANSIENT_CODES = new Set(['internal_error', 'not_ready', 'rate_limited', 'timeout', 'disconnected', 'database_locked', 'storage_unavailable']);
+/** Pause before a message refused with a transient code is sent again. */
+const RETRY_DELAY_MS = 1_000;
+/** How long the upgrade, then the `welcome`, may take before the socket is given up. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+const WELCOME_TIMEOUT_MS = 10_000;
+/** Sockets tried before a viewer's first join counts as failed. */
+const FIRST_JOIN_ATTEMPTS = 3;
+/** Longest liveness period: a ping after this much silence, a new socket after twice it. */
+const LIVENESS_MAX_PERIOD_MS = 15_000;
 /** How long a leaving viewer waits for the answers to what it sent. */
 const LEAVE_WAIT_MS = 10_000;
 
@@ -26,102 +37,176 @@ export interface ViewerStats {
   events: number;
   /** Of those, events the server acknowledged (stored, or stored already). */
   acknowledged: number;
+  /** Of those, events the server refused for good (rejected in the `ack`, or a final error). */
+  refused: number;
   votes: number;
   orders: number;
-  /** `error` frames, events the server rejected, joins that failed. */
+  /** `error` frames and events rejected. */
   errors: number;
-  /** Times the socket was lost and opened again. */
+  /** Times the socket was lost (closed, or silent too long) and opened again. */
   reconnects: number;
   /** Reconnects whose `welcome` resumed the same session. */
   resumed: number;
+  /** Messages sent again on a new socket, or after a transient refusal. */
+  resent: number;
 }
 
 type Sent = Extract<ClientMessage, { type: 'track' | 'poll.vote' | 'contest.enter' }>;
 
+/** A message waiting for its answer. */
+interface Unanswered {
+  message: Sent;
+  /** Sent at least once already: sending it again counts as resent. */
+  sent: boolean;
+}
+
 /**
  * One simulated viewer: joins over the WebSocket, reacts to what it is shown (votes, enters,
  * taps, views and buys products) with some probability, and leaves when told. Like the SDK, it
- * reconnects when its socket is lost (the server resumes the session, on another node in a
- * cluster) and sends again what was not answered yet: events keep their ids, so the server
- * stores each once, and a vote already counted is refused, not counted twice.
+ * reconnects when its socket is lost or falls silent (the server resumes the session, on another
+ * node in a cluster) and sends again what was not answered yet, and what was refused for a
+ * passing reason: events keep their ids, so the server stores each once, and a vote already
+ * counted is refused, not counted twice. Messages go out only on a socket that got its `welcome`.
  */
 export class VirtualViewer {
   readonly sessionId = `svc_sim${uuidv7().replace(/-/g, '')}`;
-  readonly stats: ViewerStats = { events: 0, acknowledged: 0, votes: 0, orders: 0, errors: 0, reconnects: 0, resumed: 0 };
-  /** Error codes seen, with how often. */
+  readonly stats: ViewerStats = { events: 0, acknowledged: 0, refused: 0, votes: 0, orders: 0, errors: 0, reconnects: 0, resumed: 0, resent: 0 };
+  /** Error codes seen (error frames and rejected events), with how often. */
   readonly errorCodes = new Map<string, number>();
   /** Ids of the events the server acknowledged. */
   readonly acknowledgedIds: string[] = [];
-  /** Messages sent and not answered yet, by request id: sent again after a reconnect. */
-  private readonly unanswered = new Map<string, Sent>();
+  private readonly unanswered = new Map<string, Unanswered>();
+  private readonly timers = new Set<NodeJS.Timeout>();
   private ws: WebSocket | null = null;
-  private joinedAt = 0;
+  /** The current socket got its `welcome`: messages may go out. */
+  private ready = false;
   private welcomed = false;
+  /** `leave()` began: no more reactions. */
   private leaving = false;
+  /** Done for good: no more sockets. */
+  private closed = false;
   private attempts = 0;
-  private reconnectTimer: NodeJS.Timeout | null = null;
+  private joinedAt = 0;
+  private lastHeardAt = 0;
+  private liveness: NodeJS.Timeout | null = null;
+  private joined: { resolve: () => void; reject: (error: Error) => void } | null = null;
   private answered: (() => void) | null = null;
 
   constructor(private readonly options: ViewerOptions) {}
 
-  /** Resolves at the first `welcome`; rejects when the first socket closes before it. */
+  /** Resolves at the first `welcome`; rejects when no socket got one after a few tries. */
   join(): Promise<void> {
-    return new Promise((resolve, reject) => this.connect(resolve, reject));
+    return new Promise((resolve, reject) => {
+      this.joined = { resolve, reject };
+      this.connect();
+    });
   }
 
-  /** Events sent that the server has not acknowledged (still waiting, or never will be). */
+  /** Events sent that the server has not answered (still waiting, or never will be). */
   get unacknowledged(): number {
     let count = 0;
-    for (const message of this.unanswered.values()) if (message.type === 'track') count += message.events.length;
+    for (const { message } of this.unanswered.values()) if (message.type === 'track') count += message.events.length;
     return count;
   }
 
-  /** Sends `broadcast.left`, waits (bounded) for the answers to everything sent, then closes. */
+  /** Stops reacting, sends `broadcast.left`, waits (bounded) for the answers to everything sent, then closes. */
   async leave(): Promise<void> {
-    if (!this.ws && !this.reconnectTimer) return;
-    this.track('broadcast.left', { reason: 'closed', watchedMs: Date.now() - this.joinedAt });
-    if (this.unanswered.size > 0) {
+    if (this.leaving) return;
+    this.leaving = true;
+    if (this.welcomed && !this.closed) {
+      this.track('broadcast.left', { reason: 'closed', watchedMs: Date.now() - this.joinedAt });
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, LEAVE_WAIT_MS);
         this.answered = () => {
           clearTimeout(timer);
           resolve();
         };
+        this.settled();
       });
     }
-    this.leaving = true;
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = null;
+    this.closed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.stopLiveness();
     const ws = this.ws;
     this.ws = null;
     ws?.close(1000);
   }
 
-  private connect(resolve?: () => void, reject?: (error: Error) => void): void {
+  private later(delayMs: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      fn();
+    }, delayMs);
+    this.timers.add(timer);
+  }
+
+  private connect(): void {
     const { webSocketBaseURL, apiKey, broadcastId, userId } = this.options;
     const params = new URLSearchParams({ apiKey, sessionId: this.sessionId, contentId: broadcastId, ...(userId ? { userId } : {}) });
-    const ws = new WebSocket(`${webSocketBaseURL}/v1/ws?${params}`, 'svc.v1');
+    const ws = new WebSocket(`${webSocketBaseURL}/v1/ws?${params}`, 'svc.v1', { handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
     this.ws = ws;
-    ws.on('message', (data) => this.onMessage(JSON.parse(String(data)) as ServerMessage, resolve));
-    ws.on('error', () => {});
-    ws.on('close', (code, reason) => {
+    this.ready = false;
+    this.later(HANDSHAKE_TIMEOUT_MS + WELCOME_TIMEOUT_MS, () => {
+      if (this.ws === ws && !this.ready) this.drop(ws);
+    });
+    ws.on('message', (data) => {
       if (this.ws !== ws) return;
-      this.ws = null;
-      if (!this.welcomed) {
-        reject?.(new Error(`closed ${code} ${String(reason)}`));
-        return;
-      }
-      if (this.leaving || FINAL_CLOSE_CODES.has(code)) return;
-      const base = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** this.attempts++);
-      this.reconnectTimer = setTimeout(() => {
-        this.reconnectTimer = null;
-        this.stats.reconnects++;
-        this.connect();
-      }, base * (0.5 + this.options.random()));
+      this.lastHeardAt = Date.now();
+      this.onMessage(JSON.parse(String(data)) as ServerMessage);
+    });
+    ws.on('error', () => {});
+    ws.on('close', (code) => {
+      if (this.ws === ws) this.lost(code);
     });
   }
 
-  private onMessage(message: ServerMessage, resolve?: () => void): void {
+  /** Gives socket `ws` up (silent, or no welcome): whatever it does later is ignored. */
+  private drop(ws: WebSocket): void {
+    this.ws = null;
+    ws.terminate();
+    this.lost(1006);
+  }
+
+  private lost(code: number): void {
+    this.ws = null;
+    this.ready = false;
+    this.stopLiveness();
+    if (this.closed) return;
+    const final = FINAL_CLOSE_CODES.has(code);
+    if (final || (!this.welcomed && this.attempts + 1 >= FIRST_JOIN_ATTEMPTS)) {
+      this.closed = true;
+      if (!this.welcomed) this.joined?.reject(new Error(`closed ${code}`));
+      this.answered?.();
+      return;
+    }
+    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** this.attempts++) * (0.5 + this.options.random());
+    this.later(Math.min(RECONNECT_MAX_MS, delay), () => {
+      if (this.closed) return;
+      if (this.welcomed) this.stats.reconnects++;
+      this.connect();
+    });
+  }
+
+  /** Pings after `period` of silence, gives the socket up after twice that (a hung or cut-off node). */
+  private startLiveness(heartbeatIntervalMs: number): void {
+    this.stopLiveness();
+    const period = Math.min(heartbeatIntervalMs > 0 ? heartbeatIntervalMs : LIVENESS_MAX_PERIOD_MS, LIVENESS_MAX_PERIOD_MS);
+    const ws = this.ws;
+    this.liveness = setInterval(() => {
+      if (!ws || this.ws !== ws) return;
+      const silentMs = Date.now() - this.lastHeardAt;
+      if (silentMs > 2 * period) this.drop(ws);
+      else if (silentMs >= period) ws.send(JSON.stringify({ type: 'ping' }));
+    }, period);
+  }
+
+  private stopLiveness(): void {
+    if (this.liveness) clearInterval(this.liveness);
+    this.liveness = null;
+  }
+
+  private onMessage(message: ServerMessage): void {
     switch (message.type) {
       case 'welcome': {
         const first = !this.welcomed;
@@ -134,21 +219,27 @@ export class VirtualViewer {
           this.joinedAt = Date.now();
           this.track('broadcast.joined', {});
         }
-        for (const [requestId, sent] of this.unanswered) this.ws?.send(JSON.stringify({ ...sent, requestId }));
-        if (first) for (const overlay of message.overlays) this.react(overlay);
-        resolve?.();
+        this.ready = true;
+        for (const [requestId, waiting] of this.unanswered) this.transmit(requestId, waiting);
+        this.startLiveness(message.heartbeatIntervalMs);
+        if (first) {
+          for (const overlay of message.overlays) this.react(overlay);
+          this.joined?.resolve();
+        }
         break;
       }
       case 'overlay.show':
         this.react(message.overlay);
         break;
       case 'ack': {
-        const sent = message.requestId ? this.unanswered.get(message.requestId) : undefined;
-        if (message.requestId) this.unanswered.delete(message.requestId);
-        if (sent?.type === 'track') {
+        const waiting = message.requestId ? this.unanswered.get(message.requestId) : undefined;
+        if (!waiting) break;
+        this.unanswered.delete(message.requestId!);
+        if (waiting.message.type === 'track') {
           const refused = new Set((message.rejected ?? []).map((r) => r.index));
           for (const r of message.rejected ?? []) this.countError(r.code);
-          sent.events.forEach((event, index) => {
+          this.stats.refused += refused.size;
+          waiting.message.events.forEach((event, index) => {
             if (refused.has(index)) return;
             this.stats.acknowledged++;
             this.acknowledgedIds.push((event as { eventId: string }).eventId);
@@ -157,11 +248,23 @@ export class VirtualViewer {
         this.settled();
         break;
       }
-      case 'error':
+      case 'error': {
         this.countError(message.code);
-        if (message.requestId) this.unanswered.delete(message.requestId);
+        const waiting = message.requestId ? this.unanswered.get(message.requestId) : undefined;
+        if (!waiting) break;
+        if (TRANSIENT_CODES.has(message.code)) {
+          // Sent again after a pause, on whichever socket is ready then (a welcome sends it sooner).
+          const requestId = message.requestId!;
+          this.later(RETRY_DELAY_MS, () => {
+            if (this.ready && this.unanswered.get(requestId) === waiting) this.transmit(requestId, waiting);
+          });
+          break;
+        }
+        this.unanswered.delete(message.requestId!);
+        if (waiting.message.type === 'track') this.stats.refused += waiting.message.events.length;
         this.settled();
         break;
+      }
     }
   }
 
@@ -171,20 +274,26 @@ export class VirtualViewer {
   }
 
   private settled(): void {
-    if (this.unanswered.size === 0) this.answered?.();
+    if (this.unanswered.size === 0 || this.closed) this.answered?.();
   }
 
-  /** Sends now if connected; kept until answered either way, and sent again after a reconnect. */
-  private send(message: Sent): void {
-    if (this.leaving) return;
+  /** Keeps `message` until answered; sends it now if the socket is ready, else at the next welcome. */
+  private queue(message: Sent): void {
     const requestId = uuidv7().slice(-12);
-    this.unanswered.set(requestId, message);
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ ...message, requestId }));
+    const waiting = { message, sent: false };
+    this.unanswered.set(requestId, waiting);
+    if (this.ready) this.transmit(requestId, waiting);
+  }
+
+  private transmit(requestId: string, waiting: Unanswered): void {
+    if (waiting.sent) this.stats.resent++;
+    waiting.sent = true;
+    this.ws!.send(JSON.stringify({ ...waiting.message, requestId }));
   }
 
   private track(event: string, data: Record<string, unknown>, commerce: Record<string, unknown> = {}): void {
     this.stats.events++;
-    this.send({ type: 'track', sentAt: new Date().toISOString(), events: [{ event, eventId: uuidv7(), timestamp: new Date().toISOString(), data, ...commerce }] });
+    this.queue({ type: 'track', sentAt: new Date().toISOString(), events: [{ event, eventId: uuidv7(), timestamp: new Date().toISOString(), data, ...commerce }] });
   }
 
   private chance(): boolean {
@@ -192,20 +301,25 @@ export class VirtualViewer {
   }
 
   private react(overlay: Overlay): void {
-    const later = (fn: () => void) => setTimeout(fn, 200 + this.options.random() * 2_000);
+    if (this.leaving) return;
+    /** A reaction a moment later, dropped once the viewer leaves. */
+    const later = (fn: () => void) =>
+      this.later(200 + this.options.random() * 2_000, () => {
+        if (!this.leaving) fn();
+      });
     switch (overlay.type) {
       case 'poll':
         this.track('poll.viewed', { pollId: overlay.id, questionText: overlay.question });
         if (this.chance()) {
           later(() => {
             this.stats.votes++;
-            this.send({ type: 'poll.vote', pollId: overlay.id, optionIndex: Math.floor(this.options.random() * overlay.options.length) });
+            this.queue({ type: 'poll.vote', pollId: overlay.id, optionIndex: Math.floor(this.options.random() * overlay.options.length) });
           });
         }
         break;
       case 'contest':
         this.track('contest.viewed', { contestId: overlay.id, title: overlay.title });
-        if (this.chance()) later(() => this.send({ type: 'contest.enter', contestId: overlay.id }));
+        if (this.chance()) later(() => this.queue({ type: 'contest.enter', contestId: overlay.id }));
         break;
       case 'lineup':
         this.track('lineup.viewed', { lineupId: overlay.id });

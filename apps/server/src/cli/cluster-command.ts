@@ -50,7 +50,7 @@ export function addClusterCommand(program: Command): void {
         say(`  Admin token: ${running.adminToken}`);
         say(`  API key:     ${running.apiKey}`);
         say(`  Demo page:   ${running.url}/demo`);
-        say(`  Simulate:    npm run svc -- simulate --url ${running.url} --api-key ${running.apiKey} --check --admin-token ${running.adminToken}`);
+        say(`  Simulate:    SVC_ADMIN_TOKEN=${running.adminToken} npm run svc -- simulate --url ${running.url} --api-key ${running.apiKey} --check`);
         say('               (kill a node meanwhile: its viewers resume on the others; --check reads every acknowledged event back)');
         say('Press Ctrl-C to stop everything.');
         await new Promise<void>((resolve) => (stopNow = resolve));

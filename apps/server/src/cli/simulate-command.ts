@@ -49,7 +49,13 @@ export function addSimulateCommand(program: Command): void {
         return;
       }
       progress(`Checking that the ${acknowledgedIds.length} acknowledged events are stored once…`);
-      const check = await checkStored({ url: options.url, adminToken: adminToken!, broadcastId: options.broadcast, ids: acknowledgedIds, sinceMs: startedAtMs, waitMs: checkWait * 1000, progress });
+      const check = await checkStored({ url: options.url, adminToken: adminToken!, broadcastId: options.broadcast, ids: acknowledgedIds, sinceMs: startedAtMs, waitMs: checkWait * 1000, progress }).catch(
+        (error: unknown) => {
+          // What the viewers did is still reported; the error (exit status 2) says why nothing was checked.
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+          throw error;
+        },
+      );
       progress(
         check.missing === 0 && check.repeated === 0
           ? `Stored: all ${check.checked} acknowledged events, each once.`
