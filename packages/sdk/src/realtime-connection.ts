@@ -22,6 +22,13 @@ export interface ConnectionHandlers {
   lost(): void;
 }
 
+export interface ConnectionOptions {
+  /** The clock of the liveness checks (default `Date.now`). */
+  now?: () => number;
+  /** The WebSocket class (default the browser's). */
+  WebSocket?: typeof WebSocket;
+}
+
 /**
  * One broadcast's WebSocket: opens, reconnects with backoff (the server resumes the same
  * session), and stops for good on a final close code. A socket that falls silent (its node
@@ -34,11 +41,10 @@ export class RealtimeConnection {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private watchTimer: ReturnType<typeof setInterval> | null = null;
 
-  /** `now`: the clock the liveness checks read (default `Date.now`). */
   constructor(
     private url: string,
     private readonly handlers: ConnectionHandlers,
-    private readonly now: () => number = Date.now,
+    private readonly options: ConnectionOptions = {},
   ) {}
 
   /** Reconnects to a new address (e.g. with a userId); the server resumes the session. */
@@ -74,7 +80,7 @@ export class RealtimeConnection {
   }
 
   private connect(): void {
-    const ws = new WebSocket(this.url, SUBPROTOCOL);
+    const ws = new (this.options.WebSocket ?? WebSocket)(this.url, SUBPROTOCOL);
     this.ws = ws;
     let watch = this.watch(ws, LIVENESS_PERIOD_MAX_MS);
     ws.onmessage = (event) => {
@@ -116,7 +122,7 @@ export class RealtimeConnection {
   /** Checks `ws` every period from now on (one watch at a time: it replaces the one before). */
   private watch(ws: WebSocket, periodMs: number): LivenessWatch {
     this.stopWatching();
-    const watch = new LivenessWatch(periodMs, this.now);
+    const watch = new LivenessWatch(periodMs, this.options.now ?? Date.now);
     this.watchTimer = setInterval(() => {
       const action = watch.check(ws.readyState === 1);
       if (action === 'ping') ws.send('{"type":"ping"}');
