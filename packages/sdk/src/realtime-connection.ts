@@ -1,5 +1,6 @@
 import type { ServerMessage } from '@svc/protocol';
 import { SvcError } from './errors';
+import { LivenessWatch, LIVENESS_PERIOD_MAX_MS, livenessPeriodMs } from './liveness-watch';
 
 /** The subprotocol this SDK speaks (docs/realtime-protocol.md). */
 const SUBPROTOCOL = 'svc.v1';
@@ -21,19 +22,29 @@ export interface ConnectionHandlers {
   lost(): void;
 }
 
+export interface ConnectionOptions {
+  /** The clock of the liveness checks (default `Date.now`). */
+  now?: () => number;
+  /** The WebSocket class (default the browser's). */
+  WebSocket?: typeof WebSocket;
+}
+
 /**
  * One broadcast's WebSocket: opens, reconnects with backoff (the server resumes the same
- * session), and stops for good on a final close code.
+ * session), and stops for good on a final close code. A socket that falls silent (its node
+ * hung or cut off, see LivenessWatch) is left at once for a new one, which resumes the session.
  */
 export class RealtimeConnection {
   private ws: WebSocket | null = null;
   private attempts = 0;
   private closedByUs = false;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private watchTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private url: string,
     private readonly handlers: ConnectionHandlers,
+    private readonly options: ConnectionOptions = {},
   ) {}
 
   /** Reconnects to a new address (e.g. with a userId); the server resumes the session. */
@@ -63,14 +74,18 @@ export class RealtimeConnection {
   close(): void {
     this.closedByUs = true;
     if (this.timer) clearTimeout(this.timer);
+    this.stopWatching();
     this.ws?.close(1000, 'bye');
     this.ws = null;
   }
 
   private connect(): void {
-    const ws = new WebSocket(this.url, SUBPROTOCOL);
+    const ws = new (this.options.WebSocket ?? WebSocket)(this.url, SUBPROTOCOL);
     this.ws = ws;
+    let watch = this.watch(ws, LIVENESS_PERIOD_MAX_MS);
     ws.onmessage = (event) => {
+      if (this.ws !== ws) return;
+      watch.received();
       let message: ServerMessage;
       try {
         message = JSON.parse(String(event.data)) as ServerMessage;
@@ -79,13 +94,19 @@ export class RealtimeConnection {
       }
       if (message.type === 'welcome') {
         this.attempts = 0;
+        watch = this.watch(ws, livenessPeriodMs(message.heartbeatIntervalMs));
         this.handlers.welcome(message);
       } else this.handlers.message(message);
     };
-    ws.onopen = () => this.handlers.open();
+    ws.onopen = () => {
+      if (this.ws !== ws) return;
+      watch.received();
+      this.handlers.open();
+    };
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      this.stopWatching();
       if (this.closedByUs) return;
       if (FINAL_CLOSE_CODES.has(event.code)) {
         this.handlers.ended(closeError(event.code, event.reason));
@@ -96,6 +117,32 @@ export class RealtimeConnection {
       const delay = base * (1 - RECONNECT_RANDOMIZATION + Math.random() * RECONNECT_RANDOMIZATION * 2);
       this.timer = setTimeout(() => this.connect(), Math.min(RECONNECT_MAX_MS, delay));
     };
+  }
+
+  /** Checks `ws` every period from now on (one watch at a time: it replaces the one before). */
+  private watch(ws: WebSocket, periodMs: number): LivenessWatch {
+    this.stopWatching();
+    const watch = new LivenessWatch(periodMs, this.options.now ?? Date.now);
+    this.watchTimer = setInterval(() => {
+      const action = watch.check(ws.readyState === 1);
+      if (action === 'ping') ws.send('{"type":"ping"}');
+      else if (action === 'reconnect') this.leaveSilent(ws);
+    }, periodMs);
+    return watch;
+  }
+
+  private stopWatching(): void {
+    if (this.watchTimer) clearInterval(this.watchTimer);
+    this.watchTimer = null;
+  }
+
+  /** Detaches a silent socket (its close, however late, is ignored) and connects again at once. */
+  private leaveSilent(ws: WebSocket): void {
+    this.stopWatching();
+    this.ws = null;
+    ws.close(1000, 'silent');
+    this.handlers.lost();
+    this.connect();
   }
 }
 
