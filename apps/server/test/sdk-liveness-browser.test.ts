@@ -4,7 +4,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
 import { browserAvailable, launchBrowser } from './browser';
-import { startFreezingRelay, type FreezingRelay } from './freezing-relay';
+import { startTcpRelay, type TcpRelay } from './tcp-relay';
 import { startTestApp, type TestApp } from './test-app';
 
 /** The server's heartbeat here: the SDK checks its socket as often, so a hung node shows within 1.5 s. */
@@ -21,7 +21,7 @@ describe.runIf(browserAvailable())('SvcCore leaving a hung node', () => {
   let hostServer: Server;
   let hostOrigin: string;
   let t: TestApp;
-  let relay: FreezingRelay;
+  let relay: TcpRelay;
   let context: BrowserContext;
   let page: Page;
 
@@ -37,10 +37,10 @@ describe.runIf(browserAvailable())('SvcCore leaving a hung node', () => {
     hostServer?.close();
   });
   beforeEach(async () => {
-    relay = await startFreezingRelay();
+    relay = await startTcpRelay();
     t = await startTestApp({ listen: true, config: { realtime: { heartbeatIntervalMs: HEARTBEAT_MS } } });
     // The viewer reaches the realtime service through the relay, as through a load balancer.
-    relay.targetPort = Number(new URL(t.url).port);
+    relay.target(t.url);
     t.services.config.publicUrl = relay.url;
     context = await browser.newContext();
     page = await context.newPage();
@@ -68,14 +68,14 @@ describe.runIf(browserAvailable())('SvcCore leaving a hung node', () => {
     expect(await page.evaluate(() => (window as unknown as Player).resumed)).toEqual([false]);
     // (Stored before the node hangs: a batch in flight on the hung socket waits for its ack's timeout.)
     await expect.poll(async () => (await stored('broadcast.joined')).length, { timeout: 10_000 }).toBe(1);
-    const connectionsBefore = relay.connections;
+    const connectionsBefore = relay.connections();
     expect(connectionsBefore).toBeGreaterThan(0);
 
     // The node hangs: its socket stays open and nothing passes any more, either way.
     relay.freeze();
     await page.waitForFunction(() => (window as unknown as Player).resumed.length >= 2, undefined, { timeout: 10_000 });
     expect(await page.evaluate(() => (window as unknown as Player).resumed)).toEqual([false, true]);
-    expect(relay.connections).toBeGreaterThan(connectionsBefore);
+    expect(relay.connections()).toBeGreaterThan(connectionsBefore);
 
     // The new socket carries the session on: one joined, and what is tracked now is stored.
     const eventId = await page.evaluate(() => (window as unknown as Player).SvcSDK.track('product.tapped', { data: { productId: 'p1' } }));

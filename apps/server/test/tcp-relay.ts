@@ -9,8 +9,12 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 export interface TcpRelay {
   /** `http://127.0.0.1:PORT` */
   url: string;
-  /** Open connections (client side and server side each count). */
+  /** The server's address, when it is known only after the relay's (e.g. a server told the relay's URL). */
+  target(serverUrl: string): void;
+  /** Open sockets (each connection counts its client side and its server side). */
   sockets(): number;
+  /** Connections made through the relay so far. */
+  connections(): number;
   /** Server → client bytes are dropped while true. */
   hold(on: boolean): void;
   cut(): void;
@@ -18,12 +22,15 @@ export interface TcpRelay {
   close(): Promise<void>;
 }
 
-export async function startTcpRelay(serverUrl: string): Promise<TcpRelay> {
-  const target = new URL(serverUrl);
+export async function startTcpRelay(serverUrl?: string): Promise<TcpRelay> {
+  let target = serverUrl ? new URL(serverUrl) : null;
+  let connections = 0;
   const open = new Set<Socket>();
   const frozen = new Set<Socket>();
   let holding = false;
   const relay = createServer((client) => {
+    if (!target) return void client.destroy();
+    connections++;
     const upstream = connect(Number(target.port), target.hostname);
     client.on('data', (chunk: Buffer) => {
       if (!frozen.has(client)) upstream.write(chunk);
@@ -45,7 +52,9 @@ export async function startTcpRelay(serverUrl: string): Promise<TcpRelay> {
   await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(relay.address() as AddressInfo).port}`,
+    target: (url) => void (target = new URL(url)),
     sockets: () => open.size,
+    connections: () => connections,
     hold: (on) => void (holding = on),
     cut: () => {
       for (const socket of open) socket.destroy();
