@@ -126,7 +126,7 @@ describe.runIf(available)('a node cut off from NATS while its viewers vote', () 
     try {
       for (let i = early; i < VOTERS; i++) onA[i]!.viewer.send({ type: 'poll.vote', pollId, optionIndex: 0, requestId: `frozen${i}` });
       await new Promise((resolve) => setTimeout(resolve, 300 + random() * 1_000));
-      // The viewers give up on node A (as the SDK does when heartbeats stop) and resume on node B;
+      // The viewers give up on node A (as the SDK does with a socket silent for two heartbeat periods) and resume on node B;
       // cut off, node A never hears them go: their sockets stay open, the votes waiting in them.
       const moved = await Promise.all(onA.map((_, i) => welcomed(b, `svc_partnode${i}`, broadcastId)));
       for (const [i, { viewer }] of moved.entries()) {
