@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -17,4 +19,17 @@ export function browserAvailable(): boolean {
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: FLAGS });
+}
+
+/** A page of another origin, as a player embedding the SDK would be (`/player` or any path). */
+export interface PlayerPage {
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  close(): void;
+}
+
+export async function startPlayerPage(): Promise<PlayerPage> {
+  const server = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }

@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable, launchBrowser, startPlayerPage, type PlayerPage } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 import { ViewerPool } from './ws-client';
 
@@ -14,14 +12,13 @@ const TOLERANCE_MS = 250;
 describe.runIf(browserAvailable())('the overlay in a browser: in step with the video, polls that close, views on the layout', () => {
   let browser: Browser;
   let t: TestApp;
-  let host: Server;
+  let host: PlayerPage;
   let hostOrigin: string;
   const contexts: BrowserContext[] = [];
 
   beforeAll(async () => {
-    host = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
-    await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
-    hostOrigin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+    host = await startPlayerPage();
+    hostOrigin = host.origin;
     await buildSdk();
     browser = await launchBrowser();
   });

@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
 import { DemoBroadcast } from '../src/demo-broadcast';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable, launchBrowser, startPlayerPage, type PlayerPage } from './browser';
 import { startTestApp, type TestApp } from './test-app';
 
 const SCREENSHOTS = join(process.cwd(), 'docs', 'screenshots');
@@ -20,13 +19,12 @@ describe.runIf(browserAvailable())('SvcCore in a real browser', () => {
   let context: BrowserContext;
   let page: Page;
 
-  let hostServer: Server;
+  let hostServer: PlayerPage;
   let hostOrigin: string;
 
   beforeAll(async () => {
-    hostServer = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
-    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
-    hostOrigin = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
+    hostServer = await startPlayerPage();
+    hostOrigin = hostServer.origin;
     await buildSdk();
     browser = await launchBrowser();
     mkdirSync(SCREENSHOTS, { recursive: true });

@@ -1,9 +1,7 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildSdk } from '@svc/sdk/build';
-import { browserAvailable, launchBrowser } from './browser';
+import { browserAvailable, launchBrowser, startPlayerPage, type PlayerPage } from './browser';
 import { startTcpRelay, type TcpRelay } from './tcp-relay';
 import { startTestApp, type TestApp } from './test-app';
 
@@ -18,7 +16,7 @@ interface Player {
 
 describe.runIf(browserAvailable())('SvcCore leaving a hung node', () => {
   let browser: Browser;
-  let hostServer: Server;
+  let hostServer: PlayerPage;
   let hostOrigin: string;
   let t: TestApp;
   let relay: TcpRelay;
@@ -26,9 +24,8 @@ describe.runIf(browserAvailable())('SvcCore leaving a hung node', () => {
   let page: Page;
 
   beforeAll(async () => {
-    hostServer = createServer((_request, response) => response.setHeader('content-type', 'text/html').end('<!doctype html><title>Player</title>'));
-    await new Promise<void>((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
-    hostOrigin = `http://127.0.0.1:${(hostServer.address() as AddressInfo).port}`;
+    hostServer = await startPlayerPage();
+    hostOrigin = hostServer.origin;
     await buildSdk();
     browser = await launchBrowser();
   });
