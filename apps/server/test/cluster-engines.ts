@@ -6,7 +6,7 @@ import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from '../
 import { natsAvailable, startNats, startNatsCluster, type NatsCluster, type NatsServer } from '../../../packages/storage/test/nats-server';
 import { postgresAvailable, startPostgres, type PostgresServer } from '../../../packages/storage/test/postgres-server';
 import { HAPROXY_BIN } from '@svc/engines';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { startChildServer, type ChildOptions, type ChildServer } from './child-server';
 
 export const CLUSTER_API_KEY = `svc_pk_${'ClusterDemo'.padEnd(32, '0')}`;
@@ -118,4 +118,57 @@ export async function natsServerOf(servers: Pick<NatsServer, 'monitorUrl'>[], no
     if (connz.connections?.some((connection) => connection.name === nodeId)) return i;
   }
   return -1;
+}
+
+/** A Svc node of a cluster test, with the data folder it must not need. */
+export type ClusterNode = ChildServer & { dataDir: string };
+
+/** What {@link freshClusterPerTest} gives the tests of its `describe`. */
+export interface FreshClusters {
+  /** The engines, started once for the `describe`. */
+  engines(): ClusterEngines;
+  /** This test's NATS server, once `freshCluster()` started it. */
+  nats(): NatsServer | undefined;
+  /** A fresh cluster's environment (with `settings`), on a NATS server of its own: JetStream streams are per server. */
+  freshCluster(): Promise<Record<string, string>>;
+  /** Starts a node of the cluster `env` (as `startClusterNode`); it is SIGKILLed after the test. */
+  node(env: Record<string, string>, extra?: Record<string, string>, options?: ChildOptions): Promise<ClusterNode>;
+}
+
+/**
+ * Registers, in the calling `describe`, engines started once and, for each test, a fresh cluster:
+ * its own NATS server and nodes, all stopped after the test (nodes SIGKILLed). `settings` go into
+ * every cluster's environment (short ack waits, for instance).
+ */
+export function freshClusterPerTest(settings: Record<string, string> = {}): FreshClusters {
+  let engines: ClusterEngines | undefined;
+  let nats: NatsServer | undefined;
+  const nodes: ClusterNode[] = [];
+  beforeAll(async () => {
+    engines = await startClusterEngines();
+  }, 60_000);
+  afterEach(async () => {
+    for (const node of nodes.splice(0)) {
+      node.process.kill('SIGKILL');
+      await node.exited;
+    }
+    await nats?.stop();
+    nats = undefined;
+  });
+  afterAll(async () => {
+    await engines?.stop();
+  });
+  return {
+    engines: () => engines!,
+    nats: () => nats,
+    freshCluster: async () => {
+      nats = await startNats();
+      return { ...(await engines!.clusterEnv()), SVC_NATS_URL: nats.url, ...settings };
+    },
+    node: async (env, extra = {}, options = {}) => {
+      const started = await startClusterNode(env, extra, options);
+      nodes.push(started);
+      return started;
+    },
+  };
 }

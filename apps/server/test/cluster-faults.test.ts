@@ -1,12 +1,10 @@
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seededRandom } from '@svc/protocol';
 import { EVENTS_STREAM, WRITER_CONSUMER } from '@svc/storage';
-import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
-import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import { clusterEnginesAvailable, freshClusterPerTest, type ClusterNode } from './cluster-engines';
 import { adminHeaders, BATCH_SIZE, makeBatch, sendUntilAcknowledged, until, type Batch, exportedOnceProblems, ingestConcurrently, NO_EXPORT_PROBLEMS } from './cluster-client';
-import type { ChildServer } from './child-server';
 import { faultSeed } from './fault-seed';
 
 const available = clusterEnginesAvailable();
@@ -23,7 +21,6 @@ const WRITER_ACK_WAIT_MS = 5_000;
 /** How long the writers may take, after the fault, to make every acknowledged event readable. */
 const STORED_WITHIN_MS = 40_000;
 
-type Node = ChildServer & { dataDir: string };
 
 /**
  * Faults of a full cluster while clients ingest. After recovery the export must hold every
@@ -31,34 +28,7 @@ type Node = ChildServer & { dataDir: string };
  * fault strikes), the seed is printed: SVC_FAULT_SEED=<seed> replays it.
  */
 describe.runIf(available)('a full cluster under faults', () => {
-  let engines: ClusterEngines;
-  let nats: NatsServer | undefined;
-  const nodes: Node[] = [];
-  beforeAll(async () => {
-    engines = await startClusterEngines();
-  }, 60_000);
-  afterEach(async () => {
-    for (const node of nodes.splice(0)) {
-      node.process.kill('SIGKILL');
-      await node.exited;
-    }
-    await nats?.stop();
-    nats = undefined;
-  });
-  afterAll(async () => {
-    await engines?.stop();
-  });
-
-  /** A fresh cluster's environment, on a NATS server of its own (JetStream streams are per server). */
-  const freshCluster = async () => {
-    nats = await startNats();
-    return { ...(await engines.clusterEnv()), SVC_NATS_URL: nats.url, SVC_WRITER_ACK_WAIT_MS: String(WRITER_ACK_WAIT_MS) };
-  };
-  const node = async (env: Record<string, string>) => {
-    const started = await startClusterNode(env);
-    nodes.push(started);
-    return started;
-  };
+  const { engines, nats, freshCluster, node } = freshClusterPerTest({ SVC_WRITER_ACK_WAIT_MS: String(WRITER_ACK_WAIT_MS) });
 
   /** Sends `batches` through CLIENTS clients, each as the SDK does (`urls()` in turn until acknowledged); the acknowledged ids. */
   const ingest = (batches: Batch[], urls: () => string[], onAcknowledged?: (done: number) => void | Promise<void>) =>
@@ -73,14 +43,13 @@ describe.runIf(available)('a full cluster under faults', () => {
 
   it('starts a node whose NATS server is not up yet: it keeps trying, then serves once NATS is there', async () => {
     const env = await freshCluster();
-    await nats!.kill();
+    await nats()!.kill();
     let printed = '';
-    const starting = startClusterNode(env, {}, { onOutput: (text) => void (printed += text) });
+    const starting = node(env, {}, { onOutput: (text) => void (printed += text) });
     // The node tries again while NATS is away (the start-up allows a minute), then starts.
     await until('the node says it tries again', () => printed.includes('Trying again in'), 30_000, 100);
-    await nats!.restart();
+    await nats()!.restart();
     const started = await starting;
-    nodes.push(started);
     const answer = await sendUntilAcknowledged(() => [started.url], makeBatch(BATCH_SIZE, () => 'startup'));
     expect(answer.rejected).toEqual([]);
   }, 90_000);
@@ -127,13 +96,13 @@ describe.runIf(available)('a full cluster under faults', () => {
     const acknowledged = await ingest(batches, () => [a.url, b.url], async (done) => {
       if (down) acknowledgedDuringOutage++;
       if (done !== killAfter) return;
-      await engines.clickhouse.kill();
+      await engines().clickhouse.kill();
       down = true;
       readsDuringOutage = readWhileDown();
       outage = (async () => {
         await new Promise((resolve) => setTimeout(resolve, CLICKHOUSE_OUTAGE_MS));
         down = false;
-        await engines.clickhouse.restart();
+        await engines().clickhouse.restart();
       })();
       // The rest of the batches are sent during the outage, a few at a time.
       await new Promise((resolve) => setTimeout(resolve, random() * 1_000));
@@ -166,7 +135,7 @@ describe.runIf(available)('a full cluster under faults', () => {
       const killAfter = 20 + Math.floor(random() * 60);
       let killed = false;
       // Sent after the kill: through node B, started once A is dead.
-      let b: Node | null = null;
+      let b: ClusterNode | null = null;
       const acknowledged = await ingest(batches, () => (b ? [b.url] : [a.url]), async (done) => {
         if (done !== killAfter) return;
         // The kill comes while the writer holds fetched messages not acknowledged yet (inserting).

@@ -1,12 +1,11 @@
 import { uuidv7 } from 'uuidv7';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '@svc/protocol';
 import { ChDatabase, ClickHouseEventStore, splitClickHouseUrl, type EventRow } from '@svc/storage';
-import { startNats, type NatsServer } from '../../../packages/storage/test/nats-server';
-import { clusterEnginesAvailable, startClusterEngines, startClusterNode, type ClusterEngines } from './cluster-engines';
+import { clusterEnginesAvailable, freshClusterPerTest, type ClusterNode } from './cluster-engines';
 import { adminCall, exportedCount, exportedIdsNdjson, makeBatch, sendUntilAcknowledged, until, type Batch, exportedOnceProblems, ingestConcurrently, NO_EXPORT_PROBLEMS } from './cluster-client';
-import { spawnSvc, type ChildServer } from './child-server';
+import { spawnSvc } from './child-server';
 import { faultSeed } from './fault-seed';
 import { WebhookReceiver } from './webhook-receiver';
 
@@ -34,7 +33,6 @@ const DAY_MS = 86_400_000;
 /** Older than this has expired under the default retention of 12 calendar months (with a margin). */
 const expiryCutoffMs = () => Date.now() - 400 * DAY_MS;
 
-type Node = ChildServer & { dataDir: string };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A stored poll view of tenant `tenantSeq` at `timestampMs`, as the writer stores it. */
@@ -53,43 +51,16 @@ function eventRow(tenantSeq: number, timestampMs: number): EventRow {
  * When the kill strikes is seeded; the seed is printed: SVC_FAULT_SEED=<seed> replays it.
  */
 describe.runIf(available)('a full cluster node killed during background work', () => {
-  let engines: ClusterEngines;
-  let nats: NatsServer | undefined;
-  const nodes: Node[] = [];
+  const { freshCluster, node } = freshClusterPerTest({
+    SVC_WRITER_ACK_WAIT_MS: String(ACK_WAIT_MS),
+    SVC_WEBHOOK_ACK_WAIT_MS: String(ACK_WAIT_MS),
+    SVC_DELETION_LEASE_MS: String(DELETION_LEASE_MS),
+    SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
   const receiver = new WebhookReceiver();
-  beforeAll(async () => {
-    [engines] = await Promise.all([startClusterEngines(), receiver.start()]);
-  }, 60_000);
-  afterEach(async () => {
-    for (const node of nodes.splice(0)) {
-      node.process.kill('SIGKILL');
-      await node.exited;
-    }
-    await nats?.stop();
-    nats = undefined;
-  });
-  afterAll(async () => {
-    await Promise.allSettled([receiver.stop(), engines?.stop()]);
-  });
-
-  /** A fresh cluster's environment, on a NATS server of its own (JetStream streams are per server). */
-  const freshCluster = async (): Promise<Record<string, string>> => {
-    nats = await startNats();
-    return {
-      ...(await engines.clusterEnv()),
-      SVC_NATS_URL: nats.url,
-      SVC_WRITER_ACK_WAIT_MS: String(ACK_WAIT_MS),
-      SVC_WEBHOOK_ACK_WAIT_MS: String(ACK_WAIT_MS),
-      SVC_DELETION_LEASE_MS: String(DELETION_LEASE_MS),
-      SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
-    };
-  };
-  const node = async (env: Record<string, string>) => {
-    const started = await startClusterNode(env);
-    nodes.push(started);
-    return started;
-  };
-  const kill = async (victim: Node) => {
+  beforeAll(() => receiver.start());
+  afterAll(() => receiver.stop());
+  const kill = async (victim: ClusterNode) => {
     victim.process.kill('SIGKILL');
     await victim.exited;
   };
@@ -221,13 +192,12 @@ describe.runIf(available)('a full cluster node killed during background work', (
       let otherRows = await otherTenantRows();
       const expiredAdded = await expiredLeft();
       const spawnedAt = Date.now();
-      const measuring = startClusterNode(env);
+      const measuring = node(env);
       await until('the purge at start begins', async () => (await expiredLeft()) < expiredAdded, 60_000, 10);
       const purgeBeganMs = Date.now() - spawnedAt;
       await until('the purge at start is done', async () => (await expiredLeft()) === 0, 120_000, 10);
       const purgeEndedMs = Date.now() - spawnedAt;
       const measured = await measuring;
-      nodes.push(measured);
       measured.process.kill('SIGTERM');
       expect(await measured.exited).toBe(0);
 
