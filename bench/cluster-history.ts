@@ -13,6 +13,8 @@ import { startService, tempFolder, type Child } from './processes';
 import { fmt } from './report';
 
 const DAY_MS = 86_400_000;
+/** Client-side limit of one query of the benchmark's own ClickHouse connection (copy, overviews). */
+const QUERY_TIMEOUT_MS = 600_000;
 
 export interface HistoryOptions {
   /** Events generated (the issue's 10 million by default). */
@@ -107,7 +109,7 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
     const duck = await DuckDbDatabase.open(folder.path);
     let users: { userId: string; events: number }[];
     let generateSeconds: number;
-    let copy: { rows: number; seconds: number };
+    let copy: { rows: number; bytes: number; seconds: number };
     let clickhouseParts: number;
     const overviews: OverviewTimes[] = [];
     const overviewMismatches: string[] = [];
@@ -132,12 +134,16 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
         )
       ).map((row) => ({ userId: String(row.user_id), events: Number(row.n) }));
 
-      ch = await ChDatabase.open(clickhouse.url, database);
+      // A month's overview over 10 million events may take longer than the client's default minute per query.
+      ch = await ChDatabase.open(clickhouse.url, database, { requestTimeoutMs: QUERY_TIMEOUT_MS });
       log(`history: copying ${fmt.int(events)} events to ClickHouse…`);
-      copy = await copyEventsToClickHouse(duck, ch, tenant.seq);
-      log(`  ${fmt.int(copy.rows / copy.seconds)} rows/s`);
-      const [parts] = await ch.query<{ n: string }>(`SELECT count() AS n FROM system.parts WHERE database = currentDatabase() AND table = 'events' AND active`);
-      clickhouseParts = Number(parts?.n ?? 0);
+      copy = await copyEventsToClickHouse(duck, tenant.seq, clickhouse.url, database, folder.path);
+      log(`  ${fmt.int(copy.rows / copy.seconds)} rows/s (${fmt.int(copy.bytes / 2 ** 20)} MiB of JSON)`);
+      const [held] = await ch.query<{ n: string; parts: string }>(
+        `SELECT count() AS n, (SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'events' AND active) AS parts FROM events`,
+      );
+      if (Number(held?.n) !== copy.rows) throw new Error(`ClickHouse holds ${String(held?.n)} of the ${copy.rows} events copied`);
+      clickhouseParts = Number(held?.parts ?? 0);
 
       const polls = await new PollCatalogue().load(new DuckDbContentStore(duck));
       const onClickHouse = new AnalyticsService(new ClickHouseAnalyticsStore(ch, polls));

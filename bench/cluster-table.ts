@@ -1,7 +1,7 @@
 import type { ClusterOptions, ClusterRun } from './cluster';
 import { eventsPerSecond, microsPerEvent, type IngestRun } from './cluster-lb-ingest';
 import { MAIN_THREAD_PLANNED_SHARE, sizeFor, TARGET_CLUSTER_EVENTS_PER_SECOND, type EventCosts } from './cluster-sizing';
-import type { StoreHistory } from './cluster-history';
+import type { HistoryResult, StoreHistory } from './cluster-history';
 import { NATS_SERVERS } from './lb-cluster';
 import { percentile } from './load';
 import { fmt, type BenchTable, type Row } from './report';
@@ -83,6 +83,7 @@ function fanoutRows(fanout: BenchTable): Row[] {
 
 function historyRows(run: ClusterRun): { rows: Row[]; errors: number } {
   const h = run.history;
+  if ('error' in h) return { rows: [row(`export, deletion and dashboard on ClickHouse: not measured, the run failed: ${h.error.split('\n')[0]}`, '—', '—', '—', '0 errors', 'fail')], errors: 1 };
   const size = fmt.int(h.events);
   const rate = (s: StoreHistory) => s.export.lines / s.export.seconds;
   const deletionMs = (s: StoreHistory) => s.deletions.map((d) => d.clientMs);
@@ -142,7 +143,7 @@ export function clusterTable(options: ClusterOptions, run: ClusterRun): BenchTab
     row('load average (1, 5, 15 min) before the run (value) and after it (baseline): the machine is shared', run.loadBefore, run.loadAfter),
   ];
   return {
-    title: `Cluster: ingest through HAProxy with 1–${options.maxNodes} nodes, fan-out, webhooks, and export, deletion and dashboard on ClickHouse with ${fmt.int(run.history.events)} events`,
+    title: `Cluster: ingest through HAProxy with 1–${options.maxNodes} nodes, fan-out, webhooks, and export, deletion and dashboard on ClickHouse with ${fmt.int(options.events)} events`,
     rows,
     notes: notesOf(options, run),
     runErrors: ingestErrorCount + history.errors + hookErrors(hooks.cluster) + hookErrors(hooks.embedded) + fanoutErrors > 0,
@@ -166,19 +167,24 @@ export function clusterTable(options: ClusterOptions, run: ClusterRun): BenchTab
   };
 }
 
+function historyNotes(options: ClusterOptions, h: HistoryResult): string[] {
+  const overviewP50 = h.overviews.map((o) => `${o.range} p50 ${fmt.ms(percentile(o.clickhouseMs, 50))} ms (DuckDB ${fmt.ms(percentile(o.duckdbMs, 50))})`).join('; ');
+  return [
+    `History: ${fmt.int(h.events)} events of the dashboard benchmark's generator (30 days, 200 broadcasts) made in DuckDB in ${h.generateSeconds.toFixed(0)} s and copied to ClickHouse 18.16 in ${h.copySeconds.toFixed(0)} s (${fmt.int(h.events / h.copySeconds)} rows/s: DuckDB's COPY to newline-delimited JSON, streamed as one INSERT … FORMAT JSONEachRow; ${h.clickhouseParts} active parts when the reads began, merges running). The same events back an embedded node (DuckDB file) and a cluster node (ClickHouse, its own nats-server, R1), one after the other.`,
+    `Dashboard: AnalyticsService.overview (all six panels) in the benchmark process over ClickHouseAnalyticsStore and over the embedded store (rollups), taking turns, ${options.dashboardRuns} runs per range after one untimed run whose answers must agree. ${overviewP50}.`,
+    `Export: GET /v1/analytics/events?format=ndjson of the node, read to the end (ClickHouse ${h.cluster.export.seconds.toFixed(1)} s, embedded ${h.embedded.export.seconds.toFixed(1)} s; node CPU µs per event ${((h.cluster.export.cpuSeconds / h.cluster.export.lines) * 1e6).toFixed(2)} / ${((h.embedded.export.cpuSeconds / h.embedded.export.lines) * 1e6).toFixed(2)}). Deletion: DELETE /v1/users/{id}/events, polled every 10 ms until the job is completed, then the user's export checked empty; users of typical size (${h.cluster.deletions.map((d) => d.userEvents).join(', ')} events). ClickHouse ms: ${h.cluster.deletions.map((d) => fmt.int(d.clientMs)).join(', ')}; embedded ms: ${h.embedded.deletions.map((d) => fmt.int(d.clientMs)).join(', ')}.`,
+  ];
+}
+
 function notesOf(options: ClusterOptions, run: ClusterRun): string[] {
-  const h = run.history;
   const largest = run.clusterIngest.at(-1)!;
   const sizing = sizeFor(costsOf(largest));
-  const overviewP50 = h.overviews.map((o) => `${o.range} p50 ${fmt.ms(percentile(o.clickhouseMs, 50))} ms (DuckDB ${fmt.ms(percentile(o.duckdbMs, 50))})`).join('; ');
   return [
     `Run from ${run.startedAt.toISOString().slice(11, 16)} to ${run.endedAt.toISOString().slice(11, 16)} UTC; every process (nodes, engines, load client, receiver) shares this machine's cores, so the cluster's total cannot grow with its nodes here: the CPU µs per event are the figures that carry over, and they include the contention of two cores.`,
     `Ingest: the ingest benchmark's client (undici, ${options.connections} keep-alive connections, one request in flight each, batches of 100 new events stamped with the time they are sent), ${options.warmupSeconds} s warm-up + ${options.seconds} s measured, one run per shape. Cluster runs: nodes in full cluster mode behind HAProxy (leastconn, /readyz checks; packages/engines), each run on a fresh NATS cluster of ${NATS_SERVERS} servers with streams of ${NATS_SERVERS} replicas (as npm run cluster), a fresh PostgreSQL and ClickHouse database; an answer means JetStream stored the batch on a majority; each node runs its writer, so its CPU includes moving events into ClickHouse. Baseline: svc serve embedded (DuckDB), asked directly. Engine CPU from /proc: every nats-server, clickhouse-server, the postmaster and its backends, haproxy.`,
     `Projection: cores = µs per event × ${fmt.int(TARGET_CLUSTER_EVENTS_PER_SECOND)} events/s, at the ${label(largest)} run's costs; nodes = the nodes' main-thread cores ÷ ${MAIN_THREAD_PLANNED_SHARE} (one event loop per node). ${fmt.int(sizing.nodes)} nodes, ${sizing.nodeCores.toFixed(1)} node cores, NATS ${sizing.natsCores.toFixed(1)}, ClickHouse ${sizing.clickhouseCores.toFixed(1)} (its merges included), PostgreSQL ${sizing.postgresCores.toFixed(1)}, HAProxy ${sizing.haproxyCores.toFixed(1)}.`,
     `Fan-out: bench/cluster-fanout.ts with one total of ${fmt.int(options.fanoutViewers)} viewers, ${options.fanoutCycles} cycles, 1 vote burst, 2 client processes per side (its own PostgreSQL, ClickHouse and nats-servers, R1); its full table is printed by --only cluster-fanout.`,
     `Webhooks: bench/webhooks.ts's burst (${fmt.int(options.webhookEvents)} events in batches of 100 over 64 connections, deliveries/s from the first receipt to the last, receiver verifying every signature): embedded node; then ${run.webhooks.cluster.nodes} nodes behind HAProxy on a NATS cluster (R${NATS_SERVERS}), the burst ingested through HAProxy, every node's QueueDispatcher taking from the WEBHOOKS work queue. Shared queue: ${fmt.int(run.webhooks.cluster.deliveries)} in ${run.webhooks.cluster.seconds.toFixed(1)} s (ingest ${run.webhooks.cluster.ingestSeconds.toFixed(1)} s, ${fmt.int(run.webhooks.cluster.duplicates)} repeats); embedded: ${fmt.int(run.webhooks.embedded.deliveries)} in ${run.webhooks.embedded.seconds.toFixed(1)} s (ingest ${run.webhooks.embedded.ingestSeconds.toFixed(1)} s).`,
-    `History: ${fmt.int(h.events)} events of the dashboard benchmark's generator (30 days, 200 broadcasts) made in DuckDB in ${h.generateSeconds.toFixed(0)} s and copied to ClickHouse 18.16 in ${h.copySeconds.toFixed(0)} s (${fmt.int(h.events / h.copySeconds)} rows/s, inserts of 100,000 rows; ${h.clickhouseParts} active parts when the reads began, merges running). The same events back an embedded node (DuckDB file) and a cluster node (ClickHouse, its own nats-server, R1), one after the other.`,
-    `Dashboard: AnalyticsService.overview (all six panels) in the benchmark process over ClickHouseAnalyticsStore and over the embedded store (rollups), taking turns, ${options.dashboardRuns} runs per range after one untimed run whose answers must agree. ${overviewP50}.`,
-    `Export: GET /v1/analytics/events?format=ndjson of the node, read to the end (ClickHouse ${h.cluster.export.seconds.toFixed(1)} s, embedded ${h.embedded.export.seconds.toFixed(1)} s; node CPU µs per event ${((h.cluster.export.cpuSeconds / h.cluster.export.lines) * 1e6).toFixed(2)} / ${((h.embedded.export.cpuSeconds / h.embedded.export.lines) * 1e6).toFixed(2)}). Deletion: DELETE /v1/users/{id}/events, polled every 10 ms until the job is completed, then the user's export checked empty; users of typical size (${h.cluster.deletions.map((d) => d.userEvents).join(', ')} events). ClickHouse ms: ${h.cluster.deletions.map((d) => fmt.int(d.clientMs)).join(', ')}; embedded ms: ${h.embedded.deletions.map((d) => fmt.int(d.clientMs)).join(', ')}.`,
+    ...('error' in run.history ? [] : historyNotes(options, run.history)),
   ];
 }

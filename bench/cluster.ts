@@ -38,7 +38,8 @@ export interface ClusterRun {
   clusterIngest: IngestRun[];
   fanout: BenchTable;
   webhooks: { embedded: WebhookBurst; cluster: WebhookBurst };
-  history: HistoryResult;
+  /** Export, deletion and dashboard at `events`, or why they could not be measured. */
+  history: HistoryResult | { error: string };
   loadBefore: string;
   loadAfter: string;
   startedAt: Date;
@@ -97,7 +98,11 @@ export async function clusterBenchmark(options: ClusterOptions): Promise<BenchTa
     log(`cluster: webhooks, shared queue, ${options.maxNodes} nodes…`);
     const clusterHooks = await clusterWebhookBurst(options.maxNodes, receiver, options.webhookEvents, postgres, clickhouse, log);
 
-    const history = await historyBenchmark({ events: options.events, deletions: options.deletions, dashboardRuns: options.dashboardRuns, log }, postgres, clickhouse);
+    // The longest part, last: if it fails, the figures above are still reported.
+    const history = await historyBenchmark({ events: options.events, deletions: options.deletions, dashboardRuns: options.dashboardRuns, log }, postgres, clickhouse).catch((error: unknown) => {
+      log(`history failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      return { error: error instanceof Error ? error.message : String(error) };
+    });
     return clusterTable(options, {
       embeddedIngest: embedded,
       clusterIngest: runs,
