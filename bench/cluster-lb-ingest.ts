@@ -1,9 +1,10 @@
 import { loadavg } from 'node:os';
+import { request } from 'undici';
 import type { ClickHouseServer, PostgresServer } from '@svc/engines';
 import { CountingBodies } from './cluster-ingest';
 import { EVENTS_PER_BATCH } from './events';
 import { FreshTimestampBodies } from './fresh-timestamp-bodies';
-import { base62, UniqueBodies } from './ingest';
+import { base62, metric, UniqueBodies } from './ingest';
 import { runLoad, type LoadResult } from './load';
 import { running, startLbCluster } from './lb-cluster';
 import { cpuSeconds, startService, tempFolder, type Child } from './processes';
@@ -24,6 +25,8 @@ export interface IngestCores {
   nodes: number[];
   /** Each Svc node's main thread (the event loop: what one node cannot spread over cores). */
   mainThreads: number[];
+  /** Events each node accepted per second (its svc_events_accepted_total), to cost each node's own events. */
+  nodeEventsPerSecond: number[];
   nats: number;
   clickhouse: number;
   postgres: number;
@@ -45,6 +48,12 @@ export const eventsPerSecond = (run: IngestRun) => run.load.events / run.load.se
 /** CPU µs per acknowledged event of `cores` (cores ÷ events/s). */
 export const microsPerEvent = (run: IngestRun, cores: number) => (cores / eventsPerSecond(run)) * 1e6;
 
+/** Events a node has accepted so far (its own counter: behind HAProxy each node takes a share). */
+async function acceptedEvents(node: Child): Promise<number> {
+  const response = await request(`${node.url}/metrics`);
+  return metric(await response.body.text(), 'svc_events_accepted_total');
+}
+
 /** CPU seconds so far of a changing set of processes (PostgreSQL's backends come and go), by pid. */
 function cpuByPid(pids: number[]): Map<number, number> {
   return new Map(pids.map((pid) => [pid, cpuSeconds(pid) || 0]));
@@ -64,9 +73,11 @@ interface Sampled {
 
 /** The load run, with every process's CPU sampled at the edges of the measured window. */
 async function measure(origin: string, apiKey: string, bodies: CountingBodies, options: LbIngestOptions, sampled: Sampled): Promise<{ load: LoadResult; cores: IngestCores }> {
-  const sample = () => {
+  const sample = async () => {
+    const accepted = await Promise.all(sampled.nodes.map((node) => acceptedEvents(node)));
     const pids = sampled.pids();
     return {
+      accepted,
       nodes: sampled.nodes.map((node) => cpuSeconds(node.pid)),
       mains: sampled.nodes.map((node) => cpuSeconds(node.pid, node.pid)),
       nats: cpuByPid(pids.nats),
@@ -75,7 +86,7 @@ async function measure(origin: string, apiKey: string, bodies: CountingBodies, o
       haproxy: cpuByPid(pids.haproxy),
     };
   };
-  let at0 = sample();
+  let at0 = await sample();
   let at1 = at0;
   const load = await runLoad({
     origin,
@@ -85,9 +96,9 @@ async function measure(origin: string, apiKey: string, bodies: CountingBodies, o
     connections: options.connections,
     warmupMs: options.warmupSeconds * 1000,
     measureMs: options.seconds * 1000,
-    onWindow: (edge) => {
-      if (edge === 'start') at0 = sample();
-      else at1 = sample();
+    onWindow: async (edge) => {
+      if (edge === 'start') at0 = await sample();
+      else at1 = await sample();
     },
   });
   for (const node of sampled.nodes) if (node.exitCode() !== 'running') throw new Error(`a node exited during the run:\n${node.output()}`);
@@ -97,6 +108,7 @@ async function measure(origin: string, apiKey: string, bodies: CountingBodies, o
     cores: {
       nodes: at1.nodes.map((cpu, i) => (cpu - at0.nodes[i]!) / s),
       mainThreads: at1.mains.map((cpu, i) => (cpu - at0.mains[i]!) / s),
+      nodeEventsPerSecond: at1.accepted.map((n, i) => (n - at0.accepted[i]!) / s),
       nats: cpuBetween(at0.nats, at1.nats) / s,
       clickhouse: cpuBetween(at0.clickhouse, at1.clickhouse) / s,
       postgres: cpuBetween(at0.postgres, at1.postgres) / s,

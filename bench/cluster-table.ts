@@ -44,6 +44,10 @@ function ingestRows(base: IngestRun, runs: IngestRun[]): Row[] {
         fmt.ratio(costs.nodeMicros, baseCosts.nodeMicros),
       ),
       row(
+        `ingest, ${name}: CPU µs per event of each node, per event it accepted itself (its svc_events_accepted_total), main thread / whole process`,
+        run.cores.nodes.map((cores, k) => `${micros((run.cores.mainThreads[k]! / run.cores.nodeEventsPerSecond[k]!) * 1e6)} / ${micros((cores / run.cores.nodeEventsPerSecond[k]!) * 1e6)}`).join('; '),
+      ),
+      row(
         `ingest, ${name}: CPU µs per event of the engines: NATS (${NATS_SERVERS} servers, R${NATS_SERVERS}) / ClickHouse / PostgreSQL / HAProxy`,
         `${micros(costs.natsMicros)} / ${micros(costs.clickhouseMicros)} / ${micros(costs.postgresMicros)} / ${micros(costs.haproxyMicros)}`,
       ),
