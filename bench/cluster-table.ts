@@ -27,6 +27,10 @@ export function costsOf(run: IngestRun): EventCosts {
   };
 }
 
+/** Each node's main thread / whole process CPU µs per event it accepted itself. */
+const perNode = (run: IngestRun) =>
+  run.cores.nodes.map((cores, k) => `${micros((run.cores.mainThreads[k]! / run.cores.nodeEventsPerSecond[k]!) * 1e6)} / ${micros((cores / run.cores.nodeEventsPerSecond[k]!) * 1e6)}`).join('; ');
+
 const ingestErrors = (run: IngestRun) => run.load.failedRequests + run.load.rejectedEvents + run.load.duplicateEvents + run.notStored;
 
 function ingestRows(base: IngestRun, runs: IngestRun[]): Row[] {
@@ -44,8 +48,9 @@ function ingestRows(base: IngestRun, runs: IngestRun[]): Row[] {
         fmt.ratio(costs.nodeMicros, baseCosts.nodeMicros),
       ),
       row(
-        `ingest, ${name}: CPU µs per event of each node, per event it accepted itself (its svc_events_accepted_total), main thread / whole process`,
-        run.cores.nodes.map((cores, k) => `${micros((run.cores.mainThreads[k]! / run.cores.nodeEventsPerSecond[k]!) * 1e6)} / ${micros((cores / run.cores.nodeEventsPerSecond[k]!) * 1e6)}`).join('; '),
+        `ingest, ${name}: CPU µs per event of each node, per event it accepted itself (its svc_events_accepted_total), main thread / whole process (baseline: the embedded node)`,
+        perNode(run),
+        perNode(base),
       ),
       row(
         `ingest, ${name}: CPU µs per event of the engines: NATS (${NATS_SERVERS} servers, R${NATS_SERVERS}) / ClickHouse / PostgreSQL / HAProxy`,
