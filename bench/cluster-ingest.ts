@@ -52,7 +52,7 @@ interface Run {
 }
 
 /** Counts the bodies handed out, so that the events acknowledged over the whole run are known. */
-class CountingBodies implements BodySource {
+export class CountingBodies implements BodySource {
   handedOut = 0;
   constructor(private readonly inner: BodySource) {}
   get eventsPerBody() {

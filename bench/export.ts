@@ -32,7 +32,7 @@ export interface ExportOptions {
 
 type Format = 'ndjson' | 'csv';
 
-interface StreamResult {
+export interface StreamResult {
   format: Format;
   /** The SVC_DB_MEMORY_LIMIT the service ran with, if any. */
   memoryLimit?: string;
@@ -57,7 +57,7 @@ interface NativeResult {
   peakRssMiB: number;
 }
 
-interface DeletionResult {
+export interface DeletionResult {
   userEvents: number;
   /** From the DELETE request to the job seen completed (polled every 10 ms), ms. */
   clientMs: number;
@@ -105,7 +105,7 @@ async function nativeExport(databaseFile: string, folder: string, tenantSeq: num
   return { format, memoryLimit, ...(JSON.parse(stdout) as { seconds: number; bytes: number; peakRssMiB: number }) };
 }
 
-async function streamExport(server: Child, adminToken: string, format: Format, memoryLimit?: string): Promise<StreamResult> {
+export async function streamExport(server: Child, adminToken: string, format: Format, memoryLimit?: string): Promise<StreamResult> {
   const rssBeforeMiB = currentRss(server.pid);
   resetPeakRss(server.pid);
   const cpu0 = cpuSeconds(server.pid);
@@ -135,7 +135,7 @@ async function streamExport(server: Child, adminToken: string, format: Format, m
   };
 }
 
-async function deleteUser(server: Child, adminToken: string, userId: string, userEvents: number): Promise<DeletionResult> {
+export async function deleteUser(server: Child, adminToken: string, userId: string, userEvents: number): Promise<DeletionResult> {
   const headers = { authorization: `Bearer ${adminToken}` };
   const t0 = performance.now();
   const started = await request(`${server.url}/v1/users/${encodeURIComponent(userId)}/events`, { method: 'DELETE', headers });
@@ -160,7 +160,7 @@ async function deleteUser(server: Child, adminToken: string, userId: string, use
   }
 }
 
-async function remainingEvents(server: Child, adminToken: string, userId: string): Promise<number> {
+export async function remainingEvents(server: Child, adminToken: string, userId: string): Promise<number> {
   const { body } = await request(`${server.url}/v1/analytics/events?format=ndjson&userId=${encodeURIComponent(userId)}`, {
     headers: { authorization: `Bearer ${adminToken}` },
   });

@@ -16,6 +16,9 @@
  *       [--cluster-writer-events N] [--cluster-read-events N]   (needs PostgreSQL 15, nats-server, clickhouse-server)
  *     cluster-fanout: [--cluster-viewers 3000,9000] [--cluster-nodes 3] [--cluster-client-processes 2]
  *       [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true|false], fanout's --wave   (needs the same engines)
+ *     cluster: ingest's --seconds --warmup --connections --events, and [--cluster-max-nodes 3]
+ *       [--cluster-fanout-viewers 3000] [--cluster-cycles 3] [--cluster-events 10000000] [--cluster-deletions 3]
+ *       [--cluster-dashboard-runs 7] [--cluster-webhook-events 20000]   (needs the same engines and haproxy)
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
@@ -26,6 +29,7 @@ import { DEFAULT_CONNECTIONS, ingestBenchmark } from './ingest';
 import { metadataBenchmark } from './metadata';
 import { clusterIngestBenchmark, DEFAULT_READ_EVENTS, DEFAULT_WRITER_EVENTS } from './cluster-ingest';
 import { clusterFanoutBenchmark, DEFAULT_CLUSTER_TOTALS } from './cluster-fanout';
+import { clusterBenchmark, DEFAULT_CLUSTER_EVENTS, DEFAULT_CLUSTER_FANOUT_VIEWERS, DEFAULT_CLUSTER_WEBHOOK_EVENTS } from './cluster';
 import { killAll } from './processes';
 import { DEFAULT_WEBHOOK_EVENTS, DEFAULT_WEBHOOK_RATE, webhookBenchmark } from './webhooks';
 import { machineInfo, renderReport, type BenchTable } from './report';
@@ -61,6 +65,12 @@ const { values } = parseArgs({
     'cluster-cycles': { type: 'string', default: '3' },
     'cluster-vote-rounds': { type: 'string', default: '1' },
     'cluster-embedded': { type: 'string', default: 'true' },
+    'cluster-max-nodes': { type: 'string', default: '3' },
+    'cluster-fanout-viewers': { type: 'string', default: String(DEFAULT_CLUSTER_FANOUT_VIEWERS) },
+    'cluster-events': { type: 'string', default: String(DEFAULT_CLUSTER_EVENTS) },
+    'cluster-deletions': { type: 'string', default: '3' },
+    'cluster-dashboard-runs': { type: 'string', default: '7' },
+    'cluster-webhook-events': { type: 'string', default: String(DEFAULT_CLUSTER_WEBHOOK_EVENTS) },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
   },
@@ -69,7 +79,7 @@ const { values } = parseArgs({
 if (values.help) {
   process.stdout.write(
     [
-      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest,cluster-fanout]   (default: every benchmark)',
+      'npm run bench -- [--only ingest,fanout,dashboard,export,webhooks,metadata,cluster-ingest,cluster-fanout,cluster]   (default: every benchmark)',
       '  ingest: [--seconds 10] [--warmup 2] [--connections 64] [--repeat 3] [--sweep 8,32,64] [--events 1500000]',
       `  fanout: [--viewers ${TARGET_VIEWERS}] [--client-processes 4] [--wave 500] [--cycles 5] [--vote-rounds 3]`,
       `  dashboard: [--dashboard-events ${DEFAULT_DASHBOARD_EVENTS}] [--dashboard-runs 20] [--dashboard-probes 10]`,
@@ -81,6 +91,9 @@ if (values.help) {
       '    (needs postgresql-15, nats-server, clickhouse-server: apt-get install)',
       `  cluster-fanout: [--cluster-viewers ${DEFAULT_CLUSTER_TOTALS.join(',')}] [--cluster-nodes 3] [--cluster-client-processes 2] [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true] [--wave 500]`,
       '    (the same engines as cluster-ingest)',
+      `  cluster: ingest's --seconds --warmup --connections --events, [--cluster-max-nodes 3] [--cluster-fanout-viewers ${DEFAULT_CLUSTER_FANOUT_VIEWERS}] [--cluster-cycles 3]`,
+      `    [--cluster-events ${DEFAULT_CLUSTER_EVENTS}] [--cluster-deletions 3] [--cluster-dashboard-runs 7] [--cluster-webhook-events ${DEFAULT_CLUSTER_WEBHOOK_EVENTS}]`,
+      '    (the same engines and haproxy: apt-get install haproxy)',
       '',
     ].join('\n'),
   );
@@ -202,6 +215,24 @@ const BENCHMARKS: { name: string; run: () => Promise<BenchTable> }[] = [
         log,
       });
     },
+  },
+  {
+    name: 'cluster',
+    run: () =>
+      clusterBenchmark({
+        seconds: positive('seconds', values.seconds),
+        warmupSeconds: positive('warmup', values.warmup),
+        connections: Math.round(positive('connections', values.connections)),
+        poolEvents: Math.round(positive('events', values.events)),
+        maxNodes: Math.round(positive('cluster-max-nodes', values['cluster-max-nodes'])),
+        fanoutViewers: Math.round(positive('cluster-fanout-viewers', values['cluster-fanout-viewers'])),
+        fanoutCycles: Math.round(positive('cluster-cycles', values['cluster-cycles'])),
+        events: Math.round(positive('cluster-events', values['cluster-events'])),
+        deletions: Math.round(positive('cluster-deletions', values['cluster-deletions'])),
+        dashboardRuns: Math.round(positive('cluster-dashboard-runs', values['cluster-dashboard-runs'])),
+        webhookEvents: Math.round(positive('cluster-webhook-events', values['cluster-webhook-events'])),
+        log,
+      }),
   },
 ];
 

@@ -29,7 +29,7 @@ export interface WebhookOptions {
 }
 
 /** A local receiver that verifies every delivery with the reference implementation and notes when each id first arrived. */
-class Receiver {
+export class Receiver {
   readonly firstSeen = new Map<string, number>();
   duplicates = 0;
   invalid = 0;
@@ -103,7 +103,7 @@ async function post(pool: Pool, apiKey: string, body: Buffer): Promise<void> {
   if (answer.rejected.length) throw new Error(`ingest rejected events: ${text.slice(0, 300)}`);
 }
 
-interface Phase {
+export interface Phase {
   deliveries: number;
   seconds: number;
   cpuSeconds: number;
@@ -146,7 +146,7 @@ async function baselineLoop(receiver: Receiver, bodies: string[]): Promise<Phase
 }
 
 /** Throughput: a burst of events ingested as fast as possible; deliveries/s from the first receipt to the last. */
-async function burst(server: Child, apiKey: string, receiver: Receiver, secret: string, events: number, log: (line: string) => void): Promise<Phase & { ingestSeconds: number }> {
+export async function burst(server: Child, apiKey: string, receiver: Receiver, secret: string, events: number, log: (line: string) => void): Promise<Phase & { ingestSeconds: number }> {
   receiver.expect(secret);
   const work = batches(Math.ceil(events / 100));
   const expected = work.length * 100;
@@ -237,7 +237,7 @@ async function steady(server: Child, apiKey: string, receiver: Receiver, secret:
   };
 }
 
-async function createEndpoint(server: Child, adminToken: string, url: string): Promise<string> {
+export async function createEndpoint(server: Child, adminToken: string, url: string): Promise<string> {
   const response = await request(`${server.url}/v1/webhooks`, {
     method: 'POST',
     headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },

@@ -1,0 +1,194 @@
+import { randomBytes } from 'node:crypto';
+import { AnalyticsService } from '@svc/analytics';
+import { PollCatalogue } from '@svc/content';
+import { startNats, type ClickHouseServer, type PostgresServer } from '@svc/engines';
+import { ChDatabase, ClickHouseAnalyticsStore, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore, PgDatabase, type Tenant } from '@svc/storage';
+import { TenantService } from '@svc/tenancy';
+import { copyEventsToClickHouse } from './clickhouse-copy';
+import { generateDashboardData } from './dashboard-data';
+import { deleteUser, remainingEvents, streamExport, type DeletionResult, type StreamResult } from './export';
+import { base62 } from './ingest';
+import { percentile } from './load';
+import { startService, tempFolder, type Child } from './processes';
+import { fmt } from './report';
+
+const DAY_MS = 86_400_000;
+/** Client-side limit of one query of the benchmark's own ClickHouse connection (copy, overviews). */
+const QUERY_TIMEOUT_MS = 600_000;
+
+export interface HistoryOptions {
+  /** Events generated (the issue's 10 million by default). */
+  events: number;
+  /** Users deleted one after the other, the same ones on each store. */
+  deletions: number;
+  /** Overviews timed per range and store. */
+  dashboardRuns: number;
+  log: (line: string) => void;
+}
+
+/** One store's figures: the embedded node (DuckDB) or the cluster node (ClickHouse). */
+export interface StoreHistory {
+  export: StreamResult;
+  deletions: DeletionResult[];
+  /** Events of the deleted users the export still gave afterwards. */
+  leftBehind: number;
+}
+
+export interface OverviewTimes {
+  range: string;
+  /** Sorted, ms. */
+  clickhouseMs: Float64Array;
+  duckdbMs: Float64Array;
+}
+
+export interface HistoryResult {
+  events: number;
+  generateSeconds: number;
+  copySeconds: number;
+  /** Active parts of `events` in ClickHouse when the reads began. */
+  clickhouseParts: number;
+  overviews: OverviewTimes[];
+  /** Ranges whose overview differed between ClickHouse and DuckDB. */
+  overviewMismatches: string[];
+  embedded: StoreHistory;
+  cluster: StoreHistory;
+}
+
+/** The overview without the moment it was made, for comparing two stores' answers. */
+async function overviewText(service: AnalyticsService, tenant: Tenant, fromMs: number, toMs: number): Promise<string> {
+  const { generatedAt: _, ...panels } = await service.overview(tenant, { fromMs, toMs });
+  return JSON.stringify(panels);
+}
+
+async function exportAndDelete(node: Child, adminToken: string, users: { userId: string; events: number }[], log: (line: string) => void): Promise<StoreHistory> {
+  log('  streamed export (ndjson)…');
+  const result = await streamExport(node, adminToken, 'ndjson');
+  log(`    ${fmt.int(result.lines / result.seconds)} events/s, ${fmt.int(result.lines)} lines in ${result.seconds.toFixed(1)} s, peak RSS ${fmt.int(result.peakRssMiB)} MiB`);
+  const deletions: DeletionResult[] = [];
+  let leftBehind = 0;
+  for (const user of users) {
+    const deletion = await deleteUser(node, adminToken, user.userId, user.events);
+    deletions.push(deletion);
+    leftBehind += await remainingEvents(node, adminToken, user.userId);
+    log(`    deleted ${user.userId}: ${deletion.deleted} of ${user.events} events, ${fmt.int(deletion.clientMs)} ms (job ${fmt.int(deletion.jobMs)} ms)`);
+  }
+  if (node.exitCode() !== 'running') throw new Error(`the node exited during the run:\n${node.output()}`);
+  return { export: result, deletions, leftBehind };
+}
+
+/**
+ * The history side of cluster mode at the issue's size: `events` generated once (the dashboard
+ * benchmark's data) into an embedded database and copied to ClickHouse; the dashboard overview
+ * timed on both (in process, taking turns); then, over HTTP, the NDJSON export and the deletion
+ * of the same users on an embedded node (DuckDB) and on a cluster node (ClickHouse).
+ */
+export async function historyBenchmark(options: HistoryOptions, postgres: PostgresServer, clickhouse: ClickHouseServer): Promise<HistoryResult> {
+  const log = options.log;
+  const folder = tempFolder('svc-bench-cluster-history-');
+  const credentials = { apiKey: `svc_pk_${base62(32)}`, adminToken: `svc_sk_${base62(32)}` };
+  const nats = await startNats();
+  const database = `svc_bench_history_${randomBytes(4).toString('hex')}`;
+  const nodeFolder = tempFolder('svc-bench-history-node-');
+  let node: Child | null = null;
+  let ch: ChDatabase | null = null;
+  try {
+    // The cluster node first: it creates the tenant in PostgreSQL (whose seq the copied events carry) and the ClickHouse schema.
+    log('history: starting a cluster node…');
+    const postgresUrl = await postgres.createDatabase();
+    node = await startService(nodeFolder.path, {
+      SVC_BOOTSTRAP_API_KEY: credentials.apiKey,
+      SVC_BOOTSTRAP_ADMIN_TOKEN: credentials.adminToken,
+      SVC_POSTGRES_URL: postgresUrl,
+      SVC_NATS_URL: nats.url,
+      SVC_CLICKHOUSE_URL: `${clickhouse.url}/${database}`,
+    }, 90_000);
+    const pg = await PgDatabase.open(postgresUrl);
+    const [clusterTenant] = await pg.run((sql) => sql<{ seq: number }[]>`SELECT seq FROM tenants WHERE id = 'demo'`);
+    await pg.close();
+
+    const duck = await DuckDbDatabase.open(folder.path);
+    let users: { userId: string; events: number }[];
+    let generateSeconds: number;
+    let copy: { rows: number; bytes: number; seconds: number };
+    let clickhouseParts: number;
+    const overviews: OverviewTimes[] = [];
+    const overviewMismatches: string[] = [];
+    let events: number;
+    try {
+      const { tenant } = await new TenantService(new DuckDbMetaStore(duck)).createTenant({ id: 'bench', name: 'Cluster history benchmark', ...credentials });
+      if (tenant.seq !== Number(clusterTenant?.seq)) throw new Error(`tenant seq ${tenant.seq} in DuckDB, ${String(clusterTenant?.seq)} in PostgreSQL: the copied events would belong to no tenant`);
+      log(`history: generating ${fmt.int(options.events)} events…`);
+      const t0 = performance.now();
+      const data = await generateDashboardData(duck, tenant.seq, options.events, Date.now());
+      generateSeconds = (performance.now() - t0) / 1000;
+      events = data.events;
+      await duck.write((connection) => connection.run('CHECKPOINT'));
+      // As the export benchmark picks them: typical users, ids of the greatest length, the same every run.
+      users = (
+        await duck.query(
+          `SELECT user_id, count(*) AS n FROM events
+           WHERE tenant_seq = $1 AND user_id IS NOT NULL
+             AND length(user_id) = (SELECT max(length(user_id)) FROM events WHERE tenant_seq = $1)
+           GROUP BY user_id ORDER BY hash(user_id) LIMIT ${options.deletions}`,
+          [tenant.seq],
+        )
+      ).map((row) => ({ userId: String(row.user_id), events: Number(row.n) }));
+
+      // A month's overview over 10 million events may take longer than the client's default minute per query.
+      ch = await ChDatabase.open(clickhouse.url, database, { requestTimeoutMs: QUERY_TIMEOUT_MS });
+      log(`history: copying ${fmt.int(events)} events to ClickHouse…`);
+      copy = await copyEventsToClickHouse(duck, tenant.seq, clickhouse.url, database, folder.path);
+      log(`  ${fmt.int(copy.rows / copy.seconds)} rows/s (${fmt.int(copy.bytes / 2 ** 20)} MiB of JSON)`);
+      const [held] = await ch.query<{ n: string; parts: string }>(
+        `SELECT count() AS n, (SELECT count() FROM system.parts WHERE database = currentDatabase() AND table = 'events' AND active) AS parts FROM events`,
+      );
+      if (Number(held?.n) !== copy.rows) throw new Error(`ClickHouse holds ${String(held?.n)} of the ${copy.rows} events copied`);
+      clickhouseParts = Number(held?.parts ?? 0);
+
+      const polls = await new PollCatalogue().load(new DuckDbContentStore(duck));
+      const onClickHouse = new AnalyticsService(new ClickHouseAnalyticsStore(ch, polls));
+      const onDuckDb = new AnalyticsService(new DuckDbAnalyticsStore(duck));
+      const ranges: Array<[string, number, number]> = [
+        ['default range (last 7 days)', data.toMs - 7 * DAY_MS, data.toMs],
+        ['all 30 days', data.fromMs, data.toMs],
+      ];
+      for (const [range, fromMs, toMs] of ranges) {
+        log(`history: dashboard overview, ${range}, ${options.dashboardRuns} runs each…`);
+        // First answers (not timed) must agree.
+        if ((await overviewText(onClickHouse, tenant, fromMs, toMs)) !== (await overviewText(onDuckDb, tenant, fromMs, toMs))) overviewMismatches.push(range);
+        const times = { clickhouse: [] as number[], duckdb: [] as number[] };
+        for (let run = 0; run < options.dashboardRuns; run++) {
+          for (const [name, service] of [['clickhouse', onClickHouse], ['duckdb', onDuckDb]] as const) {
+            const start = performance.now();
+            await service.overview(tenant, { fromMs, toMs });
+            times[name].push(performance.now() - start);
+          }
+        }
+        const sorted = (values: number[]) => Float64Array.from(values).sort();
+        overviews.push({ range, clickhouseMs: sorted(times.clickhouse), duckdbMs: sorted(times.duckdb) });
+        log(`  p95 ClickHouse ${fmt.ms(percentile(sorted(times.clickhouse), 95))} ms, DuckDB ${fmt.ms(percentile(sorted(times.duckdb), 95))} ms`);
+      }
+    } finally {
+      await duck.close();
+    }
+
+    log('history: embedded node (DuckDB) on the generated data…');
+    const embeddedNode = await startService(folder.path, {}, 120_000);
+    let embedded: StoreHistory;
+    try {
+      embedded = await exportAndDelete(embeddedNode, credentials.adminToken, users, log);
+    } finally {
+      await embeddedNode.stop();
+    }
+    log('history: cluster node (ClickHouse) on the copied data…');
+    const cluster = await exportAndDelete(node, credentials.adminToken, users, log);
+    return { events, generateSeconds, copySeconds: copy.seconds, clickhouseParts, overviews, overviewMismatches, embedded, cluster };
+  } finally {
+    await node?.stop();
+    await ch?.command(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+    await ch?.close();
+    await nats.stop();
+    folder.remove();
+    nodeFolder.remove();
+  }
+}
