@@ -218,6 +218,15 @@ describe('the handoff of a session between two nodes', () => {
   });
 
   const shared = () => new MemorySessionDirectory();
+  /** `directory`, except that every removal fails (NATS does not answer). */
+  const failingRemovals = (directory: MemorySessionDirectory): SessionDirectory => ({
+    record: (t, s, o) => directory.record(t, s, o),
+    find: (t, s) => directory.find(t, s),
+    move: (t, s, o, r) => directory.move(t, s, o, r),
+    remove: async () => {
+      throw new Error('NATS does not answer');
+    },
+  });
   const twoNodes = async (onA: SessionDirectory, onB: (a: Harness) => SessionDirectory, warnOnA: (obj: object, msg: string) => void = () => undefined, busOfB: (bus: Bus) => Bus = (bus) => bus) => {
     const bus = new LocalBus();
     const options = { viewerCountIntervalMs: INTERVAL_MS, resumeGraceMs: GRACE_MS };
@@ -308,14 +317,7 @@ describe('the handoff of a session between two nodes', () => {
     const directory = shared();
     const warnings: string[] = [];
     const { a, b } = await twoNodes(
-      {
-        record: (t, s, o) => directory.record(t, s, o),
-        find: (t, s) => directory.find(t, s),
-        move: (t, s, o, r) => directory.move(t, s, o, r),
-        remove: async () => {
-          throw new Error('NATS does not answer');
-        },
-      },
+      failingRemovals(directory),
       () => directory,
       (_obj, msg) => void warnings.push(msg),
     );
@@ -334,14 +336,7 @@ describe('the handoff of a session between two nodes', () => {
   it('does not resume a session of a node that stopped while a removal of its was failing', async () => {
     const directory = shared();
     const { a, b } = await twoNodes(
-      {
-        record: (t, s, o) => directory.record(t, s, o),
-        find: (t, s) => directory.find(t, s),
-        move: (t, s, o, r) => directory.move(t, s, o, r),
-        remove: async () => {
-          throw new Error('NATS does not answer');
-        },
-      },
+      failingRemovals(directory),
       () => directory,
     );
     await leftA(a, 'svc_ended');
