@@ -87,4 +87,11 @@ describe.skipIf(!available)('NATS KV session directory', () => {
     await expect(directory.find(1, 'svc_s1')).rejects.toThrow();
     await expect(directory.record(1, 'svc_s1', { node: 'n1', broadcastId: 'b', joinedAt: 1 })).rejects.toThrow();
   });
+
+  it('fails to open with storage_unavailable, which a starting node waits out, when JetStream cannot answer', async () => {
+    // A cluster restarted on its kept data answers bucket requests only once each bucket has a leader again.
+    const connection = await connectNats(server.url);
+    await connection.close();
+    await expect(NatsSessionDirectory.open(connection, { replicas: 1 })).rejects.toMatchObject({ code: 'storage_unavailable' });
+  });
 });

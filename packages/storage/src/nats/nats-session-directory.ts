@@ -2,6 +2,7 @@ import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { openKvBucket } from './kv-bucket';
+import { natsFailure } from './nats-failure';
 import { removalOf, sessionDirectoryKey, SESSION_DIRECTORY_MAX_AGE_MS, type FoundSession, type OpenSession, type SessionDirectory, type SessionRemoval } from '../session-directory';
 
 /** The JetStream KV bucket of open sessions. */
@@ -33,8 +34,13 @@ export class NatsSessionDirectory implements SessionDirectory {
   /** Opens the bucket, creating it when no node did yet. */
   static async open(connection: NatsConnection, options: NatsSessionDirectoryOptions): Promise<NatsSessionDirectory> {
     const timeoutMs = options.timeoutMs ?? SESSION_DIRECTORY_TIMEOUT_MS;
-    const kv = await openKvBucket(connection, SESSIONS_BUCKET, { replicas: options.replicas, ttlMs: options.maxAgeMs ?? SESSION_DIRECTORY_MAX_AGE_MS, timeoutMs });
-    return new NatsSessionDirectory(kv, timeoutMs);
+    try {
+      const kv = await openKvBucket(connection, SESSIONS_BUCKET, { replicas: options.replicas, ttlMs: options.maxAgeMs ?? SESSION_DIRECTORY_MAX_AGE_MS, timeoutMs });
+      return new NatsSessionDirectory(kv, timeoutMs);
+    } catch (error) {
+      // storage_unavailable: a node starting while JetStream elects the bucket's leader waits for it.
+      throw natsFailure(error, 'open the session directory');
+    }
   }
 
   async record(tenantSeq: number, sessionId: string, session: OpenSession): Promise<number> {
