@@ -37,3 +37,29 @@ export async function storeWithCopies(db: ChDatabase, events: EventRow[]): Promi
   for (let i = 0; i < events.length; i += 50) await insertEvents(db, events.slice(i, i + 50));
   await insertEvents(db, events.filter((_, i) => i % 5 === 0));
 }
+
+/** Waits past the server's current second: a derivation begun after it answers for the inserts before. */
+export const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+
+/**
+ * Stores most of the events with copies, derives their hours, then stores the rest (late events
+ * into hours already derived): every panel must answer as the raw events do before the first
+ * derivation, after it, after the late events (their hours read from the events again) and
+ * after those hours were derived again, two derivations running at once.
+ */
+export async function expectModelThroughDerivations(db: ChDatabase, events: EventRow[], filters: AnalyticsFilter[], openStore: () => AnalyticsStore): Promise<void> {
+  const late = events.filter((_, i) => i % 7 === 3);
+  const early = events.filter((_, i) => i % 7 !== 3);
+  await storeWithCopies(db, early);
+  const store = openStore();
+  await nextSecond();
+  await store.compact();
+  const [versions] = await db.query<{ hours: string }>('SELECT uniqExact(tenant_seq, hour) AS hours FROM rollup_versions');
+  expect(Number(versions!.hours)).toBeGreaterThan(5);
+  for (const filter of filters) await expectModel(store, early, filter);
+  await insertEvents(db, late);
+  for (const filter of filters) await expectModel(store, events, filter);
+  await nextSecond();
+  await Promise.all([store.compact(), openStore().compact()]);
+  for (const filter of filters) await expectModel(store, events, filter);
+}

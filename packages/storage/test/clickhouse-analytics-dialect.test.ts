@@ -3,7 +3,7 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { dataset, filters, pollsOf } from './analytics-dataset';
 import { chdbAvailable, chdbConnection } from './chdb-engine';
-import { expectModel, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { expectModel, expectModelThroughDerivations, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
 import { insertEvents } from './clickhouse-events';
 
 /**
@@ -28,4 +28,14 @@ describe.runIf(available)('dashboard on the current ClickHouse engine (chdb)', (
       await db.close();
     }
   });
+
+  it('answers the same from derived hours, and from events for hours stored into since', async () => {
+    const db = await ChDatabase.open('http://chdb.invalid', 'default', { connection: chdbConnection() });
+    try {
+      const lookup = pollLookup({ 1: pollsOf() });
+      await expectModelThroughDerivations(db, dataset(3, 1), filters(3, 1).slice(0, 8), () => new ClickHouseAnalyticsStore(db, lookup, { quietSeconds: 0, settleSeconds: 1 }));
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
 });

@@ -9,11 +9,13 @@ import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics
 import type { EventRow } from '../src/records';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import { modelPollResults } from './analytics-model';
-import { expectModel, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { expectModel, expectModelThroughDerivations, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { insertEvents } from './clickhouse-events';
 
 const available = clickhouseAvailable();
+/** Hours are derived as soon as asked (a second after their last insert). */
+const DERIVE_AT_ONCE = { quietSeconds: 0, settleSeconds: 1 };
 
 describe.skipIf(!available)('dashboard on ClickHouse', () => {
   let server: ClickHouseServer;
@@ -38,6 +40,15 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     for (const filter of filters(seed, tenant)) await expectModel(store, events, filter);
     await db.close();
   });
+
+  it.each([4])('answers every panel as the raw events do from derived hours, and from events for hours stored into since (seed %i)', async (seed) => {
+    const db = await openDatabase();
+    const [tenant, other] = [1, 2];
+    await insertEvents(db, dataset(seed, other));
+    const lookup = pollLookup({ [tenant]: pollsOf(), [other]: pollsOf() });
+    await expectModelThroughDerivations(db, dataset(seed, tenant), filters(seed, tenant).slice(0, 16), () => new ClickHouseAnalyticsStore(db, lookup, DERIVE_AT_ONCE));
+    await db.close();
+  }, 120_000);
 
   it('gives the numbers of the embedded store for the same events, every panel and filter', async () => {
     const storage = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-ch-analytics-')));

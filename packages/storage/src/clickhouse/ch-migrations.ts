@@ -1,3 +1,5 @@
+import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
+
 /**
  * The ClickHouse schema, as numbered migrations applied in order at start-up and recorded in
  * `schema_migrations`. ClickHouse has no transactions and no locks, so nodes that start at
@@ -40,6 +42,17 @@ export function monthPartitionFilter(column: string, partition: number): string 
   const from = Date.UTC(year, month - 1, 1) - day;
   const to = Date.UTC(year, month, 1) + day;
   return `${column} >= ${from} AND ${column} < ${to} AND ${monthPartition(column)} = ${partition}`;
+}
+
+/**
+ * A rollup's table, its columns typed as its derivation types them (so that rows read from it
+ * and rows derived on the spot line up in one UNION ALL). Month partitions of the hour, as
+ * `events` has them by time, so that retention drops both alike.
+ */
+function createRollupSql(rollup: ChRollup): string {
+  return `CREATE TABLE IF NOT EXISTS ${rollup.table} ENGINE = MergeTree
+    PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)
+    AS ${derivationSql(rollup, '(SELECT * FROM events WHERE 0)', '0', '0')}`;
 }
 
 export const CH_MIGRATIONS: ChMigration[] = [
@@ -115,6 +128,29 @@ export const CH_MIGRATIONS: ChMigration[] = [
         statement: (partition) => `INSERT INTO event_ids (tenant_seq, event_id, timestamp_ms, user_id)
       SELECT tenant_seq, toString(event_id), timestamp_ms, user_id FROM events
       WHERE ${monthPartitionFilter('timestamp_ms', partition)}`,
+      },
+    ],
+  },
+  {
+    version: 3,
+    name: 'hour rollups of the dashboard',
+    statements: [
+      // Every insert into `events` marks the hours it stored into, with the server's second.
+      `CREATE TABLE IF NOT EXISTS touched_hours (tenant_seq UInt32, hour Int64, touched_at UInt32)
+      ENGINE = ReplacingMergeTree(touched_at) PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour)`,
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS touched_hours_of_events TO touched_hours
+      AS SELECT DISTINCT tenant_seq, ${EVENT_HOUR} AS hour, toUInt32(now()) AS touched_at FROM events`,
+      // The newest derivation of each hour (see ch-rollup-deriver.ts).
+      `CREATE TABLE IF NOT EXISTS rollup_versions (tenant_seq UInt32, hour Int64, derived_at UInt32, derivation UInt64)
+      ENGINE = ReplacingMergeTree(derived_at) PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour)`,
+      ...CH_ROLLUPS.map(createRollupSql),
+    ],
+    // The hours of events stored before this migration: derived by the nodes from then on.
+    partitionCopies: [
+      {
+        table: 'events',
+        statement: (partition) => `INSERT INTO touched_hours (tenant_seq, hour, touched_at)
+      SELECT DISTINCT tenant_seq, ${EVENT_HOUR} AS hour, toUInt32(now()) FROM events WHERE ${monthPartitionFilter('timestamp_ms', partition)}`,
       },
     ],
   },

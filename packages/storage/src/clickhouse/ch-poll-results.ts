@@ -1,7 +1,7 @@
 import type { PollDefinition } from '@svc/protocol';
 import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
-import { dataRaw, dataString, eventConditions, firstKey } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
+import { VOTE_HOURS, type ChRollup } from './ch-rollups';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
 /**
@@ -36,23 +36,21 @@ const claimOf = (pollId: string, broadcastId: string, index: number, label: stri
 const integers = (values: number[]) => `[${values.map((value) => sqlInteger(Math.max(0, value))).join(', ')}]`;
 
 /**
- * The valid votes (rule 1 of docs/analytics.md, "Poll votes") on the `polls` among the events
- * of the filter: the poll's broadcast, an option the poll has with that option's own label,
- * received after the poll was created and before it closes. One row per stored copy.
+ * The valid votes (rule 1 of docs/analytics.md, "Poll votes") on the `polls` among `votes` (rows
+ * of `vote_hours`, each the first vote of its session, userId, poll and option in an hour): the
+ * poll's broadcast, an option the poll has with that option's own label, received after the poll
+ * was created and before it closes.
  */
-function validVotesSql(filter: AnalyticsFilter, polls: PollDefinition[]): string {
+function validVotesSql(votes: string, polls: PollDefinition[]): string {
   const claims = polls.flatMap((poll) => poll.options.map((label, index) => claimOf(poll.id, poll.broadcastId, index, label)));
   const ids = `[${polls.map((poll) => sqlString(poll.id)).join(', ')}]`;
   const created = integers(polls.map((poll) => poll.createdAtMs));
   const closes = integers(polls.map((poll) => (Number.isSafeInteger(poll.closesAtMs) ? poll.closesAtMs! : NEVER_MS)));
-  return `SELECT poll_id, session_id, user_id, toString(event_id) AS id, timestamp_ms, toInt64(option_raw) AS option_index
-    FROM (
-      SELECT session_id, user_id, event_id, timestamp_ms, received_at_ms, broadcast_id,
-        ${dataString('pollId')} AS poll_id, ${dataRaw('optionIndex')} AS option_raw, ${dataString('optionSelected')} AS option
-      FROM events WHERE ${eventConditions(filter, ['poll.voted'], false)})
+  return `SELECT poll_id, session_id, user_id, first_vote AS first, toInt64(option_raw) AS option_index
+    FROM ${votes}
     WHERE ${CLAIM} IN ${sqlList(claims)}
-      AND received_at_ms >= transform(poll_id, ${ids}, ${created}, 0)
-      AND received_at_ms < transform(poll_id, ${ids}, ${closes}, ${sqlInteger(NEVER_MS)})`;
+      AND received_ms >= transform(poll_id, ${ids}, ${created}, 0)
+      AND received_ms < transform(poll_id, ${ids}, ${closes}, ${sqlInteger(NEVER_MS)})`;
 }
 
 /**
@@ -60,11 +58,11 @@ function validVotesSql(filter: AnalyticsFilter, polls: PollDefinition[]): string
  * first (time, then event id) of its session and, when it has one, of its userId on that poll.
  * Each poll with counted votes is listed with its own question and every option (0 when nobody
  * chose it); votes on polls the lookup does not know (unknown, or deleted since) count nowhere.
+ * `rowsOf` gives the filter's rows of a rollup (ch-rollup-reads.ts).
  */
-export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter): Promise<PollResult[]> {
-  const named = await db.query<{ poll_id: string }>(
-    `SELECT DISTINCT ${dataString('pollId')} AS poll_id FROM events WHERE ${eventConditions(filter, ['poll.voted'], false)}`,
-  );
+export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, rowsOf: (rollup: ChRollup) => Promise<string>): Promise<PollResult[]> {
+  const votes = await rowsOf(VOTE_HOURS);
+  const named = await db.query<{ poll_id: string }>(`SELECT DISTINCT poll_id FROM ${votes}`);
   const found = await Promise.all(named.map((row) => polls.find(filter.tenantSeq, row.poll_id)));
   const known = found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
   if (!known.length) return [];
@@ -77,7 +75,7 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
       FROM (
         SELECT poll_id, scope.1 AS kind, scope.2 AS key, min(first) AS won,
           argMin(option_index, first) AS won_option, argMin(isNotNull(user_id), first) AS won_has_user
-        FROM (SELECT *, ${firstKey('id')} AS first FROM (${validVotesSql(filter, known)}))
+        FROM (${validVotesSql(votes, known)})
         ARRAY JOIN if(isNull(user_id), [(0, session_id)], [(0, session_id), (1, assumeNotNull(user_id))]) AS scope
         GROUP BY poll_id, kind, key)
       GROUP BY poll_id, id)

@@ -1,12 +1,12 @@
-import type { AnalyticsFilter, SponsorRow } from '../analytics-store';
-import { CURRENCY, dataString, eventConditions, firstKey, MOMENT_EVENTS } from './ch-analytics-sql';
+import type { SponsorRow } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
+import { ORDER_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
 
 interface MomentRow {
   sponsor: string;
   broadcast_id: string;
-  impressions: string;
-  taps: string;
+  moment_impressions: string;
+  moment_taps: string;
   exposed: string;
 }
 
@@ -24,34 +24,33 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /**
  * Sponsor performance per sponsor and broadcast: impressions and taps of its moments, the
  * sessions that saw one, the sessions among those whose order (first report of its order id,
- * commerce `sponsorId` of that sponsor) counts for it, and that revenue per currency. Events
- * are counted by id, so a copy not merged yet counts once.
+ * commerce `sponsorId` of that sponsor) counts for it, and that revenue per currency. `rowsOf`
+ * gives the filter's rows of a rollup (ch-rollup-reads.ts), each event once.
  */
-export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter): Promise<SponsorRow[]> {
-  const moment = `SELECT ${dataString('sponsorId')} AS sponsor, broadcast_id, session_id, event, event_id
-    FROM events WHERE ${eventConditions(filter, MOMENT_EVENTS, true)}`;
-  const exposures = `SELECT ${dataString('sponsorId')}, broadcast_id, session_id
-    FROM events WHERE ${eventConditions(filter, ['sponsor_moment.viewed'], true)}`;
-  const [moments, orders] = await Promise.all([
+export async function sponsorPerformance(db: ChDatabase, rowsOf: (rollup: ChRollup) => Promise<string>): Promise<SponsorRow[]> {
+  const moments = await rowsOf(SPONSOR_HOURS);
+  const orders = await rowsOf(ORDER_HOURS);
+  const [momentRows, orderRows] = await Promise.all([
     db.query<MomentRow>(
-      `SELECT sponsor, broadcast_id, uniqExactIf(event_id, event = 'sponsor_moment.viewed') AS impressions,
-         uniqExactIf(event_id, event = 'sponsor_moment.tapped') AS taps, uniqExactIf(session_id, event = 'sponsor_moment.viewed') AS exposed
-       FROM (${moment}) WHERE sponsor != '' GROUP BY sponsor, broadcast_id`,
+      `SELECT sponsor, broadcast_id, sum(impressions) AS moment_impressions, sum(taps) AS moment_taps, uniqExactIf(session_id, impressions > 0) AS exposed
+       FROM ${moments} WHERE sponsor != '' GROUP BY sponsor, broadcast_id`,
     ),
     db.query<OrderRow>(
       // Revenue per currency, and the converted sessions of all currencies together.
-      `SELECT sponsor, broadcast_id, uniqExactMerge(converted_sessions) AS converted, groupArray(currency) AS currencies, groupArray(amount) AS amounts
+      `SELECT order_sponsor AS sponsor, order_broadcast AS broadcast_id, uniqExactMerge(converted_sessions) AS converted,
+         groupArray(order_currency) AS currencies, groupArray(amount) AS amounts
        FROM (
-       SELECT sponsor, broadcast_id, currency, sum(total) AS amount, uniqExactState(if(exposed, toNullable(session_id), NULL)) AS converted_sessions
+       SELECT order_sponsor, order_broadcast, order_currency, sum(order_total) AS amount,
+         uniqExactState(if(exposed, toNullable(order_session), NULL)) AS converted_sessions
        FROM (
-         SELECT *, (sponsor, broadcast_id, session_id) IN (${exposures}) AS exposed
+         SELECT *, (order_sponsor, order_broadcast, order_session) IN (SELECT sponsor, broadcast_id, session_id FROM ${moments} WHERE impressions > 0) AS exposed
          FROM (
-           SELECT argMin(assumeNotNull(sponsor_id), first) AS sponsor, argMin(broadcast_id, first) AS broadcast_id,
-             argMin(session_id, first) AS session_id, argMin(ifNull(total, 0), first) AS total, argMin(${CURRENCY}, first) AS currency
-           FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(sponsor_id))
+           SELECT argMin(assumeNotNull(report_sponsor), first_report) AS order_sponsor, argMin(broadcast_id, first_report) AS order_broadcast,
+             argMin(report_session, first_report) AS order_session, argMin(total, first_report) AS order_total, argMin(currency, first_report) AS order_currency
+           FROM ${orders} WHERE has_sponsor
            GROUP BY order_id))
-       GROUP BY sponsor, broadcast_id, currency)
-       GROUP BY sponsor, broadcast_id`,
+       GROUP BY order_sponsor, order_broadcast, order_currency)
+       GROUP BY order_sponsor, order_broadcast`,
     ),
   ]);
   const rows = new Map<string, SponsorRow>();
@@ -64,13 +63,13 @@ export async function sponsorPerformance(db: ChDatabase, filter: AnalyticsFilter
     }
     return row;
   };
-  for (const m of moments) {
+  for (const m of momentRows) {
     const row = rowOf(m.sponsor, m.broadcast_id);
-    row.impressions = chNumber(m.impressions);
-    row.taps = chNumber(m.taps);
+    row.impressions = chNumber(m.moment_impressions);
+    row.taps = chNumber(m.moment_taps);
     row.sessionsWithImpression = chNumber(m.exposed);
   }
-  for (const o of orders) {
+  for (const o of orderRows) {
     const row = rowOf(o.sponsor, o.broadcast_id);
     row.convertedSessions = chNumber(o.converted);
     row.revenue = o.currencies.map((currency, i) => ({ currency, amount: round2(chNumber(o.amounts[i] ?? 0)) }));

@@ -1,46 +1,69 @@
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
-import { CURRENCY, dataString, ENGAGING_EVENTS, eventConditions, firstKey, FUNNEL_EVENTS, ITEM_COUNT, VIEWER } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
+import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
+import { derivedHours, rollupRows, type DerivedHour } from './ch-rollup-reads';
+import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
-import { sqlInteger, sqlList } from './sql-literal';
+import { sqlInteger } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
 /**
- * The dashboard's metrics (DESIGN section 7, docs/analytics.md) in SQL over the ClickHouse
- * `events` table, with the same definitions and answers as `DuckDbAnalyticsStore`. Each panel
- * reads the tenant's events of the range (the table's sort key leads with tenant and time) and
- * only the columns it needs; no rollup table: measured, a panel over the raw events answers
- * within the dashboard's budget (docs/benchmarks.md, "Dashboard on ClickHouse").
+ * The dashboard's metrics (DESIGN section 7, docs/analytics.md) in SQL over ClickHouse, with the
+ * same definitions and answers as `DuckDbAnalyticsStore`. Each panel reads the hour rollups of
+ * its range (ch-rollups.ts): from their tables for the hours derived since their last event, and
+ * derived on the spot from `events` for the rest (the current hour, hours not derived yet, the
+ * range's cut hours). `compact` derives the hours that need it.
  *
- * Copies of a retried event that ClickHouse has not merged yet never change an answer: see
- * ch-analytics-sql.ts. Poll questions and options come from `polls` (content lives outside
- * ClickHouse) and are joined in Node.
+ * Copies of a retried event that ClickHouse has not merged yet never change an answer: each
+ * derivation takes them out. Poll questions and options come from `polls` (content lives
+ * outside ClickHouse) and are joined in Node.
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
+  /** The derived hours of a filter while they are looked up: the panels of one overview share them. */
+  private readonly hoursInProgress = new WeakMap<AnalyticsFilter, Promise<DerivedHour[]>>();
+  private readonly deriver: ChRollupDeriver;
+
   /**
-   * @param db the ClickHouse database holding `events` (migrated by `ChDatabase.open`).
+   * @param db the ClickHouse database holding `events` and the rollups (migrated by `ChDatabase.open`).
    * @param polls the polls the service knows, e.g. the content service's `PollCatalogue`.
    */
   constructor(
     private readonly db: ChDatabase,
     private readonly polls: PollLookup,
-  ) {}
+    derivation: RollupDerivationOptions = {},
+  ) {
+    this.deriver = new ChRollupDeriver(db, derivation);
+  }
+
+  private derivedHours(filter: AnalyticsFilter): Promise<DerivedHour[]> {
+    let hours = this.hoursInProgress.get(filter);
+    if (!hours) {
+      hours = derivedHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(filter));
+      this.hoursInProgress.set(filter, hours);
+    }
+    return hours;
+  }
+
+  /** The rollup's rows for the filter (see `rollupRows`). */
+  private async rows(rollup: ChRollup, filter: AnalyticsFilter, withSponsor: boolean): Promise<string> {
+    return rollupRows(rollup, filter, await this.derivedHours(filter), withSponsor);
+  }
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
     // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
     // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
-    const [row] = await this.db.query<{ sessions: string; viewers: string; first: string; last: string; steps: [string[], string[]] }>(
-      `SELECT count() AS sessions, uniqExactIf(viewer, joined) AS viewers, min(first_bucket) AS first, max(last_bucket) AS last,
+    const [row] = await this.db.query<{ sessions: string; viewers: string; steps: [string[], string[]] }>(
+      `SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers,
          sumMap([first_bucket, last_bucket + ${bucket}], [toInt64(1), toInt64(-1)]) AS steps
        FROM (
-         SELECT intDiv(min(timestamp_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(timestamp_ms), ${bucket}) * ${bucket} AS last_bucket,
-           argMin(${VIEWER}, timestamp_ms) AS viewer, max(event = 'broadcast.joined') AS joined
-         FROM events WHERE ${eventConditions(filter, 'any', false)}
-         GROUP BY session_id, broadcast_id)`,
+         SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
+           argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
+         FROM ${await this.rows(SESSION_HOURS, filter, false)}
+         GROUP BY session_key)`,
     );
     const sessions = chNumber(row?.sessions ?? 0);
     const steps: ViewerSeries['steps'] = [];
@@ -51,41 +74,36 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       });
       steps.sort((a, b) => a.at - b.at);
     }
-    return {
-      steps,
-      uniqueViewers: chNumber(row?.viewers ?? 0),
-      sessions,
-    };
+    return { steps, uniqueViewers: chNumber(row?.viewers ?? 0), sessions };
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
     const [row] = await this.db.query<{ joined_viewers: string; engaged_viewers: string }>(
-      `SELECT countIf(joined) AS joined_viewers, countIf(joined AND engaged) AS engaged_viewers
-       FROM (
-         SELECT max(event = 'broadcast.joined') AS joined, max(event IN ${sqlList(ENGAGING_EVENTS)}) AS engaged
-         FROM events WHERE ${eventConditions(filter, ['broadcast.joined', ...ENGAGING_EVENTS], false)}
-         GROUP BY ${VIEWER})`,
+      `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
+       FROM (SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM ${await this.rows(SESSION_HOURS, filter, false)} GROUP BY viewer_key)`,
     );
     return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
   }
 
-  pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    return pollResults(this.db, this.polls, filter);
+  async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
+    return pollResults(this.db, this.polls, filter, (rollup) => this.rows(rollup, filter, false));
   }
 
-  sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
-    return sponsorPerformance(this.db, filter);
+  async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
+    return sponsorPerformance(this.db, (rollup) => this.rows(rollup, filter, true));
+  }
+
+  /** Each order once, as its first report (time, then id) gives it: its time, currency, total and items. */
+  private async firstReports(filter: AnalyticsFilter): Promise<string> {
+    return `(SELECT argMin(order_ms, first_report) AS at_ms, argMin(currency, first_report) AS order_currency, argMin(total, first_report) AS order_total,
+        argMin(items, first_report) AS order_items
+      FROM ${await this.rows(ORDER_HOURS, filter, true)} GROUP BY order_id)`;
   }
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
     const rows = await this.db.query<{ currency: string; orders: string; gross: number | null; items: string }>(
-      `SELECT currency, count() AS orders, sum(order_total) AS gross, sum(item_count) AS items
-       FROM (
-         SELECT argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total, argMin(${ITEM_COUNT}, first) AS item_count
-         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
-         GROUP BY order_id)
-       GROUP BY currency`,
+      `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${await this.firstReports(filter)} GROUP BY currency`,
     );
     return rows
       .map((row) => ({ currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)), items: chNumber(row.items) }))
@@ -93,34 +111,27 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
-    // Copies of an event share its id: entries count distinct ids.
-    const rows = await this.db.query<{ contest_id: string; entries: string; entrants: string }>(
-      `SELECT contest_id, uniqExact(event_id) AS entries, uniqExact(viewer) AS entrants
-       FROM (SELECT ${dataString('contestId')} AS contest_id, event_id, ${VIEWER} AS viewer FROM events WHERE ${eventConditions(filter, ['contest.entered'], false)})
-       WHERE contest_id != ''
-       GROUP BY contest_id`,
+    const rows = await this.db.query<{ contest_id: string; contest_entries: string; entrants: string }>(
+      `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${await this.rows(CONTEST_HOURS, filter, false)} GROUP BY contest_id`,
     );
     return rows
-      .map((row) => ({ contestId: row.contest_id, entries: chNumber(row.entries), entrants: chNumber(row.entrants) }))
+      .map((row) => ({ contestId: row.contest_id, entries: chNumber(row.contest_entries), entrants: chNumber(row.entrants) }))
       .sort((a, b) => b.entries - a.entries || (a.contestId < b.contestId ? -1 : a.contestId > b.contestId ? 1 : 0));
   }
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
     const rows = await this.db.query<{ country: string }>(
-      `SELECT DISTINCT country FROM events WHERE ${eventConditions({ ...filter, country: undefined }, 'any', false)} AND isNotNull(country) AND country != ''`,
+      `SELECT DISTINCT country FROM ${await this.rows(SESSION_HOURS, { ...filter, country: undefined }, false)} WHERE isNotNull(country) AND country != ''`,
     );
     return rows.map((row) => row.country).sort();
   }
 
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
+    const minute = sqlInteger(VIEWER_MINUTE_MS);
     const rows = await this.db.query<{ at: string; currency: string; orders: string; gross: number | null }>(
-      `SELECT intDiv(order_ms, ${sqlInteger(VIEWER_MINUTE_MS)}) * ${sqlInteger(VIEWER_MINUTE_MS)} AS at, currency, count() AS orders, sum(order_total) AS gross
-       FROM (
-         SELECT argMin(timestamp_ms, first) AS order_ms, argMin(${CURRENCY}, first) AS currency, argMin(ifNull(total, 0), first) AS order_total
-         FROM (SELECT *, ${firstKey()} AS first FROM events WHERE ${eventConditions(filter, ['checkout.completed'], true)} AND isNotNull(order_id))
-         GROUP BY order_id)
-       GROUP BY at, currency`,
+      `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
+       FROM ${await this.firstReports(filter)} GROUP BY at, currency`,
     );
     return rows
       .map((row) => ({ at: chNumber(row.at), currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)) }))
@@ -132,18 +143,19 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     const [row] = await this.db.query<{ a: string; b: string; c: string; d: string }>(
       `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d
        FROM (
-         SELECT countIf(event = 'product.viewed') > 0 AS s1, minIf(timestamp_ms, event = 'product.viewed') AS t1,
-           arrayFilter(t -> t >= t1, groupArrayIf(timestamp_ms, event = 'cart.item_added')) AS after1,
-           s1 AND notEmpty(after1) AS s2, arrayReduce('min', after1) AS t2,
-           arrayFilter(t -> t >= t2, groupArrayIf(timestamp_ms, event = 'checkout.started')) AS after2,
-           s2 AND notEmpty(after2) AS s3, arrayReduce('min', after2) AS t3,
-           s3 AND notEmpty(arrayFilter(t -> t >= t3, groupArrayIf(timestamp_ms, event = 'checkout.completed'))) AS s4
-         FROM events WHERE ${eventConditions(filter, FUNNEL_EVENTS, true)}
-         GROUP BY session_id)`,
+         SELECT notEmpty(views) AS s1, arrayReduce('min', views) AS t1,
+           arrayFilter(t -> t >= t1, adds) AS after1, s1 AND notEmpty(after1) AS s2, arrayReduce('min', after1) AS t2,
+           arrayFilter(t -> t >= t2, starts) AS after2, s2 AND notEmpty(after2) AS s3, arrayReduce('min', after2) AS t3,
+           s3 AND notEmpty(arrayFilter(t -> t >= t3, completions)) AS s4
+         FROM (
+           SELECT groupArrayArray(viewed) AS views, groupArrayArray(added) AS adds, groupArrayArray(started) AS starts, groupArrayArray(completed) AS completions
+           FROM ${await this.rows(FUNNEL_HOURS, filter, true)} GROUP BY session_id))`,
     );
     return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
   }
 
-  /** Nothing to tidy: no rollups are kept, and ClickHouse merges its parts (and copies) by itself. */
-  async compact(): Promise<void> {}
+  /** Derives the rollups of the hours stored into since (ch-rollup-deriver.ts). */
+  async compact(): Promise<void> {
+    await this.deriver.deriveQuietHours();
+  }
 }

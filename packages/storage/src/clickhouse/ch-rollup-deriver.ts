@@ -1,0 +1,89 @@
+import { randomInt } from 'node:crypto';
+import { chNumber, type ChDatabase } from './ch-database';
+import { CH_ROLLUPS, derivationSql, EVENT_HOUR, HOUR_MS } from './ch-rollups';
+import { sqlInteger, sqlList } from './sql-literal';
+
+export interface RollupDerivationOptions {
+  /**
+   * An hour is derived once no event was stored into it for this long, s (the hour being
+   * watched now, which every batch touches, is read from the events until it ends).
+   */
+  quietSeconds?: number;
+  /**
+   * A derivation answers for an hour only if it began at least this long after the hour's last
+   * insert, s: the time an insert's rows take to become readable after its mark was written.
+   */
+  settleSeconds?: number;
+  /** Hours derived by one statement per rollup table at most. */
+  hoursPerDerivation?: number;
+}
+
+export const ROLLUP_QUIET_SECONDS = 60;
+export const ROLLUP_SETTLE_SECONDS = 2;
+const HOURS_PER_DERIVATION = 168;
+/** Derivation ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
+const DERIVATION_ID_LIMIT = 2 ** 48;
+
+interface DirtyHour {
+  tenant_seq: number;
+  hour: string;
+}
+
+/**
+ * Derives the rollup rows (ch-rollups.ts) of the hours stored into since their last derivation,
+ * once they are quiet: one derivation per tenant and run of hours, each a statement per rollup
+ * table over the hours' events (copies taken out), then a row per hour in `rollup_versions`,
+ * which makes the rows readable. Several nodes may derive the same hours at once: each writes a
+ * complete derivation of its own, and readers take one. A derivation cut short is never listed,
+ * so never read.
+ */
+export class ChRollupDeriver {
+  readonly settleSeconds: number;
+  private readonly quietSeconds: number;
+  private readonly hoursPerDerivation: number;
+
+  constructor(
+    private readonly db: ChDatabase,
+    options: RollupDerivationOptions = {},
+  ) {
+    this.quietSeconds = options.quietSeconds ?? ROLLUP_QUIET_SECONDS;
+    this.settleSeconds = options.settleSeconds ?? ROLLUP_SETTLE_SECONDS;
+    this.hoursPerDerivation = options.hoursPerDerivation ?? HOURS_PER_DERIVATION;
+  }
+
+  /** Derives every quiet hour that needs it; returns how many hours it derived. */
+  async deriveQuietHours(): Promise<number> {
+    const [clock] = await this.db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
+    const startedAt = chNumber(clock!.now);
+    const dirty = await this.db.query<DirtyHour>(
+      `SELECT tenant_seq, hour FROM (SELECT tenant_seq, hour, max(touched_at) AS touched FROM touched_hours GROUP BY tenant_seq, hour) AS t
+       ANY LEFT JOIN (SELECT tenant_seq, hour, max(derived_at) AS derived FROM rollup_versions GROUP BY tenant_seq, hour) AS v USING (tenant_seq, hour)
+       WHERE derived < touched + ${sqlInteger(this.settleSeconds)} AND touched + ${sqlInteger(this.quietSeconds)} <= ${sqlInteger(startedAt)}
+       ORDER BY tenant_seq, hour`,
+    );
+    const byTenant = new Map<number, number[]>();
+    for (const row of dirty) {
+      const tenant = chNumber(row.tenant_seq);
+      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), chNumber(row.hour)]);
+    }
+    for (const [tenantSeq, hours] of byTenant) {
+      for (let i = 0; i < hours.length; i += this.hoursPerDerivation) await this.derive(tenantSeq, hours.slice(i, i + this.hoursPerDerivation), startedAt);
+    }
+    return dirty.length;
+  }
+
+  /** One derivation of the tenant's `hours` (hour starts, ascending), begun at `startedAt` (server seconds). */
+  private async derive(tenantSeq: number, hours: number[], startedAt: number): Promise<void> {
+    const derivation = randomInt(1, DERIVATION_ID_LIMIT);
+    const from = hours[0]!;
+    const to = hours[hours.length - 1]! + HOUR_MS;
+    const range = `tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms < ${sqlInteger(to)} AND ${EVENT_HOUR} IN ${sqlList(hours)}`;
+    for (const rollup of CH_ROLLUPS) {
+      const names = rollup.events ? ` AND event IN ${sqlList(rollup.events)}` : '';
+      const events = `(SELECT * FROM events WHERE ${range}${names} LIMIT 1 BY event_id)`;
+      await this.db.command(`INSERT INTO ${rollup.table} ${derivationSql(rollup, events, sqlInteger(startedAt), sqlInteger(derivation))}`);
+    }
+    const versions = hours.map((hour) => `(${sqlInteger(tenantSeq)}, ${sqlInteger(hour)}, ${sqlInteger(startedAt)}, ${sqlInteger(derivation)})`);
+    await this.db.command(`INSERT INTO rollup_versions (tenant_seq, hour, derived_at, derivation) VALUES ${versions.join(', ')}`);
+  }
+}

@@ -1,0 +1,112 @@
+import { CURRENCY, dataRaw, dataString, ENGAGING_EVENTS, EVENT_SPONSOR, firstKey, FUNNEL_EVENTS, ITEM_COUNT, MOMENT_EVENTS } from './ch-analytics-sql';
+import { sqlList } from './sql-literal';
+
+/**
+ * The dashboard's hour rollups in ClickHouse: per UTC hour of event time, small rows derived
+ * from the events of that hour, which the panels read instead of the events (ch-rollup-reads.ts).
+ * Each is derived by `derive(source)` from a relation shaped like `events` holding each event
+ * once (copies of a retried event taken out), and the same derivation runs over the events of
+ * the hours not derived yet when a panel reads them, so both give the same rows.
+ *
+ * Rows are keyed by what a panel groups by (a session, a viewer's vote on a poll, an order…):
+ * a key may have rows in several hours (a session that crosses an hour), and panels merge them
+ * with aggregates that give the same answer over the pieces as over the whole (min, max, sum,
+ * "first by time then id", distinct counts).
+ *
+ * Every row carries `derived_at` (the server's second when its derivation began) and
+ * `derivation` (a random id): an hour's rows are those of its newest derivation listed in
+ * `rollup_versions` (ch-rollup-deriver.ts), so a derivation that failed half-way, or one a later
+ * one replaced, is never read.
+ */
+export interface ChRollup {
+  table: string;
+  /** The event names it derives rows from (every event when absent): what a read of the events fetches. */
+  events?: readonly string[];
+  /** The rows of the events of `source` (every column of `events`), one hour each. */
+  derive(source: string): string;
+}
+
+export const HOUR_MS = 3_600_000;
+/** The hour (its first epoch ms) of an event. */
+export const EVENT_HOUR = `intDiv(timestamp_ms, ${HOUR_MS}) * ${HOUR_MS}`;
+const DIMENSIONS = 'tenant_seq, hour, broadcast_id, campaign_id, country, user_id';
+const VIEWER_KEY = 'cityHash64(coalesce(user_id, session_id))';
+
+/** Per session in a broadcast and hour: its first and last event, and whether it joined and engaged. */
+export const SESSION_HOURS: ChRollup = {
+  table: 'session_hours',
+  derive: (source) => `SELECT ${DIMENSIONS}, cityHash64(session_id, broadcast_id) AS session_key, ${VIEWER_KEY} AS viewer_key,
+      min(timestamp_ms) AS first_ms, max(timestamp_ms) AS last_ms, max(event = 'broadcast.joined') AS joined,
+      max(event IN ${sqlList(ENGAGING_EVENTS)}) AS engaged
+    FROM (SELECT *, ${EVENT_HOUR} AS hour FROM ${source})
+    GROUP BY ${DIMENSIONS}, session_key, viewer_key`,
+};
+
+/**
+ * Per session, userId, poll and chosen option (index and label) in an hour: the first such vote
+ * ("first" as `firstKey`: time, then id) and when it was received. Which votes are valid (a
+ * poll the service knows, with that option) is decided when they are read, as polls change.
+ */
+export const VOTE_HOURS: ChRollup = {
+  table: 'vote_hours',
+  events: ['poll.voted'],
+  derive: (source) => `SELECT ${DIMENSIONS}, session_id, poll_id, option_raw, option, min(first) AS first_vote, argMin(received_at_ms, first) AS received_ms
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('pollId')} AS poll_id, ${dataRaw('optionIndex')} AS option_raw,
+            ${dataString('optionSelected')} AS option, ${firstKey()} AS first
+          FROM ${source} WHERE event = 'poll.voted')
+    GROUP BY ${DIMENSIONS}, session_id, poll_id, option_raw, option`,
+};
+
+/** Per session, sponsor of the moment and sponsor of the event in an hour: impressions and taps. */
+export const SPONSOR_HOURS: ChRollup = {
+  table: 'sponsor_hours',
+  events: MOMENT_EVENTS,
+  derive: (source) => `SELECT ${DIMENSIONS}, session_id, sponsor, event_sponsor,
+      countIf(event = 'sponsor_moment.viewed') AS impressions, countIf(event = 'sponsor_moment.tapped') AS taps
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('sponsorId')} AS sponsor, ${EVENT_SPONSOR} AS event_sponsor
+          FROM ${source} WHERE event IN ${sqlList(MOMENT_EVENTS)})
+    GROUP BY ${DIMENSIONS}, session_id, sponsor, event_sponsor`,
+};
+
+/**
+ * Per order (and sponsor of the event, and whether the report names a commerce sponsor) in an
+ * hour: its first report's time, session, sponsor, total, currency and item count.
+ */
+export const ORDER_HOURS: ChRollup = {
+  table: 'order_hours',
+  events: ['checkout.completed'],
+  derive: (source) => `SELECT ${DIMENSIONS}, order_id, event_sponsor, isNotNull(sponsor_id) AS has_sponsor, min(first) AS first_report,
+      argMin(timestamp_ms, first) AS order_ms, argMin(session_id, first) AS report_session, argMin(sponsor_id, first) AS report_sponsor,
+      argMin(ifNull(total, 0), first) AS total, argMin(${CURRENCY}, first) AS currency, argMin(${ITEM_COUNT}, first) AS items
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${EVENT_SPONSOR} AS event_sponsor, ${firstKey()} AS first
+          FROM ${source} WHERE event = 'checkout.completed' AND isNotNull(order_id))
+    GROUP BY ${DIMENSIONS}, order_id, event_sponsor, has_sponsor`,
+};
+
+/** Per session (and sponsor of the event) in an hour: the times of its funnel events, by step. */
+export const FUNNEL_HOURS: ChRollup = {
+  table: 'funnel_hours',
+  events: FUNNEL_EVENTS,
+  derive: (source) => `SELECT ${DIMENSIONS}, session_id, event_sponsor,
+      groupArrayIf(timestamp_ms, event = 'product.viewed') AS viewed, groupArrayIf(timestamp_ms, event = 'cart.item_added') AS added,
+      groupArrayIf(timestamp_ms, event = 'checkout.started') AS started, groupArrayIf(timestamp_ms, event = 'checkout.completed') AS completed
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${EVENT_SPONSOR} AS event_sponsor FROM ${source} WHERE event IN ${sqlList(FUNNEL_EVENTS)})
+    GROUP BY ${DIMENSIONS}, session_id, event_sponsor`,
+};
+
+/** Per contest and viewer in an hour: their entries. */
+export const CONTEST_HOURS: ChRollup = {
+  table: 'contest_hours',
+  events: ['contest.entered'],
+  derive: (source) => `SELECT ${DIMENSIONS}, contest_id, ${VIEWER_KEY} AS viewer_key, count() AS entries
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('contestId')} AS contest_id FROM ${source} WHERE event = 'contest.entered')
+    WHERE contest_id != ''
+    GROUP BY ${DIMENSIONS}, contest_id, viewer_key`,
+};
+
+export const CH_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS, ORDER_HOURS, FUNNEL_HOURS, CONTEST_HOURS];
+
+/** The rollup's rows of one derivation: `derived_at` and `derivation` first, then what `derive` gives. */
+export function derivationSql(rollup: ChRollup, source: string, derivedAt: string, derivation: string): string {
+  return `SELECT toUInt32(${derivedAt}) AS derived_at, toUInt64(${derivation}) AS derivation, * FROM (${rollup.derive(source)})`;
+}
