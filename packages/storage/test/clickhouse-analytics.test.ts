@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PollDefinition } from '@svc/protocol';
-import { openEmbeddedStorage } from '../src';
+import { hashUserId, openEmbeddedStorage } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { createPolls, dataset, filters, HOUR, pollsOf, SETTINGS, START } from './analytics-dataset';
 import { modelPollResults } from './analytics-model';
-import { expectModel, expectModelThroughDerivations, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { expectModel, expectModelThroughDerivations, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { CH_ROLLUPS } from '../src/clickhouse/ch-rollups';
+import { ClickHouseErasureStore } from '../src/clickhouse/clickhouse-erasure-store';
+import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { insertEvents } from './clickhouse-events';
 
@@ -47,6 +50,38 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await insertEvents(db, dataset(seed, other));
     const lookup = pollLookup({ [tenant]: pollsOf(), [other]: pollsOf() });
     await expectModelThroughDerivations(db, dataset(seed, tenant), filters(seed, tenant).slice(0, 16), () => new ClickHouseAnalyticsStore(db, lookup, DERIVE_AT_ONCE));
+    await db.close();
+  }, 120_000);
+
+  it('takes an erased user and purged events out of the derived hours too', async () => {
+    const db = await openDatabase();
+    const events = dataset(6, 1);
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await nextSecond();
+    await store.compact();
+    const checked = filters(6, 1).slice(0, 8);
+    const rollupRowsOf = async (condition: string) => {
+      let rows = 0;
+      for (const { table } of CH_ROLLUPS) rows += Number((await db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${condition}`))[0]!.n);
+      return rows;
+    };
+    expect(await rollupRowsOf(`user_id = 'u3'`)).toBeGreaterThan(0);
+    // Deletions are mutations, which run as merges.
+    await db.command('SYSTEM START MERGES events');
+    await new ClickHouseErasureStore(db).erase({ tenantSeq: 1, userHash: hashUserId('u3') }, 'u3');
+    expect(await rollupRowsOf(`user_id = 'u3'`)).toBe(0);
+    let left = events.filter((event) => event.userId !== 'u3');
+    for (const filter of checked) await expectModel(store, left, filter);
+
+    const cutoff = START + 3 * HOUR + 1234;
+    await new ClickHouseEventStore(db).purgeEventsBefore(1, cutoff);
+    expect(await rollupRowsOf(`tenant_seq = 1 AND hour < ${cutoff}`)).toBe(0);
+    left = left.filter((event) => event.timestampMs >= cutoff);
+    for (const filter of checked) await expectModel(store, left, filter);
+    await nextSecond();
+    await store.compact();
+    for (const filter of checked) await expectModel(store, left, filter);
     await db.close();
   }, 120_000);
 

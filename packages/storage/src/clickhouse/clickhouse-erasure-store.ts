@@ -2,11 +2,15 @@ import { SvcError } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
 import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
+import { CH_ROLLUPS, SESSION_HOURS } from './ch-rollups';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 import { pendingUserDeletions, waitForUserDeletions } from './user-deletions';
 
 /** The tables that hold users' rows (`event_ids`: the ids of their events, which the writer's duplicate lookup reads). */
 const USER_TABLES = ['events', 'rejected_events', 'event_ids'] as const;
+/** The dashboard's rollups: rows of a user's sessions, votes, orders… (ch-rollups.ts). */
+const ROLLUP_TABLES = CH_ROLLUPS.map((rollup) => rollup.table);
+type UserTable = (typeof USER_TABLES)[number] | (typeof ROLLUP_TABLES)[number];
 /**
  * How long `rewriteErased` waits for the parts a deletion replaced to leave the disk: the
  * server removes an inactive part `old_parts_lifetime` (480 s by default) after it was
@@ -58,6 +62,13 @@ export class ClickHouseErasureStore implements UserErasureStore {
     // be stored beside them. Looked for even when no event was left, after a deletion cut short.
     await this.delete('event_ids', match, await this.count('event_ids', match), job);
     await this.delete('rejected_events', match, deletedRejects, job);
+    // The hours of the user's rollup rows are read from what is left of their events until they
+    // are derived again (a derivation that read the events before they went is not used), and
+    // the rows go.
+    await this.db.command(
+      `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM ${SESSION_HOURS.table} WHERE ${match}`,
+    );
+    for (const table of ROLLUP_TABLES) await this.delete(table, match, await this.count(table, match), job);
     return { deletedEvents, deletedRejects };
   }
 
@@ -67,16 +78,17 @@ export class ClickHouseErasureStore implements UserErasureStore {
    * `storage_unavailable` if that takes longer than `partRemovalWaitMs`.
    */
   async rewriteErased(): Promise<void> {
-    for (const table of USER_TABLES) await this.db.waitForMutations(table);
+    const tables = [...USER_TABLES, ...ROLLUP_TABLES];
+    for (const table of tables) await this.db.waitForMutations(table);
     const parts = await this.db.query<{ name: string }>(
-      `SELECT name FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList([...USER_TABLES])} AND active = 0`,
+      `SELECT name FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList(tables)} AND active = 0`,
     );
     if (!parts.length) return;
     const names = sqlList(parts.map((p) => p.name));
     const deadline = Date.now() + this.partRemovalWaitMs;
     for (;;) {
       const [left] = await this.db.query<{ n: string }>(
-        `SELECT count() AS n FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList([...USER_TABLES])} AND name IN ${names} AND active = 0`,
+        `SELECT count() AS n FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList(tables)} AND name IN ${names} AND active = 0`,
       );
       if (chNumber(left?.n ?? 0) === 0) return;
       if (Date.now() > deadline) {
@@ -86,8 +98,10 @@ export class ClickHouseErasureStore implements UserErasureStore {
     }
   }
 
-  private async count(table: (typeof USER_TABLES)[number], match: string): Promise<number> {
-    const [row] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM ${table} FINAL WHERE ${match}`);
+  private async count(table: UserTable, match: string): Promise<number> {
+    // Copies merged by FINAL where the table merges them; the rollups' rows are counted as they are.
+    const final = (USER_TABLES as readonly string[]).includes(table) ? ' FINAL' : '';
+    const [row] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM ${table}${final} WHERE ${match}`);
     return chNumber(row?.n ?? 0);
   }
 
@@ -98,7 +112,7 @@ export class ClickHouseErasureStore implements UserErasureStore {
    * rewrites every part holding the user's rows), and starts a new one only for rows left after
    * it (stored since the first began).
    */
-  private async delete(table: (typeof USER_TABLES)[number], match: string, rows: number, user: Pick<DeletionJob, 'tenantSeq' | 'userHash'>): Promise<void> {
+  private async delete(table: UserTable, match: string, rows: number, user: Pick<DeletionJob, 'tenantSeq' | 'userHash'>): Promise<void> {
     if ((await pendingUserDeletions(this.db, table, user)).length) {
       await waitForUserDeletions(this.db, table, user, this.mutationWaitMs);
       rows = await this.count(table, match);

@@ -1,5 +1,6 @@
 import type { ChDatabase } from './ch-database';
 import { monthPartition } from './ch-migrations';
+import { CH_ROLLUPS, HOUR_MS } from './ch-rollups';
 import { sqlInteger } from './sql-literal';
 
 /** `YYYYMM` of an epoch-ms time (UTC), as the month partitions name themselves. */
@@ -26,6 +27,7 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
   const count = Number(counted?.n ?? 0);
   if (count === 0) {
     await purgeIdsBefore(db, old);
+    await purgeRollupsBefore(db, tenantSeq, cutoffMs);
     return 0;
   }
   const cutoffMonth = monthOf(cutoffMs);
@@ -46,7 +48,27 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
     await db.waitForMutations('events');
   }
   await purgeIdsBefore(db, old);
+  await purgeRollupsBefore(db, tenantSeq, cutoffMs);
   return count;
+}
+
+/**
+ * Deletes the tenant's rollup rows of the hours that begin before the cutoff, after the events.
+ * The cutoff's own hour (when the cutoff is not on the hour) is read from what is left of its
+ * events until it is derived again.
+ */
+async function purgeRollupsBefore(db: ChDatabase, tenantSeq: number, cutoffMs: number): Promise<void> {
+  const old = `tenant_seq = ${sqlInteger(tenantSeq)} AND hour < ${sqlInteger(cutoffMs)}`;
+  const cutHour = Math.floor(cutoffMs / HOUR_MS) * HOUR_MS;
+  if (cutHour < cutoffMs) {
+    await db.command(`INSERT INTO touched_hours (tenant_seq, hour, touched_at) VALUES (${sqlInteger(tenantSeq)}, ${sqlInteger(cutHour)}, toUInt32(now()))`);
+  }
+  for (const { table } of CH_ROLLUPS) {
+    const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${old}`);
+    if (Number(left?.n ?? 0) === 0) continue;
+    await db.command(`ALTER TABLE ${table} DELETE WHERE ${old}`);
+    await db.waitForMutations(table);
+  }
 }
 
 /**
