@@ -203,7 +203,11 @@ describe('svc CLI', () => {
       const done = await simulating;
       expect(done.code, done.stderr).toBe(0);
       const result = JSON.parse(done.stdout.trim().split('\n').pop()!) as Record<string, unknown> & { check: Record<string, unknown> };
-      expect(result).toMatchObject({ viewers: 10, reconnects: 10, resumed: 10, unacknowledged: 0, failedJoins: 0 });
+      expect(result).toMatchObject({ viewers: 10, unacknowledged: 0, failedJoins: 0 });
+      // Every viewer left its silent socket, and every reconnect resumed its session. On a busy
+      // machine a new socket may also miss two 1-second heartbeats and be left in turn.
+      expect(result.reconnects).toBeGreaterThanOrEqual(10);
+      expect(result.resumed).toBe(result.reconnects);
       expect(result.acknowledged).toBe(result.events);
       expect(result.check).toMatchObject({ checked: result.acknowledged, missing: 0, repeated: 0 });
     } finally {

@@ -2,7 +2,7 @@ import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type Conte
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
-import { derivedHours, rollupRows, type DerivedHour } from './ch-rollup-reads';
+import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { sqlInteger } from './sql-literal';
@@ -21,8 +21,8 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
  * outside ClickHouse) and are joined in Node.
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
-  /** The derived hours of a filter while they are looked up: the panels of one overview share them. */
-  private readonly hoursInProgress = new WeakMap<AnalyticsFilter, Promise<DerivedHour[]>>();
+  /** The hours of a filter while they are looked up: the panels of one overview share them. */
+  private readonly hoursInProgress = new WeakMap<AnalyticsFilter, Promise<RangeHours>>();
   private readonly deriver: ChRollupDeriver;
 
   /**
@@ -37,10 +37,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     this.deriver = new ChRollupDeriver(db, derivation);
   }
 
-  private derivedHours(filter: AnalyticsFilter): Promise<DerivedHour[]> {
+  private rangeHours(filter: AnalyticsFilter): Promise<RangeHours> {
     let hours = this.hoursInProgress.get(filter);
     if (!hours) {
-      hours = derivedHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(filter));
+      hours = rangeHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(filter));
       this.hoursInProgress.set(filter, hours);
     }
     return hours;
@@ -48,7 +48,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   /** The rollup's rows for the filter (see `rollupRows`). */
   private async rows(rollup: ChRollup, filter: AnalyticsFilter, withSponsor: boolean): Promise<string> {
-    return rollupRows(rollup, filter, await this.derivedHours(filter), withSponsor);
+    return rollupRows(rollup, filter, await this.rangeHours(filter), withSponsor);
   }
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {

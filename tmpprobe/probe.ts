@@ -1,0 +1,41 @@
+import { PollCatalogue } from '@svc/content';
+import { ChDatabase, ClickHouseAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore } from '@svc/storage';
+import { TenantService } from '@svc/tenancy';
+import { startClickHouse } from '../packages/storage/test/clickhouse-server';
+import { generateDashboardData } from '../bench/dashboard-data';
+import { base62 } from '../bench/ingest';
+import { tempFolder } from '../bench/processes';
+const folder = tempFolder('svc-probe-');
+const server = await startClickHouse();
+try {
+  const duck = await DuckDbDatabase.open(folder.path);
+  const { tenant } = await new TenantService(new DuckDbMetaStore(duck)).createTenant({ id: 'bench', name: 'bench', apiKey: `svc_pk_${base62(32)}`, adminToken: `svc_sk_${base62(32)}` });
+  const data = await generateDashboardData(duck, tenant.seq, 300000, Date.now());
+  const rows = await duck.query(`SELECT tenant_seq, event_id::VARCHAR AS event_id, event, user_id, session_id, broadcast_id, campaign_id, epoch_ms(ts) AS timestamp_ms, epoch_ms(received_at) AS received_at_ms, country, order_id, sponsor_id, total, items, data FROM events ORDER BY ts`);
+  const plain = rows.map((row) => ({ ...row, campaign_id: Number(row.campaign_id), timestamp_ms: Number(row.timestamp_ms), received_at_ms: Number(row.received_at_ms) }));
+  const ch = await ChDatabase.open(server.url, await server.createDatabase());
+  for (let i = 0; i < plain.length; i += 50000) await ch.insert('events', plain.slice(i, i + 50000));
+  const polls = await new PollCatalogue().load(new DuckDbContentStore(duck));
+  await new Promise((r) => setTimeout(r, 2100));
+  await new ClickHouseAnalyticsStore(ch, polls, { quietSeconds: 0 }).compact();
+  const log: Array<[number, string]> = [];
+  const orig = ch.query.bind(ch);
+  (ch as any).query = async (sql: string, s?: any) => { const t = performance.now(); const r = await orig(sql, s); log.push([performance.now() - t, sql]); return r; };
+  const store = new ClickHouseAnalyticsStore(ch, polls);
+  const filter = { tenantSeq: tenant.seq, fromMs: data.fromMs, toMs: data.toMs };
+  for (let i = 0; i < 3; i++) { log.length = 0; await store.engagement(filter); }
+  for (const [ms, sql] of log) console.log(ms.toFixed(0), sql.length, sql.slice(0, 300).replace(/\s+/g, ' '));
+  const t = performance.now(); await orig('SELECT 1'); console.log('select 1', (performance.now() - t).toFixed(0));
+  const t2 = performance.now(); await orig(`SELECT count() FROM session_hours`); console.log('count', (performance.now() - t2).toFixed(0));
+  const engagementSql = log[log.length - 1]![1];
+  const tt = performance.now(); await orig(engagementSql.replace(/UNION ALL[\s\S]*$/, ') GROUP BY viewer_key)')); console.log('stored only', (performance.now() - tt).toFixed(0));
+  const rawPart = '(' + engagementSql.slice(engagementSql.indexOf('UNION ALL') + 9).replace(/\)\s*GROUP BY viewer_key\)\s*$/, '');
+  const time = async (label: string, sql: string) => { const t = performance.now(); try { await orig(sql); console.log(label, (performance.now() - t).toFixed(0)); } catch (e) { console.log(label, 'ERR', String(e).slice(0, 300)); } };
+  await time('raw part', `SELECT count() FROM ${rawPart}`);
+  const inner = /\(SELECT \* FROM events WHERE ([\s\S]*?) LIMIT 1 BY event_id\)/.exec(engagementSql)![1]!;
+  console.log(inner);
+  await time('raw count', `SELECT count() FROM events WHERE ${inner}`);
+  await time('raw limit by', `SELECT count() FROM (SELECT * FROM events WHERE ${inner} LIMIT 1 BY event_id)`);
+  await time('raw whole count', `SELECT count() FROM events`);
+  await ch.close(); await duck.close();
+} finally { await server.stop(); folder.remove(); }
