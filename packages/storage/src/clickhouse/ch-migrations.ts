@@ -52,7 +52,7 @@ export function monthPartitionFilter(column: string, partition: number): string 
 function createRollupSql(rollup: ChRollup): string {
   return `CREATE TABLE IF NOT EXISTS ${rollup.table} ENGINE = MergeTree
     PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)
-    AS ${derivationSql(rollup, '(SELECT * FROM events WHERE 0)', '0', '0')}`;
+    AS ${derivationSql(rollup, '(SELECT * FROM events WHERE 0)', '0', '0', [])}`;
 }
 
 export const CH_MIGRATIONS: ChMigration[] = [

@@ -1,6 +1,10 @@
 import { randomInt } from 'node:crypto';
+import type { PollDefinition } from '@svc/protocol';
+import { dataString } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
+import type { PollLookup } from './ch-poll-results';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR, HOUR_MS } from './ch-rollups';
+import { roomFor } from './ch-valid-votes';
 import { sqlInteger, sqlList } from './sql-literal';
 
 export interface RollupDerivationOptions {
@@ -42,8 +46,12 @@ export class ChRollupDeriver {
   private readonly quietSeconds: number;
   private readonly hoursPerDerivation: number;
 
+  /**
+   * @param polls the polls the service knows: votes are checked against them as hours are derived.
+   */
   constructor(
     private readonly db: ChDatabase,
+    private readonly polls: PollLookup,
     options: RollupDerivationOptions = {},
   ) {
     this.quietSeconds = options.quietSeconds ?? ROLLUP_QUIET_SECONDS;
@@ -78,10 +86,13 @@ export class ChRollupDeriver {
     const from = hours[0]!;
     const to = hours[hours.length - 1]! + HOUR_MS;
     const range = `tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms < ${sqlInteger(to)} AND ${EVENT_HOUR} IN ${sqlList(hours)}`;
+    const voted = await this.db.query<{ poll_id: string }>(`SELECT DISTINCT ${dataString('pollId')} AS poll_id FROM events WHERE ${range} AND event = 'poll.voted'`);
+    const polls = (await Promise.all(voted.map((row) => this.polls.find(tenantSeq, row.poll_id)))).filter((poll): poll is PollDefinition => poll !== undefined);
     for (const rollup of CH_ROLLUPS) {
       const names = rollup.events ? ` AND event IN ${sqlList(rollup.events)}` : '';
       const events = `(SELECT * FROM events WHERE ${range}${names} LIMIT 1 BY event_id)`;
-      await this.db.command(`INSERT INTO ${rollup.table} ${derivationSql(rollup, events, sqlInteger(startedAt), sqlInteger(derivation))}`);
+      const sql = `INSERT INTO ${rollup.table} ${derivationSql(rollup, events, sqlInteger(startedAt), sqlInteger(derivation), polls)}`;
+      await this.db.command(sql, roomFor(sql));
     }
     const versions = hours.map((hour) => `(${sqlInteger(tenantSeq)}, ${sqlInteger(hour)}, ${sqlInteger(startedAt)}, ${sqlInteger(derivation)})`);
     await this.db.command(`INSERT INTO rollup_versions (tenant_seq, hour, derived_at, derivation) VALUES ${versions.join(', ')}`);

@@ -1,3 +1,4 @@
+import type { PollDefinition } from '@svc/protocol';
 import type { AnalyticsFilter } from '../analytics-store';
 import { EVENT_SPONSOR, eventConditions } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
@@ -10,36 +11,46 @@ export interface DerivedHour {
   derivation: number;
 }
 
-/** Which hours of a filter's range a panel reads from the rollup tables, and which from the events. */
+/** Which hours of a filter's range a panel reads from the rollup tables, and which times from the events. */
 export interface RangeHours {
   /** Whole hours of the range derived after their last insert. */
   derived: DerivedHour[];
-  /** Whole hours of the range stored into since their last derivation (or never derived). */
-  pending: number[];
+  /** Runs of time read from the events, [from, to) (undefined: unbounded): hours stored into since their last derivation, and the range's cut hours. */
+  pending: Array<[number | undefined, number | undefined]>;
 }
 
 /**
- * The hours of the filter's range: an hour is derived when its newest derivation began at least
- * `settleSeconds` after the last insert into it (`touched_hours`, which every insert into
- * `events` fills), pending when stored into since. An hour never stored into holds no event
- * and is read nowhere. The range's cut hours at either end are read from the events too.
+ * The hours of the filter's range: a whole hour is derived when its newest derivation began at
+ * least `settleSeconds` after the last insert into it (`touched_hours`, which every insert into
+ * `events` fills), pending when stored into since; the range's cut hours at either end are read
+ * from the events. An hour never stored into holds no event and is read nowhere.
  */
 export async function rangeHours(db: ChDatabase, filter: AnalyticsFilter, settleSeconds: number): Promise<RangeHours> {
-  const whole = [`tenant_seq = ${sqlInteger(filter.tenantSeq)}`];
-  if (filter.fromMs !== undefined) whole.push(`hour >= ${sqlInteger(filter.fromMs)}`);
-  if (filter.toMs !== undefined) whole.push(`hour + ${HOUR_MS} <= ${sqlInteger(filter.toMs)}`);
-  const where = whole.join(' AND ');
+  const overlapping = [`tenant_seq = ${sqlInteger(filter.tenantSeq)}`];
+  if (filter.fromMs !== undefined) overlapping.push(`hour + ${HOUR_MS} > ${sqlInteger(filter.fromMs)}`);
+  if (filter.toMs !== undefined) overlapping.push(`hour < ${sqlInteger(filter.toMs)}`);
+  const where = overlapping.join(' AND ');
   const rows = await db.query<{ hour: string; derivation: string; derived: number }>(
     `SELECT hour, derivation, newest >= touched + ${sqlInteger(settleSeconds)} AS derived FROM (
        SELECT hour, max(touched_at) AS touched FROM touched_hours WHERE ${where} GROUP BY hour) AS t
      ANY LEFT JOIN (
        SELECT hour, argMax(derivation, derived_at) AS derivation, max(derived_at) AS newest FROM rollup_versions WHERE ${where} GROUP BY hour) AS v
-     USING (hour)`,
+     USING (hour)
+     ORDER BY hour`,
   );
   const hours: RangeHours = { derived: [], pending: [] };
   for (const row of rows) {
-    if (chNumber(row.derived) === 1) hours.derived.push({ hour: chNumber(row.hour), derivation: chNumber(row.derivation) });
-    else hours.pending.push(chNumber(row.hour));
+    const hour = chNumber(row.hour);
+    const from = filter.fromMs === undefined ? hour : Math.max(hour, filter.fromMs);
+    const to = filter.toMs === undefined ? hour + HOUR_MS : Math.min(hour + HOUR_MS, filter.toMs);
+    const whole = from === hour && to === hour + HOUR_MS;
+    if (whole && chNumber(row.derived) === 1) hours.derived.push({ hour, derivation: chNumber(row.derivation) });
+    else {
+      // Runs of adjacent times are read as one.
+      const last = hours.pending[hours.pending.length - 1];
+      if (last && last[1] === from) last[1] = to;
+      else hours.pending.push([from, to]);
+    }
   }
   return hours;
 }
@@ -54,52 +65,41 @@ function rowConditions(filter: AnalyticsFilter, withSponsor: boolean): string[] 
   return clauses;
 }
 
+/** A time run as a condition on `timestamp_ms`. */
+function timeRun([from, to]: [number | undefined, number | undefined]): string {
+  const bounds = [...(from === undefined ? [] : [`timestamp_ms >= ${sqlInteger(from)}`]), ...(to === undefined ? [] : [`timestamp_ms < ${sqlInteger(to)}`])];
+  return bounds.length ? `(${bounds.join(' AND ')})` : '1';
+}
+
+/** The rollup's rows of the derived hours of the range, from its table. */
+export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string | null {
+  const hours = range.derived;
+  if (!hours.length) return null;
+  const derived = `hour >= ${sqlInteger(hours[0]!.hour)} AND hour <= ${sqlInteger(hours[hours.length - 1]!.hour)}
+    AND (hour, derivation) IN (${hours.map((h) => `(${sqlInteger(h.hour)}, ${sqlInteger(h.derivation)})`).join(', ')})`;
+  return `SELECT * FROM ${rollup.table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, derived, ...rowConditions(filter, withSponsor)].join(' AND ')}`;
+}
+
 /**
- * The times a panel reads from the events, as a condition on `timestamp_ms` (`0` when none):
- * the pending hours and the range's cut hours, runs of adjacent hours joined, so that the read
- * skips every other part of the table by its sort key.
+ * The events of the range's pending times the rollup derives rows from, each once (a copy of a
+ * retried event not merged yet is taken out first); null when there are none.
  */
-function pendingTimes(filter: AnalyticsFilter, hours: RangeHours): string {
-  const runs: Array<[number | undefined, number | undefined]> = [];
-  const add = (from: number | undefined, to: number | undefined) => {
-    if (from !== undefined && to !== undefined && from >= to) return;
-    const last = runs[runs.length - 1];
-    if (last && last[1] !== undefined && from !== undefined && last[1] >= from) last[1] = to === undefined ? undefined : Math.max(last[1], to);
-    else runs.push([from, to]);
-  };
-  // Without a start (or an end), the range reaches past every hour: what lies beyond the hours
-  // of `touched_hours` holds no event, so the open side needs no run of its own.
-  const firstWhole = filter.fromMs === undefined ? undefined : Math.ceil(filter.fromMs / HOUR_MS) * HOUR_MS;
-  const lastWhole = filter.toMs === undefined ? undefined : Math.floor(filter.toMs / HOUR_MS) * HOUR_MS;
-  if (firstWhole !== undefined && lastWhole !== undefined && firstWhole >= lastWhole) add(filter.fromMs, filter.toMs);
-  else {
-    if (firstWhole !== undefined) add(filter.fromMs, firstWhole);
-    for (const hour of [...hours.pending].sort((a, b) => a - b)) add(hour, hour + HOUR_MS);
-    if (lastWhole !== undefined) add(lastWhole, filter.toMs);
-  }
-  if (!runs.length) return '0';
-  const conditions = runs.map(([from, to]) => {
-    const bounds = [...(from === undefined ? [] : [`timestamp_ms >= ${sqlInteger(from)}`]), ...(to === undefined ? [] : [`timestamp_ms < ${sqlInteger(to)}`])];
-    return bounds.length ? `(${bounds.join(' AND ')})` : '1';
-  });
-  return `(${conditions.join(' OR ')})`;
+export function pendingEvents(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string | null {
+  if (!range.pending.length) return null;
+  const sponsor = withSponsor && filter.sponsorId !== undefined ? ` AND ${EVENT_SPONSOR} = ${sqlString(filter.sponsorId)}` : '';
+  return `(SELECT * FROM events WHERE ${eventConditions(filter, rollup.events ?? 'any', false)} AND (${range.pending.map(timeRun).join(' OR ')})${sponsor} LIMIT 1 BY event_id)`;
 }
 
 /**
  * The rollup's rows for the filter, as a relation: those of the derived hours from its table,
- * and those of the rest of the range derived on the spot from the events (each once: a copy of
- * a retried event not merged yet is taken out first).
+ * and those of the pending times derived on the spot from the events (`polls`: the polls votes
+ * are checked against there).
  */
-export function rollupRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string {
-  const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
-  const conditions = rowConditions(filter, withSponsor);
-  const hours = range.derived;
-  const derived = hours.length
-    ? `hour >= ${sqlInteger(Math.min(...hours.map((h) => h.hour)))} AND hour <= ${sqlInteger(Math.max(...hours.map((h) => h.hour)))}
-       AND (hour, derivation) IN (${hours.map((h) => `(${sqlInteger(h.hour)}, ${sqlInteger(h.derivation)})`).join(', ')})`
-    : '0';
-  const stored = `SELECT * FROM ${rollup.table} WHERE ${[tenant, derived, ...conditions].join(' AND ')}`;
-  const sponsor = withSponsor && filter.sponsorId !== undefined ? ` AND ${EVENT_SPONSOR} = ${sqlString(filter.sponsorId)}` : '';
-  const events = `(SELECT * FROM events WHERE ${eventConditions(filter, rollup.events ?? 'any', false)} AND ${pendingTimes(filter, range)}${sponsor} LIMIT 1 BY event_id)`;
-  return `(${stored} UNION ALL ${derivationSql(rollup, events, '0', '0')})`;
+export function rollupRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, polls: readonly PollDefinition[] = []): string {
+  const stored = storedRows(rollup, filter, range, withSponsor);
+  const events = pendingEvents(rollup, filter, range, withSponsor);
+  const derived = events === null ? null : derivationSql(rollup, events, '0', '0', polls);
+  const parts = [stored, derived].filter((part): part is string => part !== null);
+  // No hour to read: the table's rows of no hour, for the column names and types.
+  return `(${parts.length ? parts.join(' UNION ALL ') : `SELECT * FROM ${rollup.table} WHERE 0`})`;
 }

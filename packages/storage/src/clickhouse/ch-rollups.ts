@@ -1,5 +1,7 @@
+import type { PollDefinition } from '@svc/protocol';
 import { CURRENCY, dataRaw, dataString, ENGAGING_EVENTS, EVENT_SPONSOR, firstKey, FUNNEL_EVENTS, ITEM_COUNT, MOMENT_EVENTS } from './ch-analytics-sql';
 import { sqlList } from './sql-literal';
+import { validVote } from './ch-valid-votes';
 
 /**
  * The dashboard's hour rollups in ClickHouse: per UTC hour of event time, small rows derived
@@ -22,8 +24,11 @@ export interface ChRollup {
   table: string;
   /** The event names it derives rows from (every event when absent): what a read of the events fetches. */
   events?: readonly string[];
-  /** The rows of the events of `source` (every column of `events`), one hour each. */
-  derive(source: string): string;
+  /**
+   * The rows of the events of `source` (every column of `events`), one hour each; `polls`: the
+   * polls of the tenant its votes are on, as the service knows them now.
+   */
+  derive(source: string, polls: readonly PollDefinition[]): string;
 }
 
 export const HOUR_MS = 3_600_000;
@@ -43,25 +48,28 @@ export const SESSION_HOURS: ChRollup = {
 };
 
 /**
- * Per session, userId, poll and chosen option (index and label) in an hour: the first such vote
- * ("first" as `firstKey`: time, then id) and when it was received. Which votes are valid (a
- * poll the service knows, with that option) is decided when they are read, as polls change.
+ * Per session and userId, and poll in an hour: its first valid vote ("first" as `firstKey`: time,
+ * then id) and that vote's option. Votes are checked against the polls as the service knows them
+ * when the hour is derived (a poll's closing time only ever moves to after every vote it has,
+ * and a poll deleted since is left out when read).
  */
 export const VOTE_HOURS: ChRollup = {
   table: 'vote_hours',
   events: ['poll.voted'],
-  derive: (source) => `SELECT ${DIMENSIONS}, session_id, poll_id, option_raw, option, min(first) AS first_vote, argMin(received_at_ms, first) AS received_ms
+  derive: (source, polls) => `SELECT ${DIMENSIONS}, poll_id, cityHash64(session_id) AS session_key, min(first) AS first_vote,
+      argMin(toInt64(option_raw), first) AS option_index
     FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('pollId')} AS poll_id, ${dataRaw('optionIndex')} AS option_raw,
             ${dataString('optionSelected')} AS option, ${firstKey()} AS first
           FROM ${source} WHERE event = 'poll.voted')
-    GROUP BY ${DIMENSIONS}, session_id, poll_id, option_raw, option`,
+    WHERE ${validVote(polls)}
+    GROUP BY ${DIMENSIONS}, poll_id, session_key`,
 };
 
 /** Per session, sponsor of the moment and sponsor of the event in an hour: impressions and taps. */
 export const SPONSOR_HOURS: ChRollup = {
   table: 'sponsor_hours',
   events: MOMENT_EVENTS,
-  derive: (source) => `SELECT ${DIMENSIONS}, session_id, sponsor, event_sponsor,
+  derive: (source) => `SELECT ${DIMENSIONS}, session_id, sponsor, event_sponsor, cityHash64(sponsor, broadcast_id, session_id) AS exposure_key,
       countIf(event = 'sponsor_moment.viewed') AS impressions, countIf(event = 'sponsor_moment.tapped') AS taps
     FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('sponsorId')} AS sponsor, ${EVENT_SPONSOR} AS event_sponsor
           FROM ${source} WHERE event IN ${sqlList(MOMENT_EVENTS)})
@@ -107,6 +115,6 @@ export const CONTEST_HOURS: ChRollup = {
 export const CH_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS, ORDER_HOURS, FUNNEL_HOURS, CONTEST_HOURS];
 
 /** The rollup's rows of one derivation: `derived_at` and `derivation` first, then what `derive` gives. */
-export function derivationSql(rollup: ChRollup, source: string, derivedAt: string, derivation: string): string {
-  return `SELECT toUInt32(${derivedAt}) AS derived_at, toUInt64(${derivation}) AS derivation, * FROM (${rollup.derive(source)})`;
+export function derivationSql(rollup: ChRollup, source: string, derivedAt: string, derivation: string, polls: readonly PollDefinition[]): string {
+  return `SELECT toUInt32(${derivedAt}) AS derived_at, toUInt64(${derivation}) AS derivation, * FROM (${rollup.derive(source, polls)})`;
 }

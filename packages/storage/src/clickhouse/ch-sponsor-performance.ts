@@ -32,7 +32,7 @@ export async function sponsorPerformance(db: ChDatabase, rowsOf: (rollup: ChRoll
   const orders = await rowsOf(ORDER_HOURS);
   const [momentRows, orderRows] = await Promise.all([
     db.query<MomentRow>(
-      `SELECT sponsor, broadcast_id, sum(impressions) AS moment_impressions, sum(taps) AS moment_taps, uniqExactIf(session_id, impressions > 0) AS exposed
+      `SELECT sponsor, broadcast_id, sum(impressions) AS moment_impressions, sum(taps) AS moment_taps, uniqExactIf(exposure_key, impressions > 0) AS exposed
        FROM ${moments} WHERE sponsor != '' GROUP BY sponsor, broadcast_id`,
     ),
     db.query<OrderRow>(
@@ -43,7 +43,7 @@ export async function sponsorPerformance(db: ChDatabase, rowsOf: (rollup: ChRoll
        SELECT order_sponsor, order_broadcast, order_currency, sum(order_total) AS amount,
          uniqExactState(if(exposed, toNullable(order_session), NULL)) AS converted_sessions
        FROM (
-         SELECT *, (order_sponsor, order_broadcast, order_session) IN (SELECT sponsor, broadcast_id, session_id FROM ${moments} WHERE impressions > 0) AS exposed
+         SELECT *, cityHash64(order_sponsor, order_broadcast, order_session) IN (SELECT exposure_key FROM ${moments} WHERE impressions > 0) AS exposed
          FROM (
            SELECT argMin(assumeNotNull(report_sponsor), first_report) AS order_sponsor, argMin(broadcast_id, first_report) AS order_broadcast,
              argMin(report_session, first_report) AS order_session, argMin(total, first_report) AS order_total, argMin(currency, first_report) AS order_currency

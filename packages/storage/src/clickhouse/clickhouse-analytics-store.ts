@@ -34,7 +34,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     private readonly polls: PollLookup,
     derivation: RollupDerivationOptions = {},
   ) {
-    this.deriver = new ChRollupDeriver(db, derivation);
+    this.deriver = new ChRollupDeriver(db, polls, derivation);
   }
 
   private rangeHours(filter: AnalyticsFilter): Promise<RangeHours> {
@@ -86,7 +86,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    return pollResults(this.db, this.polls, filter, (rollup) => this.rows(rollup, filter, false));
+    return pollResults(this.db, this.polls, filter, await this.rangeHours(filter));
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
