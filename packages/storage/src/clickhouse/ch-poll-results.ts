@@ -36,20 +36,15 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   const found = await Promise.all([...ids].map((id) => polls.find(filter.tenantSeq, id)));
   const known = found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
   if (!known.length) return [];
-  // In one pass over the votes: the first vote (time, then event id) of each session and of each
-  // userId on a poll ("wins"); a vote counts when it won its session and, with a userId, its user.
-  const sql = `SELECT poll_id, option_index, count() AS votes
+  // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
+  // also the first vote of its userId on that poll.
+  const votes = `(SELECT * FROM ${rollupRows(VOTE_HOURS, filter, range, false, known)} WHERE poll_id IN ${sqlList(known.map((poll) => poll.id))})`;
+  const sql = `SELECT poll_id, won_option AS option_index, count() AS votes
     FROM (
-      SELECT poll_id, won AS id, any(won_option) AS option_index, any(won_has_user) AS has_user,
-        countIf(kind = 0) AS first_of_session, countIf(kind = 1) AS first_of_user
-      FROM (
-        SELECT poll_id, scope.1 AS kind, scope.2 AS key, min(first_vote) AS won,
-          argMin(option_index, first_vote) AS won_option, argMin(isNotNull(user_id), first_vote) AS won_has_user
-        FROM (SELECT * FROM ${rollupRows(VOTE_HOURS, filter, range, false, known)} WHERE poll_id IN ${sqlList(known.map((poll) => poll.id))})
-        ARRAY JOIN if(isNull(user_id), [(0, session_key)], [(0, session_key), (1, cityHash64(assumeNotNull(user_id)))]) AS scope
-        GROUP BY poll_id, kind, key)
-      GROUP BY poll_id, id)
-    WHERE first_of_session > 0 AND (NOT has_user OR first_of_user > 0)
+      SELECT poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option, argMin(user_id, first_vote) AS voter
+      FROM ${votes} GROUP BY poll_id, session_key)
+    WHERE isNull(voter) OR (poll_id, cityHash64(assumeNotNull(voter)), won) IN (
+      SELECT poll_id, cityHash64(assumeNotNull(user_id)) AS user_key, min(first_vote) FROM ${votes} WHERE isNotNull(user_id) GROUP BY poll_id, user_key)
     GROUP BY poll_id, option_index`;
   const rows = await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
   const counted = new Map<string, Map<number, number>>();

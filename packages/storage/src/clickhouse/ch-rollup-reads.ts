@@ -75,8 +75,10 @@ function timeRun([from, to]: [number | undefined, number | undefined]): string {
 export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string | null {
   const hours = range.derived;
   if (!hours.length) return null;
+  // Each hour's rows of its newest derivation: one lookup of the hour per row (measured faster
+  // than a tuple IN over (hour, derivation) on 18.16).
   const derived = `hour >= ${sqlInteger(hours[0]!.hour)} AND hour <= ${sqlInteger(hours[hours.length - 1]!.hour)}
-    AND (hour, derivation) IN (${hours.map((h) => `(${sqlInteger(h.hour)}, ${sqlInteger(h.derivation)})`).join(', ')})`;
+    AND derivation = transform(hour, [${hours.map((h) => sqlInteger(h.hour)).join(', ')}], [${hours.map((h) => sqlInteger(h.derivation)).join(', ')}], toUInt64(0))`;
   return `SELECT * FROM ${rollup.table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, derived, ...rowConditions(filter, withSponsor)].join(' AND ')}`;
 }
 

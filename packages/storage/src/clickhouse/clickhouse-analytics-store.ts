@@ -56,25 +56,21 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     // A session (in one broadcast) lasts from its first to its last event and counts in every
     // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
     // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
-    const [row] = await this.db.query<{ sessions: string; viewers: string; steps: [string[], string[]] }>(
-      `SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers,
-         sumMap([first_bucket, last_bucket + ${bucket}], [toInt64(1), toInt64(-1)]) AS steps
-       FROM (
-         SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
-           argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
-         FROM ${await this.rows(SESSION_HOURS, filter, false)}
-         GROUP BY session_key)`,
-    );
-    const sessions = chNumber(row?.sessions ?? 0);
-    const steps: ViewerSeries['steps'] = [];
-    if (row && sessions > 0) {
-      row.steps[0].forEach((at, i) => {
-        const change = chNumber(row.steps[1][i]!);
-        if (change !== 0) steps.push({ at: chNumber(at), change });
-      });
-      steps.sort((a, b) => a.at - b.at);
-    }
-    return { steps, uniqueViewers: chNumber(row?.viewers ?? 0), sessions };
+    const sessions = `(
+      SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
+        argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
+      FROM ${await this.rows(SESSION_HOURS, filter, false)}
+      GROUP BY session_key)`;
+    const [totals, changes] = await Promise.all([
+      this.db.query<{ sessions: string; viewers: string }>(`SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers FROM ${sessions}`),
+      this.db.query<{ at: string; change: string }>(
+        `SELECT step.1 AS at, sum(step.2) AS change FROM ${sessions}
+         ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
+         GROUP BY at HAVING change != 0`,
+      ),
+    ]);
+    const steps = changes.map((row) => ({ at: chNumber(row.at), change: chNumber(row.change) })).sort((a, b) => a.at - b.at);
+    return { steps, uniqueViewers: chNumber(totals[0]?.viewers ?? 0), sessions: chNumber(totals[0]?.sessions ?? 0) };
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
