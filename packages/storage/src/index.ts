@@ -39,6 +39,7 @@ export { ChDatabase, chNumber, DEFAULT_MAX_EXECUTION_TIME_SECONDS, DEFAULT_REQUE
 export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
 export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
 export { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
+export { ROLLUP_QUIET_SECONDS, ROLLUP_SETTLE_SECONDS, type RollupDerivationOptions } from './clickhouse/ch-rollup-deriver';
 export type { PollLookup } from './clickhouse/ch-poll-results';
 export { ClickHouseEventStore } from './clickhouse/clickhouse-event-store';
 export { RecentKeys } from './recent-keys';
