@@ -15,6 +15,8 @@ import { fmt } from './report';
 const DAY_MS = 86_400_000;
 /** Client-side limit of one query of the benchmark's own ClickHouse connection (copy, overviews). */
 const QUERY_TIMEOUT_MS = 600_000;
+/** Longest wait for ClickHouse's merges before the dashboard reads. */
+const MERGE_WAIT_MS = 600_000;
 
 export interface HistoryOptions {
   /** Events generated (the issue's 10 million by default). */
@@ -47,6 +49,8 @@ export interface HistoryResult {
   copySeconds: number;
   /** Seconds the derivation of every hour's dashboard rollups took after the copy (as the nodes do once hours are quiet). */
   deriveSeconds: number;
+  /** Seconds waited after the derivation for ClickHouse's merges to end (at most MERGE_WAIT_MS). */
+  mergeWaitSeconds: number;
   /** Active parts of `events` in ClickHouse when the reads began. */
   clickhouseParts: number;
   overviews: OverviewTimes[];
@@ -114,6 +118,7 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
     let copy: { rows: number; bytes: number; seconds: number };
     let clickhouseParts: number;
     let deriveSeconds: number;
+    let mergeWaitSeconds: number;
     const overviews: OverviewTimes[] = [];
     const overviewMismatches: string[] = [];
     let events: number;
@@ -157,6 +162,18 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
       await new ClickHouseAnalyticsStore(ch, polls, { quietSeconds: 0 }).compact();
       deriveSeconds = (performance.now() - deriving) / 1000;
       log(`  ${deriveSeconds.toFixed(1)} s`);
+      // The dashboard of a running cluster reads merged parts: the reads begin once ClickHouse has
+      // merged what the copy and the derivation wrote (bounded; the notes give the wait).
+      const merging = performance.now();
+      while (performance.now() - merging < MERGE_WAIT_MS) {
+        const [merges] = await ch.query<{ n: string }>('SELECT count() AS n FROM system.merges WHERE database = currentDatabase()');
+        if (Number(merges?.n ?? 0) === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 2_000));
+      }
+      mergeWaitSeconds = (performance.now() - merging) / 1000;
+      const [parts] = await ch.query<{ n: string }>("SELECT count() AS n FROM system.parts WHERE database = currentDatabase() AND table = 'events' AND active");
+      clickhouseParts = Number(parts?.n ?? 0);
+      log(`  merges done after ${mergeWaitSeconds.toFixed(0)} s more (${clickhouseParts} active parts of events)`);
       const onClickHouse = new AnalyticsService(new ClickHouseAnalyticsStore(ch, polls));
       const onDuckDb = new AnalyticsService(new DuckDbAnalyticsStore(duck));
       const ranges: Array<[string, number, number]> = [
@@ -193,7 +210,7 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
     }
     log('history: cluster node (ClickHouse) on the copied data…');
     const cluster = await exportAndDelete(node, credentials.adminToken, users, log);
-    return { events, generateSeconds, copySeconds: copy.seconds, deriveSeconds, clickhouseParts, overviews, overviewMismatches, embedded, cluster };
+    return { events, generateSeconds, copySeconds: copy.seconds, deriveSeconds, mergeWaitSeconds, clickhouseParts, overviews, overviewMismatches, embedded, cluster };
   } finally {
     await node?.stop();
     await ch?.command(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);

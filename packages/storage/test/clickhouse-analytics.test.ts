@@ -53,6 +53,23 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await db.close();
   }, 120_000);
 
+  it('leaves hours another node is deriving to that node, unless its claim has lapsed', async () => {
+    const db = await openDatabase();
+    const events = dataset(3, 1);
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await nextSecond();
+    const hours = (await db.query<{ hour: string }>('SELECT DISTINCT hour FROM touched_hours ORDER BY hour')).map((row) => Number(row.hour));
+    // Another node began deriving the first hour just now, and the second one long ago (it was killed).
+    await db.command(`INSERT INTO rollup_claims (tenant_seq, hour, claimed_at) VALUES (1, ${hours[0]}, toUInt32(now())), (1, ${hours[1]}, toUInt32(now()) - 601)`);
+    await store.compact();
+    const derived = (await db.query<{ hour: string }>('SELECT DISTINCT hour FROM rollup_versions ORDER BY hour')).map((row) => Number(row.hour));
+    expect(derived).toEqual(hours.slice(1));
+    // The claimed hour is read from the events meanwhile.
+    for (const filter of filters(3, 1).slice(0, 4)) await expectModel(store, events, filter);
+    await db.close();
+  }, 60_000);
+
   it('takes an erased user and purged events out of the derived hours too', async () => {
     const db = await openDatabase();
     const events = dataset(6, 1);
@@ -176,15 +193,24 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
       events.push({ ...base, eventId, event: 'poll.voted', sessionId: `svc_${i}`, userId: null, broadcastId: 'b1', timestampMs: START + i, receivedAtMs: START + i, data: JSON.stringify(data) });
     }
     await storeWithCopies(db, events);
-    const results = await new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls })).pollResults({ tenantSeq: 1 });
-    expect(results).toHaveLength(3_000);
-    // Each poll has its one vote, on option i % 3.
-    for (const poll of results) {
-      const i = Number(poll.pollId.slice('poll-'.length));
-      expect(poll.options.map((o) => o.votes), poll.pollId).toEqual([0, 1, 2].map((option) => (option === i % 3 ? 1 : 0)));
-    }
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls }), DERIVE_AT_ONCE);
+    const expectEachVote = async () => {
+      const results = await store.pollResults({ tenantSeq: 1 });
+      expect(results).toHaveLength(3_000);
+      // Each poll has its one vote, on option i % 3.
+      for (const poll of results) {
+        const i = Number(poll.pollId.slice('poll-'.length));
+        expect(poll.options.map((o) => o.votes), poll.pollId).toEqual([0, 1, 2].map((option) => (option === i % 3 ? 1 : 0)));
+      }
+    };
+    await expectEachVote();
+    // The derivation checks the votes against every poll too.
+    await nextSecond();
+    await store.compact();
+    expect(Number((await db.query<{ n: string }>('SELECT count() AS n FROM vote_hours'))[0]!.n)).toBe(3_000);
+    await expectEachVote();
     await db.close();
-  });
+  }, 60_000);
 
   it('reads the top-level fields of data, not the same keys nested in custom context before them', async () => {
     const db = await openDatabase();

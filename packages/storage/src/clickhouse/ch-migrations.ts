@@ -143,6 +143,9 @@ export const CH_MIGRATIONS: ChMigration[] = [
       // The newest derivation of each hour (see ch-rollup-deriver.ts).
       `CREATE TABLE IF NOT EXISTS rollup_versions (tenant_seq UInt32, hour Int64, derived_at UInt32, derivation UInt64)
       ENGINE = ReplacingMergeTree(derived_at) PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour)`,
+      // Hours a node is deriving: the others leave them alone meanwhile.
+      `CREATE TABLE IF NOT EXISTS rollup_claims (tenant_seq UInt32, hour Int64, claimed_at UInt32)
+      ENGINE = ReplacingMergeTree(claimed_at) PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour)`,
       ...CH_ROLLUPS.map(createRollupSql),
     ],
     // The hours of events stored before this migration: derived by the nodes from then on.

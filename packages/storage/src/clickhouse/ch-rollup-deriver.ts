@@ -25,6 +25,8 @@ export interface RollupDerivationOptions {
 export const ROLLUP_QUIET_SECONDS = 60;
 export const ROLLUP_SETTLE_SECONDS = 2;
 const HOURS_PER_DERIVATION = 168;
+/** How long a node's claim on the hours it derives keeps the other nodes from deriving them, s. */
+const CLAIM_SECONDS = 600;
 /** Derivation ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
 const DERIVATION_ID_LIMIT = 2 ** 48;
 
@@ -37,9 +39,10 @@ interface DirtyHour {
  * Derives the rollup rows (ch-rollups.ts) of the hours stored into since their last derivation,
  * once they are quiet: one derivation per tenant and run of hours, each a statement per rollup
  * table over the hours' events (copies taken out), then a row per hour in `rollup_versions`,
- * which makes the rows readable. Several nodes may derive the same hours at once: each writes a
+ * which makes the rows readable. A node claims the hours it derives (`rollup_claims`), and the
+ * others leave them alone meanwhile; two that begin at the same moment both derive them, each a
  * complete derivation of its own, and readers take one. A derivation cut short is never listed,
- * so never read.
+ * so never read, and its hours are derived again once its claim has lapsed.
  */
 export class ChRollupDeriver {
   readonly settleSeconds: number;
@@ -63,10 +66,15 @@ export class ChRollupDeriver {
   async deriveQuietHours(): Promise<number> {
     const [clock] = await this.db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
     const startedAt = chNumber(clock!.now);
+    // Hours stored into since their last derivation, quiet, and not claimed by a derivation
+    // begun since their last insert (another node's, less than a claim's lifetime ago).
     const dirty = await this.db.query<DirtyHour>(
-      `SELECT tenant_seq, hour FROM (SELECT tenant_seq, hour, max(touched_at) AS touched FROM touched_hours GROUP BY tenant_seq, hour) AS t
-       ANY LEFT JOIN (SELECT tenant_seq, hour, max(derived_at) AS derived FROM rollup_versions GROUP BY tenant_seq, hour) AS v USING (tenant_seq, hour)
+      `SELECT tenant_seq, hour FROM (
+         SELECT tenant_seq, hour, touched, derived FROM (SELECT tenant_seq, hour, max(touched_at) AS touched FROM touched_hours GROUP BY tenant_seq, hour) AS t
+         ANY LEFT JOIN (SELECT tenant_seq, hour, max(derived_at) AS derived FROM rollup_versions GROUP BY tenant_seq, hour) AS v USING (tenant_seq, hour)) AS d
+       ANY LEFT JOIN (SELECT tenant_seq, hour, max(claimed_at) AS claimed FROM rollup_claims GROUP BY tenant_seq, hour) AS c USING (tenant_seq, hour)
        WHERE derived < touched + ${sqlInteger(this.settleSeconds)} AND touched + ${sqlInteger(this.quietSeconds)} <= ${sqlInteger(startedAt)}
+         AND NOT (claimed >= touched + ${sqlInteger(this.settleSeconds)} AND claimed + ${sqlInteger(CLAIM_SECONDS)} > ${sqlInteger(startedAt)})
        ORDER BY tenant_seq, hour`,
     );
     const byTenant = new Map<number, number[]>();
@@ -83,6 +91,8 @@ export class ChRollupDeriver {
   /** One derivation of the tenant's `hours` (hour starts, ascending), begun at `startedAt` (server seconds). */
   private async derive(tenantSeq: number, hours: number[], startedAt: number): Promise<void> {
     const derivation = randomInt(1, DERIVATION_ID_LIMIT);
+    // Other nodes leave these hours alone while this derivation runs (unless it outlives its claim).
+    await this.db.command(`INSERT INTO rollup_claims (tenant_seq, hour, claimed_at) VALUES ${hours.map((hour) => `(${sqlInteger(tenantSeq)}, ${sqlInteger(hour)}, ${sqlInteger(startedAt)})`).join(', ')}`);
     const from = hours[0]!;
     const to = hours[hours.length - 1]! + HOUR_MS;
     const range = `tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms < ${sqlInteger(to)} AND ${EVENT_HOUR} IN ${sqlList(hours)}`;
