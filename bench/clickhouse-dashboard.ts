@@ -85,7 +85,8 @@ try {
   const polls = await new PollCatalogue().load(new DuckDbContentStore(duck));
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   t0 = performance.now();
-  await new ClickHouseAnalyticsStore(ch, polls, { quietSeconds: 0 }).compact();
+  const deriving = new ClickHouseAnalyticsStore(ch, polls, { quietSeconds: 0 });
+  while ((await deriving.deriveHours()) > 0);
   const deriveSeconds = (performance.now() - t0) / 1000;
   const [derived] = await ch.query<{ hours: string }>('SELECT uniqExact(tenant_seq, hour) AS hours FROM rollup_versions');
   console.log(`derived ${derived!.hours} hours in ${deriveSeconds.toFixed(1)} s (${(Number(count!.rows) / deriveSeconds).toFixed(0)} event rows/s)`);

@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import type { PollDefinition } from '@svc/protocol';
 import type { AnalyticsFilter, AnalyticsStore } from '../src';
 import type { ChDatabase } from '../src/clickhouse/ch-database';
+import { rangeHours } from '../src/clickhouse/ch-rollup-reads';
 import type { PollLookup } from '../src/clickhouse/ch-poll-results';
 import type { EventRow } from '../src/records';
 import { pollsOf } from './analytics-dataset';
@@ -56,6 +57,10 @@ export async function expectModelThroughDerivations(db: ChDatabase, events: Even
   await store.compact();
   const [versions] = await db.query<{ hours: string }>('SELECT uniqExact(tenant_seq, hour) AS hours FROM rollup_versions');
   expect(Number(versions!.hours)).toBeGreaterThan(5);
+  // The panels read those hours from the rollups, none from the events.
+  const whole = await rangeHours(db, { tenantSeq: events[0]!.tenantSeq }, 1);
+  expect(whole.derived.length).toBeGreaterThan(0);
+  expect(whole.pending).toEqual([]);
   for (const filter of filters) await expectModel(store, early, filter);
   await insertEvents(db, late);
   for (const filter of filters) await expectModel(store, events, filter);

@@ -27,7 +27,7 @@ describe.runIf(available)('dashboard on the current ClickHouse engine (chdb)', (
     } finally {
       await db.close();
     }
-  });
+  }, 120_000);
 
   it('answers the same from derived hours, and from events for hours stored into since', async () => {
     const db = await ChDatabase.open('http://chdb.invalid', 'default', { connection: chdbConnection() });
@@ -37,5 +37,5 @@ describe.runIf(available)('dashboard on the current ClickHouse engine (chdb)', (
     } finally {
       await db.close();
     }
-  }, 120_000);
+  }, 180_000);
 });

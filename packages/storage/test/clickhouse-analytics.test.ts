@@ -42,7 +42,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     const store = new ClickHouseAnalyticsStore(db, pollLookup({ [tenant]: pollsOf(), [other]: pollsOf() }));
     for (const filter of filters(seed, tenant)) await expectModel(store, events, filter);
     await db.close();
-  });
+  }, 180_000);
 
   it.each([4])('answers every panel as the raw events do from derived hours, and from events for hours stored into since (seed %i)', async (seed) => {
     const db = await openDatabase();
@@ -51,7 +51,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     const lookup = pollLookup({ [tenant]: pollsOf(), [other]: pollsOf() });
     await expectModelThroughDerivations(db, dataset(seed, tenant), filters(seed, tenant).slice(0, 16), () => new ClickHouseAnalyticsStore(db, lookup, DERIVE_AT_ONCE));
     await db.close();
-  }, 120_000);
+  }, 180_000);
 
   it('leaves hours another node is deriving to that node, unless its claim has lapsed', async () => {
     const db = await openDatabase();
@@ -100,7 +100,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await store.compact();
     for (const filter of checked) await expectModel(store, left, filter);
     await db.close();
-  }, 120_000);
+  }, 180_000);
 
   it('gives the numbers of the embedded store for the same events, every panel and filter', async () => {
     const storage = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-ch-analytics-')));
@@ -128,7 +128,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     } finally {
       await Promise.all([storage.close(), db.close()]);
     }
-  });
+  }, 180_000);
 
   it('counts votes only on polls the lookup knows, received before a poll closes', async () => {
     const db = await openDatabase();
@@ -152,6 +152,31 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     expect(total(await open.pollResults(b1))).toBeGreaterThan(total(await store.pollResults(b1)));
     await db.close();
   });
+
+  it("counts a session's anonymous first vote though the session voted again signed in, from events and from derived hours", async () => {
+    const db = await openDatabase();
+    const base = dataset(1, 1)[0]!;
+    const vote = (eventId: string, sessionId: string, userId: string | null, at: number, optionIndex: number): EventRow => ({
+      ...base, eventId, event: 'poll.voted', sessionId, userId, broadcastId: 'b1', timestampMs: at, receivedAtMs: at,
+      data: JSON.stringify({ pollId: 'b1-p0', questionText: 'Question of b1', optionSelected: `Option ${optionIndex}`, optionIndex }),
+    });
+    const events = [
+      // svc_a votes anonymously, then signs in as u1 and votes again: its first vote counts.
+      vote('10000000-0000-7000-8000-000000000001', 'svc_a', null, START + HOUR, 0),
+      vote('10000000-0000-7000-8000-000000000002', 'svc_a', 'u1', START + HOUR + 5_000, 1),
+      // u1 votes in another session later: not the first vote of u1 (svc_a's second was).
+      vote('10000000-0000-7000-8000-000000000003', 'svc_b', 'u1', START + 2 * HOUR, 2),
+    ];
+    await storeWithCopies(db, events);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    const expected = modelPollResults(events, { tenantSeq: 1 }, pollsOf());
+    expect(expected[0]!.options.map((o) => o.votes)).toEqual([1, 0, 0]);
+    expect(await store.pollResults({ tenantSeq: 1 })).toEqual(expected);
+    await nextSecond();
+    await store.compact();
+    expect(await store.pollResults({ tenantSeq: 1 })).toEqual(expected);
+    await db.close();
+  }, 60_000);
 
   it('breaks ties within one millisecond by the smaller event id, as the vote rule and "first report" do', async () => {
     const db = await openDatabase();
@@ -178,7 +203,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     expect(await store.revenue(filter)).toEqual([{ currency: 'EUR', orders: 1, gross: 20, items: 1 }]);
     await expectModel(store, events, filter);
     await db.close();
-  });
+  }, 60_000);
 
   it("reads a tenant with thousands of polls (a query larger than the server's default limit)", async () => {
     const db = await openDatabase();
@@ -238,7 +263,7 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     expect((await store.revenue({ tenantSeq: 1 })).map((row) => row.currency)).toEqual(['EUR']);
     expect((await store.funnel({ tenantSeq: 1, sponsorId: 'acme' })).productViewed).toBe(0);
     await db.close();
-  });
+  }, 60_000);
 
   it('answers empty panels for a tenant without events', async () => {
     const db = await openDatabase();

@@ -25,6 +25,8 @@ export interface RollupDerivationOptions {
 export const ROLLUP_QUIET_SECONDS = 60;
 export const ROLLUP_SETTLE_SECONDS = 2;
 const HOURS_PER_DERIVATION = 168;
+/** Derivations (of up to `hoursPerDerivation` hours each) in one run at most. */
+const DERIVATIONS_PER_RUN = 4;
 /** How long a node's claim on the hours it derives keeps the other nodes from deriving them, s. */
 const CLAIM_SECONDS = 600;
 /** Derivation ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
@@ -82,10 +84,25 @@ export class ChRollupDeriver {
       const tenant = chNumber(row.tenant_seq);
       byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), chNumber(row.hour)]);
     }
+    // A bounded run (the rest waits for the next, with a fresh look at the claims), and a tenant
+    // whose derivation fails holds up no other.
+    let derived = 0;
+    let budget = DERIVATIONS_PER_RUN;
+    let failure: unknown = null;
     for (const [tenantSeq, hours] of byTenant) {
-      for (let i = 0; i < hours.length; i += this.hoursPerDerivation) await this.derive(tenantSeq, hours.slice(i, i + this.hoursPerDerivation), startedAt);
+      try {
+        for (let i = 0; i < hours.length && budget > 0; i += this.hoursPerDerivation, budget--) {
+          const chunk = hours.slice(i, i + this.hoursPerDerivation);
+          await this.derive(tenantSeq, chunk, startedAt);
+          derived += chunk.length;
+        }
+      } catch (error) {
+        failure ??= error;
+      }
+      if (budget === 0) break;
     }
-    return dirty.length;
+    if (failure) throw failure;
+    return derived;
   }
 
   /** One derivation of the tenant's `hours` (hour starts, ascending), begun at `startedAt` (server seconds). */

@@ -1,6 +1,7 @@
 import type { SponsorRow } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
 import { ORDER_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
+import { roomFor } from './ch-valid-votes';
 
 interface MomentRow {
   sponsor: string;
@@ -30,12 +31,13 @@ const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 export async function sponsorPerformance(db: ChDatabase, rowsOf: (rollup: ChRollup) => Promise<string>): Promise<SponsorRow[]> {
   const moments = await rowsOf(SPONSOR_HOURS);
   const orders = await rowsOf(ORDER_HOURS);
+  const query = <T>(sql: string) => db.query<T>(sql, roomFor(sql));
   const [momentRows, orderRows] = await Promise.all([
-    db.query<MomentRow>(
+    query<MomentRow>(
       `SELECT sponsor, broadcast_id, sum(impressions) AS moment_impressions, sum(taps) AS moment_taps, uniqExactIf(exposure_key, impressions > 0) AS exposed
        FROM ${moments} WHERE sponsor != '' GROUP BY sponsor, broadcast_id`,
     ),
-    db.query<OrderRow>(
+    query<OrderRow>(
       // Revenue per currency, and the converted sessions of all currencies together.
       `SELECT order_sponsor AS sponsor, order_broadcast AS broadcast_id, uniqExactMerge(converted_sessions) AS converted,
          groupArray(order_currency) AS currencies, groupArray(amount) AS amounts

@@ -5,6 +5,7 @@ import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriv
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
+import { roomFor } from './ch-valid-votes';
 import { sqlInteger } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -46,6 +47,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return hours;
   }
 
+  /** A panel's query, however long the lists of hours it carries. */
+  private query<T>(sql: string): Promise<T[]> {
+    return this.db.query<T>(sql, roomFor(sql));
+  }
+
   /** The rollup's rows for the filter (see `rollupRows`). */
   private async rows(rollup: ChRollup, filter: AnalyticsFilter, withSponsor: boolean): Promise<string> {
     return rollupRows(rollup, filter, await this.rangeHours(filter), withSponsor);
@@ -62,8 +68,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       FROM ${await this.rows(SESSION_HOURS, filter, false)}
       GROUP BY session_key)`;
     const [totals, changes] = await Promise.all([
-      this.db.query<{ sessions: string; viewers: string }>(`SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers FROM ${sessions}`),
-      this.db.query<{ at: string; change: string }>(
+      this.query<{ sessions: string; viewers: string }>(`SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers FROM ${sessions}`),
+      this.query<{ at: string; change: string }>(
         `SELECT step.1 AS at, sum(step.2) AS change FROM ${sessions}
          ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
          GROUP BY at HAVING change != 0`,
@@ -74,7 +80,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    const [row] = await this.db.query<{ joined_viewers: string; engaged_viewers: string }>(
+    const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
       `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
        FROM (SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM ${await this.rows(SESSION_HOURS, filter, false)} GROUP BY viewer_key)`,
     );
@@ -98,7 +104,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
-    const rows = await this.db.query<{ currency: string; orders: string; gross: number | null; items: string }>(
+    const rows = await this.query<{ currency: string; orders: string; gross: number | null; items: string }>(
       `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${await this.firstReports(filter)} GROUP BY currency`,
     );
     return rows
@@ -107,7 +113,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
-    const rows = await this.db.query<{ contest_id: string; contest_entries: string; entrants: string }>(
+    const rows = await this.query<{ contest_id: string; contest_entries: string; entrants: string }>(
       `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${await this.rows(CONTEST_HOURS, filter, false)} GROUP BY contest_id`,
     );
     return rows
@@ -116,7 +122,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
-    const rows = await this.db.query<{ country: string }>(
+    const rows = await this.query<{ country: string }>(
       `SELECT DISTINCT country FROM ${await this.rows(SESSION_HOURS, { ...filter, country: undefined }, false)} WHERE isNotNull(country) AND country != ''`,
     );
     return rows.map((row) => row.country).sort();
@@ -125,7 +131,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const rows = await this.db.query<{ at: string; currency: string; orders: string; gross: number | null }>(
+    const rows = await this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
       `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
        FROM ${await this.firstReports(filter)} GROUP BY at, currency`,
     );
@@ -136,7 +142,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
     // Per session: the first product view, then the first of each later step at or after the step before.
-    const [row] = await this.db.query<{ a: string; b: string; c: string; d: string }>(
+    const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
       `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d
        FROM (
          SELECT notEmpty(views) AS s1, arrayReduce('min', views) AS t1,
@@ -150,8 +156,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
   }
 
-  /** Derives the rollups of the hours stored into since (ch-rollup-deriver.ts). */
+  /** Derives the rollups of quiet hours stored into since (ch-rollup-deriver.ts); returns how many hours, in a bounded run. */
+  deriveHours(): Promise<number> {
+    return this.deriver.deriveQuietHours();
+  }
+
+  /** Derives the rollups of the hours stored into since, part of them each time. */
   async compact(): Promise<void> {
-    await this.deriver.deriveQuietHours();
+    await this.deriveHours();
   }
 }

@@ -2,7 +2,8 @@ import { SvcError } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
 import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
-import { CH_ROLLUPS, SESSION_HOURS } from './ch-rollups';
+import { CH_ROLLUPS, EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
+import { roomFor } from './ch-valid-votes';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 import { pendingUserDeletions, waitForUserDeletions } from './user-deletions';
 
@@ -54,6 +55,8 @@ export class ClickHouseErasureStore implements UserErasureStore {
     const user = clear ? sqlString(userId) : sqlString(job.userHash.toLowerCase());
     const column = clear ? 'assumeNotNull(user_id)' : 'lower(hex(SHA256(assumeNotNull(user_id))))';
     const match = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND user_id IS NOT NULL AND ${column} = ${user}`;
+    // The hours of the user's events, found before they go (their ids hold the times).
+    const hours = await this.db.query<{ hour: string }>(`SELECT DISTINCT ${EVENT_HOUR} AS hour FROM event_ids WHERE ${match}`);
     // Counted before deleting (a mutation reports no count); copies of an event count once.
     const deletedEvents = await this.count('events', match);
     const deletedRejects = await this.count('rejected_events', match);
@@ -62,9 +65,13 @@ export class ClickHouseErasureStore implements UserErasureStore {
     // be stored beside them. Looked for even when no event was left, after a deletion cut short.
     await this.delete('event_ids', match, await this.count('event_ids', match), job);
     await this.delete('rejected_events', match, deletedRejects, job);
-    // The hours of the user's rollup rows are read from what is left of their events until they
-    // are derived again (a derivation that read the events before they went is not used), and
-    // the rows go.
+    // The hours the user had events or rollup rows in are read from what is left of their events
+    // until they are derived again: marked now, after the events went, so that a derivation that
+    // read them before is never used. Then the rows go.
+    if (hours.length) {
+      const marks = `INSERT INTO touched_hours (tenant_seq, hour, touched_at) VALUES ${hours.map((row) => `(${sqlInteger(job.tenantSeq)}, ${sqlInteger(chNumber(row.hour))}, toUInt32(now()))`).join(', ')}`;
+      await this.db.command(marks, roomFor(marks));
+    }
     await this.db.command(
       `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM ${SESSION_HOURS.table} WHERE ${match}`,
     );

@@ -1,6 +1,6 @@
 import type { ChDatabase } from './ch-database';
 import { monthPartition } from './ch-migrations';
-import { CH_ROLLUPS, HOUR_MS } from './ch-rollups';
+import { CH_ROLLUPS, HOUR_MS, SESSION_HOURS } from './ch-rollups';
 import { sqlInteger } from './sql-literal';
 
 /** `YYYYMM` of an epoch-ms time (UTC), as the month partitions name themselves. */
@@ -60,6 +60,9 @@ export async function purgeEventsBefore(db: ChDatabase, tenantSeq: number, cutof
 async function purgeRollupsBefore(db: ChDatabase, tenantSeq: number, cutoffMs: number): Promise<void> {
   const old = `tenant_seq = ${sqlInteger(tenantSeq)} AND hour < ${sqlInteger(cutoffMs)}`;
   const cutHour = Math.floor(cutoffMs / HOUR_MS) * HOUR_MS;
+  // Hours with rows are marked first: a derivation that read their events before they went is
+  // never used (its rows, written after the deletion below, go at the next purge).
+  await db.command(`INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM ${SESSION_HOURS.table} WHERE ${old}`);
   if (cutHour < cutoffMs) {
     await db.command(`INSERT INTO touched_hours (tenant_seq, hour, touched_at) VALUES (${sqlInteger(tenantSeq)}, ${sqlInteger(cutHour)}, toUInt32(now()))`);
   }
