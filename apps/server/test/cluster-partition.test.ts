@@ -15,6 +15,7 @@ const VOTERS = 6;
 const ANSWER_WAIT_MS = 20_000;
 /** How long the results on every node and the stored votes may take to agree after the fault. */
 const SETTLES_WITHIN_MS = 30_000;
+const WRITER_ACK_WAIT_MS = 5_000;
 /** A closed session waits this long to be resumed (long enough for a viewer to move to another node). */
 const RESUME_GRACE_MS = 30_000;
 
@@ -34,7 +35,9 @@ describe.runIf(available)('a node cut off from NATS while its viewers vote', () 
   const viewers: TestViewer[] = [];
   beforeAll(async () => {
     engines = await startClusterEngines({ natsNodes: 3 });
-    const env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS) };
+    // Events a writer had taken from the stream through a frozen NATS server go to another writer
+    // after the ack wait: short here, as in the other fault tests, so that they settle in time.
+    const env = { ...(await engines.clusterEnv()), SVC_WS_RESUME_GRACE_MS: String(RESUME_GRACE_MS), SVC_WRITER_ACK_WAIT_MS: String(WRITER_ACK_WAIT_MS) };
     [a, b] = await Promise.all([startClusterNode(env, { SVC_NODE_ID: 'partition-a' }), startClusterNode(env, { SVC_NODE_ID: 'partition-b' })]);
   }, 120_000);
   afterEach(() => {
