@@ -1,4 +1,4 @@
-import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
+import { CH_ROLLUPS, derivationSql, EVENT_HOUR, FUNNEL_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
 
 /**
  * The ClickHouse schema, as numbered migrations applied in order at start-up and recorded in
@@ -155,6 +155,20 @@ export const CH_MIGRATIONS: ChMigration[] = [
         statement: (partition) => `INSERT INTO touched_hours (tenant_seq, hour, touched_at)
       SELECT DISTINCT tenant_seq, ${EVENT_HOUR} AS hour, toUInt32(now()) FROM events WHERE ${monthPartitionFilter('timestamp_ms', partition)}`,
       },
+    ],
+  },
+  {
+    version: 4,
+    name: 'vote and funnel rollups keyed by 64-bit numbers',
+    statements: [
+      // The first vote is a number now (ch-rollups.ts, VOTE_ORDER), and votes and funnel
+      // sessions are grouped by numeric keys: the two tables are made again, and every hour
+      // derived so far is marked, so that panels read its events until a node has derived it again.
+      'DROP TABLE IF EXISTS vote_hours',
+      createRollupSql(VOTE_HOURS),
+      'DROP TABLE IF EXISTS funnel_hours',
+      createRollupSql(FUNNEL_HOURS),
+      `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM rollup_versions`,
     ],
   },
 ];

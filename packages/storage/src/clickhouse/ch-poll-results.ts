@@ -38,17 +38,16 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   const known = found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
   if (!known.length) return [];
   // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
-  // also the first vote of its userId on that poll. (`argMin` skips NULL values: the winner's
-  // userId is read as '' and its absence apart, or a session's signed-in later vote would lend
-  // its userId to an anonymous first one.)
+  // also the first vote of its userId on that poll. A vote's `first_vote` is unique among the
+  // rows read (ch-rollups.ts, VOTE_ORDER), so "also the first of its userId" is its number among
+  // the users' first votes. (The winner's `voter_key` is 0 without a userId: a session's
+  // signed-in later vote never lends its userId to an anonymous first one.)
   const votes = `(SELECT * FROM ${rollupRows(VOTE_HOURS, filter, range, false, known)} WHERE poll_id IN ${sqlList(known.map((poll) => poll.id))})`;
   const sql = `SELECT poll_id, won_option AS option_index, count() AS votes
     FROM (
-      SELECT poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option,
-        argMin(isNull(user_id), first_vote) AS anonymous, argMin(ifNull(user_id, ''), first_vote) AS voter
-      FROM ${votes} GROUP BY poll_id, session_key)
-    WHERE anonymous OR (poll_id, cityHash64(voter), won) IN (
-      SELECT poll_id, cityHash64(assumeNotNull(user_id)) AS user_key, min(first_vote) FROM ${votes} WHERE isNotNull(user_id) GROUP BY poll_id, user_key)
+      SELECT any(poll_id) AS poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option, argMin(voter_key, first_vote) AS voter
+      FROM ${votes} GROUP BY vote_key)
+    WHERE voter = 0 OR won IN (SELECT min(first_vote) FROM ${votes} WHERE voter_key != 0 GROUP BY voter_key)
     GROUP BY poll_id, option_index`;
   const rows = await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
   const counted = new Map<string, Map<number, number>>();

@@ -82,7 +82,9 @@ export class ChRollupDeriver {
     const byTenant = new Map<number, number[]>();
     for (const row of dirty) {
       const tenant = chNumber(row.tenant_seq);
-      byTenant.set(tenant, [...(byTenant.get(tenant) ?? []), chNumber(row.hour)]);
+      const hours = byTenant.get(tenant) ?? [];
+      hours.push(chNumber(row.hour));
+      byTenant.set(tenant, hours);
     }
     // A bounded run (the rest waits for the next, with a fresh look at the claims), and a tenant
     // whose derivation fails holds up no other.

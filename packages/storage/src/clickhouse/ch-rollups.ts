@@ -48,21 +48,37 @@ export const SESSION_HOURS: ChRollup = {
 };
 
 /**
- * Per session and userId, and poll in an hour: its first valid vote ("first" as `firstKey`: time,
- * then id) and that vote's option. Votes are checked against the polls as the service knows them
- * when the hour is derived (a poll's closing time only ever moves to after every vote it has,
- * and a poll deleted since is left out when read).
+ * A vote's place in the order of "first" (time, then event id as text) as one exact 64-bit
+ * number: its millisecond times 2^20, plus its rank by id among the tenant's votes of that
+ * millisecond in `source` (0 when it has that millisecond alone). Every vote of a millisecond is
+ * in one hour, so whichever relation holds it (a derivation's hours, the range's cut times read
+ * on the spot) holds all of them: the number is unique among the votes a panel reads, and
+ * ordering or grouping by it is several times faster than by a string of time and id. Exact for
+ * times before the year 2248 and fewer than 2^20 votes of one tenant in one millisecond.
+ */
+const VOTE_ORDER = `timestamp_ms * 1048576 + if(empty(tie_ids), 0, indexOf(tie_ids, toString(event_id)) - 1)`;
+
+/**
+ * Per session and userId, and poll in an hour: its first valid vote (`first_vote`, as
+ * `VOTE_ORDER`) and that vote's option; `vote_key` names the session's votes on the poll,
+ * `voter_key` the user's (0 without a userId). Votes are checked against the polls as the
+ * service knows them when the hour is derived (a poll's closing time only ever moves to after
+ * every vote it has, and a poll deleted since is left out when read).
  */
 export const VOTE_HOURS: ChRollup = {
   table: 'vote_hours',
   events: ['poll.voted'],
-  derive: (source, polls) => `SELECT ${DIMENSIONS}, poll_id, cityHash64(session_id) AS session_key, min(first) AS first_vote,
-      argMin(toInt64(option_raw), first) AS option_index
+  derive: (source, polls) => `SELECT ${DIMENSIONS}, poll_id, cityHash64(poll_id, session_id) AS vote_key,
+      if(isNull(user_id), toUInt64(0), cityHash64(poll_id, assumeNotNull(user_id))) AS voter_key,
+      min(vote_order) AS first_vote, argMin(toInt64(option_raw), vote_order) AS option_index
     FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('pollId')} AS poll_id, ${dataRaw('optionIndex')} AS option_raw,
-            ${dataString('optionSelected')} AS option, ${firstKey()} AS first
-          FROM ${source} WHERE event = 'poll.voted')
+            ${dataString('optionSelected')} AS option, ${VOTE_ORDER} AS vote_order
+          FROM (SELECT * FROM ${source} WHERE event = 'poll.voted') AS votes
+          ANY LEFT JOIN (
+            SELECT tenant_seq, timestamp_ms, arraySort(groupArray(toString(event_id))) AS tie_ids FROM ${source}
+            WHERE event = 'poll.voted' GROUP BY tenant_seq, timestamp_ms HAVING count() > 1) AS ties USING (tenant_seq, timestamp_ms))
     WHERE ${validVote(polls)}
-    GROUP BY ${DIMENSIONS}, poll_id, session_key`,
+    GROUP BY ${DIMENSIONS}, poll_id, session_id`,
 };
 
 /** Per session, sponsor of the moment and sponsor of the event in an hour: impressions and taps. */
@@ -91,11 +107,11 @@ export const ORDER_HOURS: ChRollup = {
     GROUP BY ${DIMENSIONS}, order_id, event_sponsor, has_sponsor`,
 };
 
-/** Per session (and sponsor of the event) in an hour: the times of its funnel events, by step. */
+/** Per session (and sponsor of the event) in an hour: the times of its funnel events, by step; `session_key` names the session. */
 export const FUNNEL_HOURS: ChRollup = {
   table: 'funnel_hours',
   events: FUNNEL_EVENTS,
-  derive: (source) => `SELECT ${DIMENSIONS}, session_id, event_sponsor,
+  derive: (source) => `SELECT ${DIMENSIONS}, session_id, cityHash64(session_id) AS session_key, event_sponsor,
       groupArrayIf(timestamp_ms, event = 'product.viewed') AS viewed, groupArrayIf(timestamp_ms, event = 'cart.item_added') AS added,
       groupArrayIf(timestamp_ms, event = 'checkout.started') AS started, groupArrayIf(timestamp_ms, event = 'checkout.completed') AS completed
     FROM (SELECT *, ${EVENT_HOUR} AS hour, ${EVENT_SPONSOR} AS event_sponsor FROM ${source} WHERE event IN ${sqlList(FUNNEL_EVENTS)})
@@ -114,7 +130,14 @@ export const CONTEST_HOURS: ChRollup = {
 
 export const CH_ROLLUPS = [SESSION_HOURS, VOTE_HOURS, SPONSOR_HOURS, ORDER_HOURS, FUNNEL_HOURS, CONTEST_HOURS];
 
-/** The rollup's rows of one derivation: `derived_at` and `derivation` first, then what `derive` gives. */
+/**
+ * The rollup's rows of one derivation: `derived_at` and `derivation` first, then what `derive`
+ * gives, in its own select list (a subquery level fewer: ClickHouse 18.16 takes milliseconds to
+ * analyse each level around these expressions, and panels read the derivation of pending hours
+ * in every query).
+ */
 export function derivationSql(rollup: ChRollup, source: string, derivedAt: string, derivation: string, polls: readonly PollDefinition[]): string {
-  return `SELECT toUInt32(${derivedAt}) AS derived_at, toUInt64(${derivation}) AS derivation, * FROM (${rollup.derive(source, polls)})`;
+  const rows = rollup.derive(source, polls);
+  if (!rows.startsWith('SELECT ')) throw new Error(`The derivation of ${rollup.table} must be one SELECT.`);
+  return `SELECT toUInt32(${derivedAt}) AS derived_at, toUInt64(${derivation}) AS derivation, ${rows.slice('SELECT '.length)}`;
 }

@@ -151,7 +151,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
            s3 AND notEmpty(arrayFilter(t -> t >= t3, completions)) AS s4
          FROM (
            SELECT groupArrayArray(viewed) AS views, groupArrayArray(added) AS adds, groupArrayArray(started) AS starts, groupArrayArray(completed) AS completions
-           FROM ${await this.rows(FUNNEL_HOURS, filter, true)} GROUP BY session_id))`,
+           FROM ${await this.rows(FUNNEL_HOURS, filter, true)} GROUP BY session_key))`,
     );
     return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
   }
