@@ -15,6 +15,9 @@ export interface AnalyticsFilter {
 /** Sessions are counted per minute: a session watches in every minute from its first event's to its last event's. */
 export const VIEWER_MINUTE_MS = 60_000;
 
+/** The rollups of both stores are per UTC hour (epoch ms). */
+export const HOUR_MS = 3_600_000;
+
 /** A change of the number of sessions watching, at the start of a minute (epoch ms). */
 export interface ViewerStep {
   at: number;

@@ -4,7 +4,7 @@ import { chNumber, type ChDatabase } from './ch-database';
 import { dataString } from './ch-analytics-sql';
 import { pendingEvents, rollupRows, storedRows, type RangeHours } from './ch-rollup-reads';
 import { VOTE_HOURS } from './ch-rollups';
-import { roomFor } from './ch-valid-votes';
+import { roomFor } from './query-size-settings';
 import { sqlList } from './sql-literal';
 
 /**

@@ -3,8 +3,9 @@ import type { PollDefinition } from '@svc/protocol';
 import { dataString } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import type { PollLookup } from './ch-poll-results';
-import { CH_ROLLUPS, derivationSql, EVENT_HOUR, HOUR_MS } from './ch-rollups';
-import { roomFor } from './ch-valid-votes';
+import { HOUR_MS } from '../analytics-store';
+import { CH_ROLLUPS, derivationSql, EVENT_HOUR } from './ch-rollups';
+import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList } from './sql-literal';
 
 export interface RollupDerivationOptions {

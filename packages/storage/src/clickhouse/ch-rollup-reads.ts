@@ -2,7 +2,8 @@ import type { PollDefinition } from '@svc/protocol';
 import type { AnalyticsFilter } from '../analytics-store';
 import { EVENT_SPONSOR, eventConditions } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
-import { derivationSql, HOUR_MS, type ChRollup } from './ch-rollups';
+import { HOUR_MS } from '../analytics-store';
+import { derivationSql, type ChRollup } from './ch-rollups';
 import { sqlInteger, sqlString } from './sql-literal';
 
 /**

@@ -1,5 +1,6 @@
 import type { PollDefinition } from '@svc/protocol';
 import { CURRENCY, dataRaw, dataString, ENGAGING_EVENTS, EVENT_SPONSOR, firstKey, FUNNEL_EVENTS, ITEM_COUNT, MOMENT_EVENTS } from './ch-analytics-sql';
+import { HOUR_MS } from '../analytics-store';
 import { sqlList } from './sql-literal';
 import { validVote } from './ch-valid-votes';
 
@@ -31,7 +32,6 @@ export interface ChRollup {
   derive(source: string, polls: readonly PollDefinition[]): string;
 }
 
-export const HOUR_MS = 3_600_000;
 /** The hour (its first epoch ms) of an event. */
 export const EVENT_HOUR = `intDiv(timestamp_ms, ${HOUR_MS}) * ${HOUR_MS}`;
 const DIMENSIONS = 'tenant_seq, hour, broadcast_id, campaign_id, country, user_id';

@@ -1,7 +1,7 @@
 import type { SponsorRow } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
 import { ORDER_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
-import { roomFor } from './ch-valid-votes';
+import { roomFor } from './query-size-settings';
 
 interface MomentRow {
   sponsor: string;

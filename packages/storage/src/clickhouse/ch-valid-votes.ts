@@ -1,5 +1,4 @@
 import type { PollDefinition } from '@svc/protocol';
-import type { ClickHouseSettings } from '@clickhouse/client';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
 /** A poll without `closesAt` never closes. */
@@ -32,16 +31,4 @@ export function validVote(polls: readonly PollDefinition[]): string {
   return `(${CLAIM} IN ${sqlList(claims)}
     AND received_at_ms >= transform(poll_id, ${ids}, ${created}, 0)
     AND received_at_ms < transform(poll_id, ${ids}, ${closes}, ${sqlInteger(NEVER_MS)}))`;
-}
-
-/**
- * The server's default limit of a query's text (bytes). Queries carrying every known poll as
- * literals (a tenant's hundreds of polls make them larger) raise the limit to their size.
- */
-const DEFAULT_MAX_QUERY_SIZE = 262_144;
-const QUERY_SIZE_MARGIN = 4_096;
-
-/** Settings that let the server read `sql` whatever its length (the client appends a FORMAT clause). */
-export function roomFor(sql: string): ClickHouseSettings {
-  return { max_query_size: String(Math.max(DEFAULT_MAX_QUERY_SIZE, Buffer.byteLength(sql) + QUERY_SIZE_MARGIN)) };
 }

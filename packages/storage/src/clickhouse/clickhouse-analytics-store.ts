@@ -5,7 +5,7 @@ import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriv
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
-import { roomFor } from './ch-valid-votes';
+import { roomFor } from './query-size-settings';
 import { sqlInteger } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;

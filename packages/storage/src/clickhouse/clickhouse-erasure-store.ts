@@ -3,7 +3,7 @@ import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job
 import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
 import { CH_ROLLUPS, EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
-import { roomFor } from './ch-valid-votes';
+import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 import { pendingUserDeletions, waitForUserDeletions } from './user-deletions';
 

@@ -1,6 +1,7 @@
 import type { ChDatabase } from './ch-database';
 import { monthPartition } from './ch-migrations';
-import { CH_ROLLUPS, HOUR_MS, SESSION_HOURS } from './ch-rollups';
+import { HOUR_MS } from '../analytics-store';
+import { CH_ROLLUPS, SESSION_HOURS } from './ch-rollups';
 import { sqlInteger } from './sql-literal';
 
 /** `YYYYMM` of an epoch-ms time (UTC), as the month partitions name themselves. */

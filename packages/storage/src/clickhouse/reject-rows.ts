@@ -1,7 +1,7 @@
 import type { QuarantineRow } from '../records';
 import type { ChDatabase } from './ch-database';
 import { sqlInteger, sqlList } from './sql-literal';
-import { ID_LIST_SETTINGS } from './id-list-settings';
+import { ID_LIST_SETTINGS } from './query-size-settings';
 
 /** A lone surrogate has no UTF-8 form: stored as U+FFFD. */
 const wellFormed = <T extends string | null>(text: T): T => (text === null || text.isWellFormed() ? text : text.toWellFormed()) as T;

@@ -1,4 +1,5 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { HOUR_MS } from '../analytics-store';
 
 /**
  * The dashboard reads small tables kept beside `events`, written in the same transaction as
@@ -21,7 +22,6 @@ import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
  * readers treat a key that also has rows not compacted yet as not settled.
  */
 
-export const HOUR_MS = 3_600_000;
 const ENGAGING_EVENTS = "('poll.voted', 'contest.entered', 'sponsor_moment.tapped', 'product.tapped')";
 /** The funnel's steps after the first (see `VIEW_HOURS`). */
 const FUNNEL_EVENTS = "('cart.item_added', 'checkout.started', 'checkout.completed')";

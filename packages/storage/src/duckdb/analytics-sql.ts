@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { AnalyticsFilter } from '../analytics-store';
-import { HOUR_MS, type HourRollup } from './analytics-rollups';
+import { HOUR_MS, type AnalyticsFilter } from '../analytics-store';
+import type { HourRollup } from './analytics-rollups';
 
 /** SQL pieces the dashboard's queries share: parameters, filters, and reading the rollups. */
 

@@ -11,9 +11,10 @@ import {
   type RevenueRow,
   type SponsorRow,
   type ViewerSeries,
+  HOUR_MS,
   VIEWER_MINUTE_MS,
 } from '../analytics-store';
-import { compactRollups, HOUR_MS, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
+import { compactRollups, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
 import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
