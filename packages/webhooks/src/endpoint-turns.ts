@@ -1,14 +1,20 @@
+import { systemClock, type Clock } from '@svc/protocol';
 import type { QueuedDelivery } from '@svc/storage';
 
 /**
- * A slow endpoint (answering in `SLOW_ANSWER_MS` or more on average) keeps waiting here for its
- * turn what it takes in this long (one that times out, a few dozen), so that it cannot fill the
- * dispatcher; the rest is handed back to the queue, each for about as long as those before it
- * take. Handing back costs (the queue hands it out again, the log is asked about it, and the
- * node may idle meanwhile), so endpoints that answer faster are never handed back.
+ * A slow endpoint (answering in `SLOW_ANSWER_MS` or more on average, for `SLOW_FOR_MS` at least)
+ * keeps waiting here for its turn what it takes in this long (one that times out, a few dozen),
+ * so that it cannot fill the dispatcher; the rest is handed back to the queue, each for about as
+ * long as those before it take. Handing back costs (the queue hands it out again, the log is
+ * asked about it, and the node may idle meanwhile), so endpoints that answer faster are never
+ * handed back, nor one slowed for a moment: during a burst the receiver and the node itself are
+ * busy, answers take a second or more, and deliveries handed back for the time those answers
+ * predict would wait in the queue for half a minute after the endpoint is fast again.
  */
 export const MAX_BACKLOG_MS = 30_000;
 export const SLOW_ANSWER_MS = 1_000;
+/** How long an endpoint must have been answering slowly before it is treated as slow (one answer that long is enough). */
+export const SLOW_FOR_MS = 10_000;
 /** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
 export const MIN_DEFER_MS = 1_000;
 export const MAX_DEFER_MS = 60_000;
@@ -42,8 +48,13 @@ export class EndpointTurns {
   private closed = false;
   /** Average answer time of each endpoint, in ms. */
   private readonly latencyMs = new Map<string, number>();
+  /** Since when each endpoint slow on average has been so: the start of the earliest slow request of the streak. */
+  private readonly slowSince = new Map<string, number>();
 
-  constructor(private readonly limits: TurnLimits) {}
+  constructor(
+    private readonly limits: TurnLimits,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /**
    * Resolves true when the delivery may be sent (then call `endTurn` once it is answered), or
@@ -78,8 +89,11 @@ export class EndpointTurns {
 
   /** Updates the endpoint's average answer time, and hands back what it now has too much of waiting. */
   answered(key: string, latencyMs: number): void {
-    const average = this.latencyMs.get(key);
-    this.latencyMs.set(key, average === undefined ? latencyMs : average + LATENCY_WEIGHT * (latencyMs - average));
+    const previous = this.latencyMs.get(key);
+    const average = previous === undefined ? latencyMs : previous + LATENCY_WEIGHT * (latencyMs - previous);
+    this.latencyMs.set(key, average);
+    if (average < SLOW_ANSWER_MS) this.slowSince.delete(key);
+    else this.slowSince.set(key, Math.min(this.slowSince.get(key) ?? Infinity, this.clock.now() - latencyMs));
     const lane = this.lanes.get(key);
     if (!lane) return;
     const room = this.waitingRoom(key);
@@ -130,7 +144,8 @@ export class EndpointTurns {
   /** How many of an endpoint's deliveries may wait here for its turn. */
   private waitingRoom(key: string): number {
     const latencyMs = this.latencyMs.get(key);
-    if (latencyMs === undefined || latencyMs < SLOW_ANSWER_MS) return this.limits.maxWaitingPerEndpoint;
+    const since = this.slowSince.get(key);
+    if (latencyMs === undefined || since === undefined || this.clock.now() - since < SLOW_FOR_MS) return this.limits.maxWaitingPerEndpoint;
     const takes = Math.floor((MAX_BACKLOG_MS / latencyMs) * this.limits.maxInFlightPerEndpoint);
     return Math.min(this.limits.maxWaitingPerEndpoint, Math.max(1, takes));
   }

@@ -83,7 +83,7 @@ export class QueueDispatcher {
       pullExpiresMs: options.pullExpiresMs ?? PULL_EXPIRES_MS,
       workingIntervalMs: options.workingIntervalMs ?? WORKING_INTERVAL_MS,
     };
-    this.turns = new EndpointTurns(this.limits);
+    this.turns = new EndpointTurns(this.limits, this.clock);
     this.states = new BatchedLookup((ids) => this.log.latestStates(ids));
     this.attempts = new AttemptLog({
       recordAttempts: (batch) => this.log.appendAttempts(batch.map(({ id, outcome }) => ({ delivery: this.logging.get(id)!, outcome }))),

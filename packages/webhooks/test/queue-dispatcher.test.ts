@@ -3,7 +3,7 @@ import { ManualClock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookEndpointRecord, WebhookQueue } from '@svc/storage';
 import type { EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
-import { MIN_DEFER_MS } from '../src/endpoint-turns';
+import { MIN_DEFER_MS, SLOW_FOR_MS } from '../src/endpoint-turns';
 import { QueueDispatcher } from '../src/queue-dispatcher';
 import { RETRY_DELAYS_MS } from '../src/retry-schedule';
 
@@ -273,6 +273,34 @@ describe('QueueDispatcher', () => {
     await expect.poll(() => messages.slice(0, 3).map((m) => m.answer)).toEqual(['done', 'done', 'done']);
     const more = queue.put(delivery('e'));
     await expect.poll(() => more.answer).toBe('done');
+    await dispatcher.stop();
+  });
+
+  it('hands back none of an endpoint slowed for a moment (a burst), only once it has been slow for a while', async () => {
+    const queue = new FakeQueue();
+    const directory = new FakeDirectory();
+    directory.endpoints.set('e', endpoint('e'));
+    const sender = new FakeSender();
+    sender.hold = true;
+    // 1.5 s an answer: slow on average, but only for the 1.5 s of the first answer so far.
+    sender.answer = { statusCode: 200, latencyMs: 1_500 };
+    const clock = new ManualClock(T0);
+    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock, maxInFlightPerEndpoint: 1 });
+    const burst = Array.from({ length: 40 }, () => queue.put(delivery('e')));
+    dispatcher.start();
+    await expect.poll(() => sender.sent.length).toBe(1);
+    sender.hold = false;
+    sender.release();
+    await expect.poll(() => burst.map((m) => m.answer)).toEqual(burst.map(() => 'done'));
+    // Still answering in 1.5 s ten seconds later: slow. 30 s of work (20 deliveries) waits, the rest goes back.
+    clock.advance(SLOW_FOR_MS);
+    sender.hold = true;
+    const later = Array.from({ length: 40 }, () => queue.put(delivery('e')));
+    await expect.poll(() => later.filter((m) => m.answer !== null && m.answer !== 'done').length).toBe(19);
+    for (const m of later.filter((m) => m.answer !== null)) expect((m.answer as { retryIn: number }).retryIn).toBeGreaterThanOrEqual(MIN_DEFER_MS);
+    sender.hold = false;
+    sender.release();
+    await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(21);
     await dispatcher.stop();
   });
 
