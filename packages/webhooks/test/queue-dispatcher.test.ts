@@ -99,15 +99,25 @@ const delivery = (endpointId = 'e', extra: Partial<NewDelivery> = {}): NewDelive
   return { id: `d${n}`, tenantSeq: 1, endpointId, eventId: `evt${n}`, event: 'poll.voted', userId: null, payload: '{}', createdAt: T0, ...extra };
 };
 
-function setup(options: { random?: () => number; erased?: (d: NewDelivery) => boolean } = {}) {
+function setup(options: { random?: () => number; erased?: (d: NewDelivery) => boolean; maxInFlightPerEndpoint?: number } = {}) {
   const queue = new FakeQueue();
   const log = new FakeLog();
   const directory = new FakeDirectory();
   directory.endpoints.set('e', endpoint('e'));
   const sender = new FakeSender();
   const clock = new ManualClock(T0);
-  const dispatcher = new QueueDispatcher(queue, log, directory, sender, { clock, random: options.random ?? (() => 0.5), erased: options.erased });
+  const dispatcher = new QueueDispatcher(queue, log, directory, sender, {
+    clock, random: options.random ?? (() => 0.5), erased: options.erased, maxInFlightPerEndpoint: options.maxInFlightPerEndpoint,
+  });
   return { queue, log, directory, sender, clock, dispatcher };
+}
+
+/** One endpoint answering in `latencyMs`, one request at a time; its first request held until `release`. */
+function slowEndpoint(latencyMs: number) {
+  const parts = setup({ maxInFlightPerEndpoint: 1 });
+  parts.sender.hold = true;
+  parts.sender.answer = { statusCode: 200, latencyMs };
+  return parts;
 }
 
 /** Runs the dispatcher until every message handed out is answered. */
@@ -253,13 +263,7 @@ describe('QueueDispatcher', () => {
   });
 
   it("keeps few of a slow endpoint's deliveries waiting, handing back the rest for about as long as those take", async () => {
-    const queue = new FakeQueue();
-    const directory = new FakeDirectory();
-    directory.endpoints.set('e', endpoint('e'));
-    const sender = new FakeSender();
-    sender.hold = true;
-    sender.answer = { statusCode: 200, latencyMs: 15_000 };
-    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock: new ManualClock(T0), maxInFlightPerEndpoint: 1 });
+    const { queue, sender, dispatcher } = slowEndpoint(15_000);
     // Its answer time unknown, all wait for their turn.
     const messages = Array.from({ length: 5 }, () => queue.put(delivery('e')));
     dispatcher.start();
@@ -277,15 +281,8 @@ describe('QueueDispatcher', () => {
   });
 
   it('hands back none of an endpoint slowed for a moment (a burst), only once it has been slow for a while', async () => {
-    const queue = new FakeQueue();
-    const directory = new FakeDirectory();
-    directory.endpoints.set('e', endpoint('e'));
-    const sender = new FakeSender();
-    sender.hold = true;
     // 1.5 s an answer: slow on average, but only for the 1.5 s of the first answer so far.
-    sender.answer = { statusCode: 200, latencyMs: 1_500 };
-    const clock = new ManualClock(T0);
-    const dispatcher = new QueueDispatcher(queue, new FakeLog(), directory, sender, { clock, maxInFlightPerEndpoint: 1 });
+    const { queue, sender, clock, dispatcher } = slowEndpoint(1_500);
     const burst = Array.from({ length: 40 }, () => queue.put(delivery('e')));
     dispatcher.start();
     await expect.poll(() => sender.sent.length).toBe(1);
