@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PollDefinition } from '@svc/protocol';
+import { seededRandom, type PollDefinition } from '@svc/protocol';
 import { hashUserId, openEmbeddedStorage } from '../src';
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
@@ -239,6 +239,46 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
     await expectTiesBroken();
     await db.close();
   }, 60_000);
+
+  it.each([11, 12])('applies the vote rule to votes crowded into a few milliseconds, under filters, from events, derived hours and both (seed %i)', async (seed) => {
+    const db = await openDatabase();
+    const next = seededRandom(seed);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!;
+    const hex = (n: number) => Array.from({ length: n }, () => Math.floor(next() * 16).toString(16)).join('');
+    const polls = pollsOf().filter((poll) => poll.createdAtMs < START);
+    const base = dataset(1, 1)[0]!;
+    // 25 milliseconds over three hours, twenty sessions, anonymous and signed-in voters, two countries.
+    const times = Array.from({ length: 25 }, () => START + Math.floor(next() * 3 * HOUR));
+    const vote = (timestampMs = pick(times)): EventRow => {
+      const poll = pick(polls);
+      const optionIndex = Math.floor(next() * 3);
+      return {
+        ...base, eventId: `${hex(8)}-${hex(4)}-7${hex(3)}-8${hex(3)}-${hex(12)}`, event: 'poll.voted', sessionId: `svc_${Math.floor(next() * 20)}`,
+        userId: pick([null, null, 'u0', 'u1', 'u2', 'u3']), broadcastId: poll.broadcastId, country: pick(['DE', 'FR']), timestampMs, receivedAtMs: timestampMs,
+        data: JSON.stringify({ pollId: poll.id, questionText: poll.question, optionSelected: `Option ${optionIndex}`, optionIndex }),
+      };
+    };
+    const events = Array.from({ length: 300 }, () => vote());
+    const checked = [
+      { tenantSeq: 1 }, { tenantSeq: 1, country: 'DE' }, { tenantSeq: 1, broadcastId: polls[0]!.broadcastId },
+      { tenantSeq: 1, fromMs: START + HOUR / 2, toMs: START + 2 * HOUR + 1_234 },
+      { tenantSeq: 1, fromMs: START + HOUR, toMs: START + 3 * HOUR, country: 'FR' },
+    ];
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: polls }), DERIVE_AT_ONCE);
+    const expectRule = async (stored: EventRow[]) => {
+      for (const filter of checked) expect(await store.pollResults(filter), JSON.stringify(filter)).toEqual(modelPollResults(stored, filter, polls));
+    };
+    await storeWithCopies(db, events);
+    await expectRule(events);
+    await nextSecond();
+    while ((await store.deriveHours()) > 0);
+    await expectRule(events);
+    // Late votes into the first hour: read from the events beside the derived hours.
+    const late = Array.from({ length: 40 }, () => vote(pick(times.filter((t) => t < START + HOUR).concat(START))));
+    await insertEvents(db, late);
+    await expectRule([...events, ...late]);
+    await db.close();
+  }, 120_000);
 
   it("reads a tenant with thousands of polls (a query larger than the server's default limit)", async () => {
     const db = await openDatabase();

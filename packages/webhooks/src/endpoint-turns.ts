@@ -13,8 +13,13 @@ import type { QueuedDelivery } from '@svc/storage';
  */
 export const MAX_BACKLOG_MS = 30_000;
 export const SLOW_ANSWER_MS = 1_000;
-/** How long an endpoint must have been answering slowly before it is treated as slow (one answer that long is enough). */
+/**
+ * How long an endpoint's slow answers must span before it is treated as slow: from the start of
+ * the first slow request of the streak to the last slow answer (one answer that long is enough).
+ */
 export const SLOW_FOR_MS = 10_000;
+/** An endpoint not heard from for this long is judged afresh by its next answers. */
+export const FORGET_AFTER_MS = 60_000;
 /** Shortest and longest stay in the queue of a delivery handed back for want of room here. */
 export const MIN_DEFER_MS = 1_000;
 export const MAX_DEFER_MS = 60_000;
@@ -48,8 +53,10 @@ export class EndpointTurns {
   private closed = false;
   /** Average answer time of each endpoint, in ms. */
   private readonly latencyMs = new Map<string, number>();
-  /** Since when each endpoint slow on average has been so: the start of the earliest slow request of the streak. */
-  private readonly slowSince = new Map<string, number>();
+  /** Each endpoint slow on average: the start of the streak's first slow request, and its last slow answer. */
+  private readonly slowStreak = new Map<string, { since: number; last: number }>();
+  /** When each endpoint last answered. */
+  private readonly lastAnswer = new Map<string, number>();
 
   constructor(
     private readonly limits: TurnLimits,
@@ -89,11 +96,17 @@ export class EndpointTurns {
 
   /** Updates the endpoint's average answer time, and hands back what it now has too much of waiting. */
   answered(key: string, latencyMs: number): void {
-    const previous = this.latencyMs.get(key);
+    const now = this.clock.now();
+    // After a long silence the endpoint starts afresh: an old slow spell says nothing of it now.
+    const heard = this.lastAnswer.get(key);
+    const previous = heard !== undefined && now - heard > FORGET_AFTER_MS ? undefined : this.latencyMs.get(key);
     const average = previous === undefined ? latencyMs : previous + LATENCY_WEIGHT * (latencyMs - previous);
     this.latencyMs.set(key, average);
-    if (average < SLOW_ANSWER_MS) this.slowSince.delete(key);
-    else this.slowSince.set(key, Math.min(this.slowSince.get(key) ?? Infinity, this.clock.now() - latencyMs));
+    this.lastAnswer.set(key, now);
+    const streak = previous === undefined ? undefined : this.slowStreak.get(key);
+    if (average < SLOW_ANSWER_MS) this.slowStreak.delete(key);
+    // A fast answer that leaves the average slow neither begins nor lengthens the streak.
+    else if (latencyMs >= SLOW_ANSWER_MS) this.slowStreak.set(key, { since: Math.min(streak?.since ?? Infinity, now - latencyMs), last: now });
     const lane = this.lanes.get(key);
     if (!lane) return;
     const room = this.waitingRoom(key);
@@ -144,10 +157,17 @@ export class EndpointTurns {
   /** How many of an endpoint's deliveries may wait here for its turn. */
   private waitingRoom(key: string): number {
     const latencyMs = this.latencyMs.get(key);
-    const since = this.slowSince.get(key);
-    if (latencyMs === undefined || since === undefined || this.clock.now() - since < SLOW_FOR_MS) return this.limits.maxWaitingPerEndpoint;
+    if (latencyMs === undefined || !this.isSlow(key)) return this.limits.maxWaitingPerEndpoint;
     const takes = Math.floor((MAX_BACKLOG_MS / latencyMs) * this.limits.maxInFlightPerEndpoint);
     return Math.min(this.limits.maxWaitingPerEndpoint, Math.max(1, takes));
+  }
+
+  /** Slow on average, in answers spanning `SLOW_FOR_MS`, and heard from lately. */
+  private isSlow(key: string): boolean {
+    const streak = this.slowStreak.get(key);
+    const heard = this.lastAnswer.get(key);
+    if (!streak || heard === undefined || this.clock.now() - heard > FORGET_AFTER_MS) return false;
+    return streak.last - streak.since >= SLOW_FOR_MS;
   }
 
   /** About how long the deliveries waiting in `lane` take to go: a delivery handed back returns after them. */

@@ -3,7 +3,7 @@ import { ManualClock } from '@svc/protocol';
 import type { AttemptOutcome, DeliveryAttemptLog, LoggedState, NewDelivery, QueuedDelivery, WebhookEndpointRecord, WebhookQueue } from '@svc/storage';
 import type { EndpointDirectory } from '../src/dispatcher';
 import type { SendResult, WebhookSender } from '../src/http-sender';
-import { MIN_DEFER_MS, SLOW_FOR_MS } from '../src/endpoint-turns';
+import { FORGET_AFTER_MS, MIN_DEFER_MS, SLOW_FOR_MS } from '../src/endpoint-turns';
 import { QueueDispatcher } from '../src/queue-dispatcher';
 import { RETRY_DELAYS_MS } from '../src/retry-schedule';
 
@@ -280,24 +280,49 @@ describe('QueueDispatcher', () => {
     await dispatcher.stop();
   });
 
-  it('hands back none of an endpoint slowed for a moment (a burst), only once it has been slow for a while', async () => {
-    // 1.5 s an answer: slow on average, but only for the 1.5 s of the first answer so far.
+  it('hands back none of an endpoint slowed for a moment (a burst), only once its slow answers span 10 s, and forgets a slow spell after a quiet minute', async () => {
+    // 1.5 s an answer: slow on average, but its slow answers span only the 1.5 s of the first so far.
     const { queue, sender, clock, dispatcher } = slowEndpoint(1_500);
-    const burst = Array.from({ length: 40 }, () => queue.put(delivery('e')));
+    const sentBefore = () => sender.sent.length;
+    /** Puts `count` deliveries while the endpoint holds its requests; resolves once one is out. */
+    const burst = async (count: number) => {
+      const sent = sentBefore();
+      sender.hold = true;
+      const messages = Array.from({ length: count }, () => queue.put(delivery('e')));
+      await expect.poll(() => sender.sent.length).toBe(sent + 1);
+      return messages;
+    };
+    const answers = (messages: Array<{ answer: unknown }>) => messages.map((m) => (m.answer === null || m.answer === 'done' ? m.answer : 'back'));
     dispatcher.start();
-    await expect.poll(() => sender.sent.length).toBe(1);
+    const first = await burst(40);
     sender.hold = false;
     sender.release();
-    await expect.poll(() => burst.map((m) => m.answer)).toEqual(burst.map(() => 'done'));
-    // Still answering in 1.5 s ten seconds later: slow. 30 s of work (20 deliveries) waits, the rest goes back.
+    await expect.poll(() => answers(first)).toEqual(first.map(() => 'done'));
+    // Ten seconds later it still answers in 1.5 s: its slow answers span 11.5 s, it is slow.
+    // 30 s of work (20 deliveries) waits, the rest goes back, each for at least a second.
     clock.advance(SLOW_FOR_MS);
-    sender.hold = true;
-    const later = Array.from({ length: 40 }, () => queue.put(delivery('e')));
-    await expect.poll(() => later.filter((m) => m.answer !== null && m.answer !== 'done').length).toBe(19);
-    for (const m of later.filter((m) => m.answer !== null)) expect((m.answer as { retryIn: number }).retryIn).toBeGreaterThanOrEqual(MIN_DEFER_MS);
+    const one = await burst(1);
+    sender.release();
+    await expect.poll(() => one[0]!.answer).toBe('done');
+    const second = await burst(40);
+    await expect.poll(() => answers(second).filter((a) => a === 'back').length).toBe(19);
+    for (const m of second.filter((m) => m.answer !== null)) expect((m.answer as { retryIn: number }).retryIn).toBeGreaterThanOrEqual(MIN_DEFER_MS);
     sender.hold = false;
     sender.release();
-    await expect.poll(() => later.filter((m) => m.answer === 'done').length).toBe(21);
+    await expect.poll(() => answers(second).filter((a) => a === 'done').length).toBe(21);
+    // Not heard from for over a minute: judged afresh, its next burst waits whole.
+    clock.advance(FORGET_AFTER_MS + 1);
+    const third = await burst(40);
+    sender.hold = false;
+    sender.release();
+    await expect.poll(() => answers(third)).toEqual(third.map(() => 'done'));
+    // Half a minute later, fast again: its slow answers spanned 1.5 s only, however long ago they began.
+    clock.advance(FORGET_AFTER_MS / 2);
+    sender.answer = { statusCode: 200, latencyMs: 100 };
+    const fourth = await burst(40);
+    sender.hold = false;
+    sender.release();
+    await expect.poll(() => answers(fourth)).toEqual(fourth.map(() => 'done'));
     await dispatcher.stop();
   });
 

@@ -38,16 +38,17 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   const known = found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
   if (!known.length) return [];
   // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
-  // also the first vote of its userId on that poll. A vote's `first_vote` is unique among the
-  // rows read (ch-rollups.ts, VOTE_ORDER), so "also the first of its userId" is its number among
-  // the users' first votes. (The winner's `voter_key` is 0 without a userId: a session's
-  // signed-in later vote never lends its userId to an anonymous first one.)
+  // also the first vote of its userId on that poll: its voter and number are among the voters'
+  // first votes (ch-rollups.ts, VOTE_ORDER: a vote's number is unique among the rows read, and
+  // pairing it with the voter keeps a number shared by accident from matching another voter's).
+  // The winner's `voter_key` is 0 without a userId: a session's signed-in later vote never lends
+  // its userId to an anonymous first one.
   const votes = `(SELECT * FROM ${rollupRows(VOTE_HOURS, filter, range, false, known)} WHERE poll_id IN ${sqlList(known.map((poll) => poll.id))})`;
   const sql = `SELECT poll_id, won_option AS option_index, count() AS votes
     FROM (
       SELECT any(poll_id) AS poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option, argMin(voter_key, first_vote) AS voter
       FROM ${votes} GROUP BY vote_key)
-    WHERE voter = 0 OR won IN (SELECT min(first_vote) FROM ${votes} WHERE voter_key != 0 GROUP BY voter_key)
+    WHERE voter = 0 OR (voter, won) IN (SELECT voter_key, min(first_vote) FROM ${votes} WHERE voter_key != 0 GROUP BY voter_key)
     GROUP BY poll_id, option_index`;
   const rows = await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
   const counted = new Map<string, Map<number, number>>();

@@ -78,7 +78,7 @@ export class ChRollupDeriver {
        ANY LEFT JOIN (SELECT tenant_seq, hour, max(claimed_at) AS claimed FROM rollup_claims GROUP BY tenant_seq, hour) AS c USING (tenant_seq, hour)
        WHERE derived < touched + ${sqlInteger(this.settleSeconds)} AND touched + ${sqlInteger(this.quietSeconds)} <= ${sqlInteger(startedAt)}
          AND NOT (claimed >= touched + ${sqlInteger(this.settleSeconds)} AND claimed + ${sqlInteger(CLAIM_SECONDS)} > ${sqlInteger(startedAt)})
-       ORDER BY tenant_seq, hour`,
+       ORDER BY tenant_seq, hour DESC`,
     );
     const byTenant = new Map<number, number[]>();
     for (const row of dirty) {
@@ -95,7 +95,8 @@ export class ChRollupDeriver {
     for (const [tenantSeq, hours] of byTenant) {
       try {
         for (let i = 0; i < hours.length && budget > 0; i += this.hoursPerDerivation, budget--) {
-          const chunk = hours.slice(i, i + this.hoursPerDerivation);
+          // Newest hours first (the dashboard reads recent ones most), each derivation's in order.
+          const chunk = hours.slice(i, i + this.hoursPerDerivation).reverse();
           await this.derive(tenantSeq, chunk, startedAt);
           derived += chunk.length;
         }
