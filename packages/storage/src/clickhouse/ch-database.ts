@@ -253,7 +253,8 @@ export class ChDatabase {
     const applied = new Set(rows.map((row) => Number(row.version)));
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
-      for (const statement of migration.statements) await this.command(statement);
+      const done = migration.doneWhen !== undefined && (await this.query(migration.doneWhen)).length > 0;
+      if (!done) for (const statement of migration.statements) await this.command(statement);
       for (const copy of migration.partitionCopies ?? []) await this.copyByPartition(copy, copyClient);
       await this.command(
         `INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (${sqlInteger(migration.version)}, ${sqlString(migration.name)}, ${sqlInteger(now())})`,

@@ -1,4 +1,4 @@
-import { CH_ROLLUPS, derivationSql, EVENT_HOUR, FUNNEL_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
+import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
 
 /**
  * The ClickHouse schema, as numbered migrations applied in order at start-up and recorded in
@@ -17,6 +17,12 @@ export interface ChMigration {
   name: string;
   /** One statement each (the HTTP interface runs one per request). */
   statements: string[];
+  /**
+   * A query that returns a row when the schema already is what the statements make (a database
+   * made by the earlier migrations of a later version): the statements are skipped then, and the
+   * migration is recorded. For statements that must not run twice at once, such as a `DROP`.
+   */
+  doneWhen?: string;
   /**
    * Copies run after the statements, one month partition of `table` at a time (each a request
    * of its own, with a long time limit): a whole large table in one request would outlast the
@@ -160,14 +166,26 @@ export const CH_MIGRATIONS: ChMigration[] = [
   {
     version: 4,
     name: 'vote and funnel rollups keyed by 64-bit numbers',
+    // Migration 3 of this version already makes both tables so: nothing is dropped then (nodes
+    // starting together on a new database would drop each other's tables).
+    doneWhen: `SELECT count() AS columns FROM system.columns WHERE database = currentDatabase()
+      AND ((table = 'vote_hours' AND name = 'voter_key') OR (table = 'funnel_hours' AND name = 'session_key')) HAVING columns = 2`,
     statements: [
       // The first vote is a number now (ch-rollups.ts, VOTE_ORDER), and votes and funnel
-      // sessions are grouped by numeric keys: the two tables are made again, and every hour
-      // derived so far is marked, so that panels read its events until a node has derived it again.
+      // sessions are grouped by numeric keys: the two tables are made again (not rolling: see
+      // docs/cluster.md), with their columns written out (a CREATE … AS SELECT inserts after it
+      // creates, and another node's DROP in between would fail it), and every hour derived so far
+      // is marked, so that panels read its events until a node has derived it again.
       'DROP TABLE IF EXISTS vote_hours',
-      createRollupSql(VOTE_HOURS),
+      `CREATE TABLE IF NOT EXISTS vote_hours (derived_at UInt32, derivation UInt64, tenant_seq UInt32, hour Int64, broadcast_id String,
+        campaign_id Int64, country Nullable(String), user_id Nullable(String), poll_id String, vote_key UInt64, voter_key UInt64,
+        first_vote Int64, option_index Int64)
+      ENGINE = MergeTree PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)`,
       'DROP TABLE IF EXISTS funnel_hours',
-      createRollupSql(FUNNEL_HOURS),
+      `CREATE TABLE IF NOT EXISTS funnel_hours (derived_at UInt32, derivation UInt64, tenant_seq UInt32, hour Int64, broadcast_id String,
+        campaign_id Int64, country Nullable(String), user_id Nullable(String), session_id String, session_key UInt64,
+        event_sponsor Nullable(String), viewed Array(Int64), added Array(Int64), started Array(Int64), completed Array(Int64))
+      ENGINE = MergeTree PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)`,
       `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM rollup_versions`,
     ],
   },
