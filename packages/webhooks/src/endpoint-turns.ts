@@ -35,6 +35,16 @@ export interface TurnLimits {
   maxWaitingPerEndpoint: number;
 }
 
+/** How an endpoint has been answering. */
+interface Pace {
+  /** Average answer time, ms (exponentially weighted). */
+  averageMs: number;
+  /** When it last answered. */
+  heardAt: number;
+  /** While slow on average: the start of the streak's first slow request, and its last slow answer. */
+  slow?: { since: number; last: number };
+}
+
 /** One endpoint's requests out, and the deliveries waiting for a free one, oldest first. */
 interface Lane {
   sending: number;
@@ -51,12 +61,8 @@ export class EndpointTurns {
   private readonly lanes = new Map<string, Lane>();
   private sending = 0;
   private closed = false;
-  /** Average answer time of each endpoint, in ms. */
-  private readonly latencyMs = new Map<string, number>();
-  /** Each endpoint slow on average: the start of the streak's first slow request, and its last slow answer. */
-  private readonly slowStreak = new Map<string, { since: number; last: number }>();
-  /** When each endpoint last answered. */
-  private readonly lastAnswer = new Map<string, number>();
+  /** How each endpoint has been answering. */
+  private readonly paces = new Map<string, Pace>();
 
   constructor(
     private readonly limits: TurnLimits,
@@ -98,15 +104,12 @@ export class EndpointTurns {
   answered(key: string, latencyMs: number): void {
     const now = this.clock.now();
     // After a long silence the endpoint starts afresh: an old slow spell says nothing of it now.
-    const heard = this.lastAnswer.get(key);
-    const previous = heard !== undefined && now - heard > FORGET_AFTER_MS ? undefined : this.latencyMs.get(key);
-    const average = previous === undefined ? latencyMs : previous + LATENCY_WEIGHT * (latencyMs - previous);
-    this.latencyMs.set(key, average);
-    this.lastAnswer.set(key, now);
-    const streak = previous === undefined ? undefined : this.slowStreak.get(key);
-    if (average < SLOW_ANSWER_MS) this.slowStreak.delete(key);
+    const previous = this.recentPace(key);
+    const averageMs = previous ? previous.averageMs + LATENCY_WEIGHT * (latencyMs - previous.averageMs) : latencyMs;
+    let slow: Pace['slow'];
     // A fast answer that leaves the average slow neither begins nor lengthens the streak.
-    else if (latencyMs >= SLOW_ANSWER_MS) this.slowStreak.set(key, { since: Math.min(streak?.since ?? Infinity, now - latencyMs), last: now });
+    if (averageMs >= SLOW_ANSWER_MS) slow = latencyMs >= SLOW_ANSWER_MS ? { since: Math.min(previous?.slow?.since ?? Infinity, now - latencyMs), last: now } : previous?.slow;
+    this.paces.set(key, { averageMs, heardAt: now, slow });
     const lane = this.lanes.get(key);
     if (!lane) return;
     const room = this.waitingRoom(key);
@@ -156,23 +159,22 @@ export class EndpointTurns {
 
   /** How many of an endpoint's deliveries may wait here for its turn. */
   private waitingRoom(key: string): number {
-    const latencyMs = this.latencyMs.get(key);
-    if (latencyMs === undefined || !this.isSlow(key)) return this.limits.maxWaitingPerEndpoint;
-    const takes = Math.floor((MAX_BACKLOG_MS / latencyMs) * this.limits.maxInFlightPerEndpoint);
+    const pace = this.recentPace(key);
+    // Slow on average, in slow answers spanning `SLOW_FOR_MS`.
+    if (!pace?.slow || pace.slow.last - pace.slow.since < SLOW_FOR_MS) return this.limits.maxWaitingPerEndpoint;
+    const takes = Math.floor((MAX_BACKLOG_MS / pace.averageMs) * this.limits.maxInFlightPerEndpoint);
     return Math.min(this.limits.maxWaitingPerEndpoint, Math.max(1, takes));
   }
 
-  /** Slow on average, in answers spanning `SLOW_FOR_MS`, and heard from lately. */
-  private isSlow(key: string): boolean {
-    const streak = this.slowStreak.get(key);
-    const heard = this.lastAnswer.get(key);
-    if (!streak || heard === undefined || this.clock.now() - heard > FORGET_AFTER_MS) return false;
-    return streak.last - streak.since >= SLOW_FOR_MS;
+  /** The endpoint's pace, unless it has not answered for `FORGET_AFTER_MS`. */
+  private recentPace(key: string): Pace | undefined {
+    const pace = this.paces.get(key);
+    return pace && this.clock.now() - pace.heardAt <= FORGET_AFTER_MS ? pace : undefined;
   }
 
   /** About how long the deliveries waiting in `lane` take to go: a delivery handed back returns after them. */
   private deferMs(key: string, lane: Lane): number {
-    const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.latencyMs.get(key) ?? 0);
+    const estimate = (lane.waiting.length / this.limits.maxInFlightPerEndpoint) * (this.paces.get(key)?.averageMs ?? 0);
     return Math.min(MAX_DEFER_MS, Math.max(MIN_DEFER_MS, Math.round(estimate)));
   }
 }

@@ -1,15 +1,10 @@
 import type { ClickHouseSettings } from '@clickhouse/client';
 
-/**
- * Query-size settings. ClickHouse 18.16 limits a query's text to 256 KiB and its syntax tree to
- * 50,000 nodes by default; statements that carry lists (a batch's ids, every known poll, runs
- * of hours) raise the limits they need.
- */
+// ClickHouse 18.16 limits a query's text to 256 KiB and its syntax tree to 50,000 nodes by
+// default; statements that carry lists (a batch's ids, every known poll, runs of hours) raise
+// the limits they need.
 
-/**
- * Settings of the statements that list a batch's ids: 18.16's defaults (a query of 256 KiB,
- * 50,000 syntax tree nodes) hold about 6,000 ids, and a writer batch holds up to 10^5.
- */
+/** Settings of the statements that list a batch's ids: the defaults hold about 6,000, a writer batch up to 10^5. */
 export const ID_LIST_SETTINGS: ClickHouseSettings = { max_query_size: String(256 * 2 ** 20), max_ast_elements: '10000000', max_expanded_ast_elements: '10000000' };
 
 /** The server's default limit of a query's text (bytes). */
