@@ -7,6 +7,9 @@ import type { DuckDbDatabase } from '@svc/storage';
 const COLUMNS = `tenant_seq, event_id::VARCHAR AS event_id, event, user_id, session_id, broadcast_id, campaign_id,
   epoch_ms(ts) AS timestamp_ms, epoch_ms(received_at) AS received_at_ms, country, order_id, sponsor_id, total, items, data`;
 
+/** The columns the copy fills, by name. */
+const INSERTED = 'tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, timestamp_ms, received_at_ms, country, order_id, sponsor_id, total, items, data';
+
 /**
  * Copies one tenant's events from an embedded database (generated there by
  * bench/dashboard-data.ts) into ClickHouse's `events` of `database`: DuckDB writes them to a
@@ -24,7 +27,8 @@ export async function copyEventsToClickHouse(duck: DuckDbDatabase, tenantSeq: nu
     // COPY takes no bound parameters; the two values pasted are checked above (an integer, a path of our own folder).
     await duck.write((connection) => connection.run(`COPY (SELECT ${COLUMNS} FROM events WHERE tenant_seq = ${tenantSeq}) TO '${file.replace(/'/g, "''")}' (FORMAT JSON)`));
     const bytes = statSync(file).size;
-    const query = new URLSearchParams({ database, query: 'INSERT INTO events FORMAT JSONEachRow' });
+    // The columns named: ClickHouse fills the fields of `data` (their DEFAULT), as it does for events stored before they were columns.
+    const query = new URLSearchParams({ database, query: `INSERT INTO events (${INSERTED}) FORMAT JSONEachRow` });
     const response = await request(`${clickhouseUrl}/?${query}`, { method: 'POST', body: createReadStream(file), headersTimeout: 0, bodyTimeout: 0 });
     const text = await response.body.text();
     if (response.statusCode !== 200) throw new Error(`ClickHouse refused the copy (${response.statusCode}): ${text.slice(0, 500)}`);

@@ -17,7 +17,7 @@
  */
 import { AnalyticsService } from '@svc/analytics';
 import { PollCatalogue } from '@svc/content';
-import { ChDatabase, ClickHouseAnalyticsStore, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore, type AnalyticsStore, type Tenant } from '@svc/storage';
+import { ChDatabase, ClickHouseAnalyticsStore, dataFieldValues, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore, type AnalyticsStore, type Tenant } from '@svc/storage';
 import { TenantService } from '@svc/tenancy';
 import type { ClickHouseSettings } from '@clickhouse/client';
 import { startClickHouse, type ClickHouseServer } from '../packages/storage/test/clickhouse-server';
@@ -68,7 +68,10 @@ try {
     `SELECT tenant_seq, event_id::VARCHAR AS event_id, event, user_id, session_id, broadcast_id, campaign_id, epoch_ms(ts) AS timestamp_ms,
             epoch_ms(received_at) AS received_at_ms, country, order_id, sponsor_id, total, items, data FROM events ORDER BY ts`,
   );
-  const plain = rows.map((row) => ({ ...row, campaign_id: Number(row.campaign_id), timestamp_ms: Number(row.timestamp_ms), received_at_ms: Number(row.received_at_ms) }));
+  // With the fields of `data` a node writes beside it.
+  const plain = rows.map((row) => ({
+    ...row, campaign_id: Number(row.campaign_id), timestamp_ms: Number(row.timestamp_ms), received_at_ms: Number(row.received_at_ms), ...dataFieldValues(String(row.data)),
+  }));
   server = await startClickHouse();
   const ch = await ChDatabase.open(server.url, await server.createDatabase());
   await ch.command('SYSTEM STOP MERGES events');

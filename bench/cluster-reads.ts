@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import { ChDatabase } from '@svc/storage';
+import { ChDatabase, dataFieldValues } from '@svc/storage';
 
 /** Rows per insert while the table is filled: each insert is one part. */
 const PART_ROWS = 50_000;
@@ -57,6 +57,7 @@ export async function clusterReads(clickhouseUrl: string, events: number, runs: 
     const nowMs = Date.now();
     const all: Record<string, unknown>[] = [];
     for (let i = 0; i < events; i++) {
+      const data = `{"pollId":"p${i % 20}","questionText":"Who wins?","optionSelected":"${'ABCD'[i % 4]}","optionIndex":${i % 4}}`;
       all.push({
         tenant_seq: 1,
         event_id: uuidv7(),
@@ -72,7 +73,9 @@ export async function clusterReads(clickhouseUrl: string, events: number, runs: 
         sponsor_id: null,
         total: null,
         items: null,
-        data: `{"pollId":"p${i % 20}","questionText":"Who wins?","optionSelected":"${'ABCD'[i % 4]}","optionIndex":${i % 4}}`,
+        data,
+        // The fields of `data` a node writes beside it.
+        ...dataFieldValues(data),
       });
     }
     log(`reads: inserting ${events.toLocaleString('en-US')} events and ${Math.floor(events / COPY_EVERY).toLocaleString('en-US')} copies, merges stopped…`);

@@ -37,6 +37,7 @@ export { PgChangeFeed, METADATA_CHANGE_CHANNEL, DEFAULT_LISTEN_CHECK_INTERVAL_MS
 export { PollCopyingContentStore } from './poll-copying-content-store';
 export { ChDatabase, chNumber, DEFAULT_MAX_EXECUTION_TIME_SECONDS, DEFAULT_REQUEST_TIMEOUT_MS, type ChDatabaseOptions, type ChRow } from './clickhouse/ch-database';
 export { CH_MIGRATIONS, type ChMigration } from './clickhouse/ch-migrations';
+export { dataFieldValues } from './clickhouse/data-fields';
 export { chErrorCode, isChUnavailable } from './clickhouse/ch-failure';
 export { ClickHouseAnalyticsStore } from './clickhouse/clickhouse-analytics-store';
 export { ROLLUP_QUIET_SECONDS, ROLLUP_SETTLE_SECONDS, type RollupDerivationOptions } from './clickhouse/ch-rollup-deriver';

@@ -5,7 +5,7 @@ import { chErrorCode, chFailure } from '../src/clickhouse/ch-failure';
 import { CH_MIGRATIONS, type ChMigration } from '../src/clickhouse/ch-migrations';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { freePort } from '../../../apps/server/test/child-server';
-import { insertEvents } from './clickhouse-events';
+import { insertEarlierEvents } from './clickhouse-events';
 import { startClickHouseProxy } from './clickhouse-proxy';
 import { eventRow } from './event-log-rows';
 
@@ -194,8 +194,8 @@ describe.runIf(available)('ClickHouse database', () => {
     const events = [Date.UTC(2024, 0, 31), Date.UTC(2024, 2, 1), Date.UTC(2024, 6, 15)].flatMap((start, month) =>
       Array.from({ length: 20 }, (_, i) => eventRow(month * 100 + i, { tenantSeq: 1 + (i % 2), timestampMs: start + (i % 3) * day })),
     );
-    await insertEvents(first, events);
-    await insertEvents(first, events.slice(0, 1));
+    await insertEarlierEvents(first, events);
+    await insertEarlierEvents(first, events.slice(0, 1));
     await first.close();
 
     const proxy = await startClickHouseProxy(server.url);

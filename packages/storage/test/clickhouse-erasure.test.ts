@@ -102,7 +102,7 @@ describe.runIf(available)('ClickHouse erasure and interactions', () => {
     const quick = ' SETTINGS old_parts_lifetime = 1, cleanup_delay_period = 1, cleanup_delay_period_random_add = 0';
     // (Before `AS SELECT` in a table made from a query's columns.)
     const withQuick = (s: string) => (/\sAS SELECT /.test(s) ? s.replace(/\sAS SELECT /, `${quick} AS SELECT `) : s + quick);
-    const migrations = CH_MIGRATIONS.map((m) => ({ ...m, statements: m.statements.map((s) => (s.startsWith('CREATE TABLE') ? withQuick(s) : s)) }));
+    const migrations = CH_MIGRATIONS.map((m) => ({ ...m, statements: m.statements.map((s) => (typeof s === 'string' && s.startsWith('CREATE TABLE') ? withQuick(s) : s)) }));
     const db = await ChDatabase.open(server.url, `svc_erase_${++databases}`, { migrations });
     const erasure = new ClickHouseErasureStore(db, { partRemovalWaitMs: 60_000 });
     await new ClickHouseEventStore(db).commit({ events: [event(1, 'gone'), event(1, 'kept')], rejects: [] });

@@ -10,7 +10,7 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
 import { toInsertRow } from '../src/clickhouse/event-sql';
 import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
-import { insertEvents } from './clickhouse-events';
+import { insertEarlierEvents } from './clickhouse-events';
 import { storedEvent } from '../../export/test/arbitraries';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { contractRow, storeContract } from './store-contract';
@@ -121,7 +121,7 @@ describe.runIf(available)('ClickHouse event store', () => {
     const name = `svc_events_${++databases}`;
     const old = await ChDatabase.open(server.url, name, { migrations: CH_MIGRATIONS.filter((m) => m.version === 1) });
     const before = row(1);
-    await insertEvents(old, [before]);
+    await insertEarlierEvents(old, [before]);
     await old.close();
     const db = await ChDatabase.open(server.url, name);
     opened.push(db);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fromInsertLine, insertLine, toInsertRow } from '../src/clickhouse/event-sql';
+import { fromInsertLine, INSERT_LINE_COLUMNS, insertLine, toInsertRow } from '../src/clickhouse/event-sql';
 import { eventRow } from './event-log-rows';
 
 describe('the JSONEachRow line of an event', () => {
@@ -15,6 +15,8 @@ describe('the JSONEachRow line of an event', () => {
       eventRow(8, { eventId: 'not "a" uuid \ud800', country: 'D\u007fE', event: '\u00e9v\u00e9nement \ud83d\ude00' }),
     ];
     for (const row of rows) expect(insertLine(row)).toBe(JSON.stringify(toInsertRow(row)));
+    // Its insert names these columns.
+    for (const row of rows) expect(Object.keys(JSON.parse(insertLine(row)) as object)).toEqual(INSERT_LINE_COLUMNS);
   });
 
   it('reads back as the event, its id lowercase and its text well-formed', () => {

@@ -3,7 +3,8 @@ import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
 /**
  * SQL pieces the dashboard's ClickHouse queries share: which events a panel reads, and the
- * fields of `data` it needs. Values enter only through sql-literal.
+ * fields of `data` it needs (columns of `events`: data-fields.ts). Values enter only through
+ * sql-literal.
  *
  * Duplicates: `events` is a ReplacingMergeTree, so a retried event (same tenant, id and time)
  * may sit twice until a merge. The panels read it without `FINAL` and still count it once:
@@ -17,56 +18,8 @@ export const ENGAGING_EVENTS = ['poll.voted', 'contest.entered', 'sponsor_moment
 export const MOMENT_EVENTS = ['sponsor_moment.viewed', 'sponsor_moment.tapped'] as const;
 export const FUNNEL_EVENTS = ['product.viewed', 'cart.item_added', 'checkout.started', 'checkout.completed'] as const;
 
-/** The fields of `data` the panels read. */
-type DataField = 'sponsorId' | 'pollId' | 'optionSelected' | 'optionIndex' | 'currency' | 'contestId';
-
-/** A JSON string literal (escapes included), and what is neither a bracket nor a quote. */
-const JSON_STRING = sqlString('"(?:[^"\\\\]|\\\\.)*"');
-const NOT_BRACKET_OR_QUOTE = sqlString('[^\\[\\]{}"]');
-const NOT_OPENING = sqlString('[^\\[{]');
-
-/**
- * Where `"name":` occurs as a key of `data` itself: the number of the occurrence (1, 2…), 0 when
- * `data` has no such key. ClickHouse 18.16 has no JSONExtract, and `visitParamExtract*` take the
- * first `"name":` at any depth, so a custom context object holding the key before the top-level
- * one (`{"ctx":{"sponsorId":"x"},"sponsorId":"acme"}`) would be read instead. `data` is split at
- * each `"name":`; an occurrence is the top-level key when the text before it, its JSON strings
- * taken out, holds no stray quote (it is not inside a string or a longer key) and one more
- * opening bracket than closing ones (the object's own). Rows hold one or two occurrences, so
- * this is cheap; the expressions repeat textually and the server computes each once.
- */
-function topLevelOccurrence(name: DataField): { parts: string; index: string } {
-  const key = sqlString(`"${name}":`);
-  const parts = `splitByString(${key}, data)`;
-  const brackets = `arrayMap(k -> replaceRegexpAll(replaceRegexpAll(arrayStringConcat(arraySlice(${parts}, 1, k), ${key}), ${JSON_STRING}, ''), ${NOT_BRACKET_OR_QUOTE}, ''),
-    arrayEnumerate(arrayPopFront(${parts})))`;
-  const index = `arrayFirstIndex(b -> position(b, '"') = 0 AND 2 * length(replaceRegexpAll(b, ${NOT_OPENING}, '')) - length(b) = 1, ${brackets})`;
-  return { parts, index };
-}
-
-/** The value of the top-level key `name` of `data`, read by `extract` from the text at that key. */
-function topLevelValue(name: DataField, extract: 'visitParamExtractString' | 'visitParamExtractRaw'): string {
-  const { parts, index } = topLevelOccurrence(name);
-  return `if(${index} = 0, '', ${extract}(concat(${sqlString(`{"${name}":`)}, arrayElement(${parts}, ${index} + 1)), ${sqlString(name)}))`;
-}
-
-/** A top-level string field of `data`, unescaped ('' when absent or not a string). */
-export function dataString(name: Exclude<DataField, 'optionIndex'>): string {
-  return topLevelValue(name, 'visitParamExtractString');
-}
-
-/** The raw JSON text of a top-level field of `data` (e.g. `2` for a number; '' when absent). */
-export function dataRaw(name: 'optionIndex'): string {
-  return topLevelValue(name, 'visitParamExtractRaw');
-}
-
-/** Whether `data` has the top-level key `name`. */
-export function dataHas(name: DataField): string {
-  return `(${topLevelOccurrence(name).index} > 0)`;
-}
-
 /** The sponsor an event is about: its commerce `sponsorId`, else the `sponsorId` of its data. */
-export const EVENT_SPONSOR = `coalesce(sponsor_id, nullIf(${dataString('sponsorId')}, ''))`;
+export const EVENT_SPONSOR = `coalesce(sponsor_id, nullIf(data_sponsor_id, ''))`;
 
 /** A viewer: the signed-in user, else the session. */
 export const VIEWER = 'coalesce(user_id, session_id)';
@@ -99,5 +52,5 @@ export function eventConditions(filter: AnalyticsFilter, names: readonly string[
 /** The sum of the `quantity` of an order's line items (`items` is JSON text of LINE_ITEM_SCHEMA objects). */
 export const ITEM_COUNT = `arraySum(arrayMap(q -> toInt64(q), extractAll(ifNull(items, '[]'), ${sqlString('"quantity":(\\d+)')})))`;
 
-/** An order's currency: its data's `currency`, '?' when missing. */
-export const CURRENCY = `if(${dataHas('currency')}, ${dataString('currency')}, '?')`;
+/** An order's currency: its data's `currency`, '?' when missing (data-fields.ts). */
+export const CURRENCY = 'data_currency';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseClientConfigOptions, type ClickHouseSettings } from '@clickhouse/client';
 import { SvcError } from '@svc/protocol';
-import { CH_MIGRATIONS, CREATE_SCHEMA_MIGRATIONS_SQL, type ChMigration } from './ch-migrations';
+import { CH_MIGRATIONS, CREATE_SCHEMA_MIGRATIONS_SQL, type ChMigration, type ChStatement } from './ch-migrations';
 import { chErrorCode, chFailure } from './ch-failure';
 import { isPlainIdentifier, sqlInteger, sqlString } from './sql-literal';
 
@@ -188,13 +188,17 @@ export class ChDatabase {
 
   /**
    * Inserts JSONEachRow lines as they are (each ending with a newline), in one request: the
-   * writer passes on the lines nodes encoded, without parsing them. `table` as for `insert`.
+   * writer passes on the lines nodes encoded, without parsing them. `table` as for `insert`;
+   * `columns`, the lines' members, named in the statement: a column a later migration adds is
+   * then filled by its DEFAULT (a JSONEachRow insert without names writes the type's zero).
    */
-  async insertLines(table: string, lines: readonly Uint8Array[]): Promise<void> {
+  async insertLines(table: string, lines: readonly Uint8Array[], columns?: readonly string[]): Promise<void> {
     if (!lines.length) return;
     if (!isPlainIdentifier(table)) throw new Error(`Not a table name: ${JSON.stringify(table)}`);
+    if (columns && !columns.every(isPlainIdentifier)) throw new Error(`Not column names: ${JSON.stringify(columns)}`);
+    const into = columns ? `${table} (${columns.join(', ')})` : table;
     await this.run(async () => {
-      const result = await this.client.exec({ query: `INSERT INTO ${table} FORMAT JSONEachRow`, values: Readable.from(lines) });
+      const result = await this.client.exec({ query: `INSERT INTO ${into} FORMAT JSONEachRow`, values: Readable.from(lines) });
       // Nothing to read: the request is done once the answer came.
       result.stream.destroy();
     });
@@ -254,11 +258,23 @@ export class ChDatabase {
     for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
       if (applied.has(migration.version)) continue;
       const done = migration.doneWhen !== undefined && (await this.query(migration.doneWhen)).length > 0;
-      if (!done) for (const statement of migration.statements) await this.command(statement);
+      if (!done) for (const statement of migration.statements) await this.runStatement(statement);
       for (const copy of migration.partitionCopies ?? []) await this.copyByPartition(copy, copyClient);
       await this.command(
         `INSERT INTO schema_migrations (version, name, applied_at_ms) VALUES (${sqlInteger(migration.version)}, ${sqlString(migration.name)}, ${sqlInteger(now())})`,
       );
+    }
+  }
+
+  /** Runs a migration's statement; one with its own `doneWhen` only when not done (ch-migrations.ts, `ChStatement`). */
+  private async runStatement(statement: string | ChStatement): Promise<void> {
+    if (typeof statement === 'string') return this.command(statement);
+    const done = async () => (await this.query(statement.doneWhen)).length > 0;
+    if (await done()) return;
+    try {
+      await this.command(statement.sql);
+    } catch (error) {
+      if (!(await done())) throw error;
     }
   }
 

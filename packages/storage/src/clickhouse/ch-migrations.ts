@@ -1,4 +1,6 @@
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
+import { DATA_FIELD_COLUMNS } from './data-fields';
+import { sqlString } from './sql-literal';
 
 /**
  * The ClickHouse schema, as numbered migrations applied in order at start-up and recorded in
@@ -16,7 +18,7 @@ export interface ChMigration {
   version: number;
   name: string;
   /** One statement each (the HTTP interface runs one per request). */
-  statements: string[];
+  statements: Array<string | ChStatement>;
   /**
    * A query that returns a row when the schema already is what the statements make (a database
    * made by the earlier migrations of a later version): the statements are skipped then, and the
@@ -31,6 +33,20 @@ export interface ChMigration {
    */
   partitionCopies?: { table: string; statement: (partition: number) => string }[];
 }
+
+/**
+ * A statement that is not idempotent by itself (18.16 has no `ADD COLUMN IF NOT EXISTS`): it is
+ * skipped when `doneWhen` returns a row, and its failure counts as done when `doneWhen` returns
+ * one afterwards (another node starting at the same time ran it first).
+ */
+export interface ChStatement {
+  sql: string;
+  doneWhen: string;
+}
+
+/** A query that returns a row when `table` of this database has the column `column`. */
+const hasColumn = (table: string, column: string) =>
+  `SELECT 1 FROM system.columns WHERE database = currentDatabase() AND table = ${sqlString(table)} AND name = ${sqlString(column)}`;
 
 /** The month partition of an epoch-millisecond column, as a UInt32 `YYYYMM`. */
 export const monthPartition = (column: string) => `toYYYYMM(toDateTime(intDiv(${column}, 1000)))`;
@@ -58,8 +74,17 @@ export function monthPartitionFilter(column: string, partition: number): string 
 function createRollupSql(rollup: ChRollup): string {
   return `CREATE TABLE IF NOT EXISTS ${rollup.table} ENGINE = MergeTree
     PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)
-    AS ${derivationSql(rollup, '(SELECT * FROM events WHERE 0)', '0', '0', [])}`;
+    AS ${derivationSql(rollup, EVENTS_OF_MIGRATION_3, '0', '0', [])}`;
 }
+
+/**
+ * `events` as the derivations read it, with no row, before migration 5 made the fields of `data`
+ * its columns: its first columns by name and those fields computed (a node that already ran
+ * migration 5 may be starting beside the one running migration 3).
+ */
+const EVENTS_OF_MIGRATION_3 = `(SELECT tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, timestamp_ms, received_at_ms,
+    country, order_id, sponsor_id, total, items, data, ${DATA_FIELD_COLUMNS.map(([column, value]) => `${value} AS ${column}`).join(', ')}
+  FROM events WHERE 0)`;
 
 export const CH_MIGRATIONS: ChMigration[] = [
   {
@@ -188,6 +213,16 @@ export const CH_MIGRATIONS: ChMigration[] = [
       ENGINE = MergeTree PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)`,
       `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM rollup_versions`,
     ],
+  },
+  {
+    version: 5,
+    name: 'the fields of data the dashboard reads, as columns of events',
+    // Nodes write them with each event (data-fields.ts); parts stored before compute them from
+    // `data` when read, with the same meaning, until a merge writes them out.
+    statements: DATA_FIELD_COLUMNS.map(([column, value]) => ({
+      sql: `ALTER TABLE events ADD COLUMN ${column} String DEFAULT ${value}`,
+      doneWhen: hasColumn('events', column),
+    })),
   },
 ];
 

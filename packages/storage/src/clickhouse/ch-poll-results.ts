@@ -1,11 +1,9 @@
 import type { PollDefinition } from '@svc/protocol';
 import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
-import { dataString } from './ch-analytics-sql';
-import { pendingEvents, rollupRows, storedRows, type RangeHours } from './ch-rollup-reads';
+import { pendingEvents, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { VOTE_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
-import { sqlList } from './sql-literal';
 
 /**
  * The polls the service knows, by tenant and id. Polls are content (PostgreSQL in cluster mode),
@@ -24,26 +22,21 @@ export interface PollLookup {
  * Reads the rows of `vote_hours` (ch-rollups.ts), derived or derived on the spot.
  */
 export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, range: RangeHours): Promise<PollResult[]> {
-  // The polls voted on: in the derived rows, and in the events read on the spot.
-  const stored = storedRows(VOTE_HOURS, filter, range, false);
+  if (!range.derived.length && !range.pending.length) return [];
+  const known = async (ids: Iterable<string>) =>
+    (await Promise.all([...ids].map((id) => polls.find(filter.tenantSeq, id)))).filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
+  // The votes read on the spot are checked against the polls they name (derived hours were
+  // checked when derived).
   const events = pendingEvents(VOTE_HOURS, filter, range, false);
-  const named = [
-    ...(stored === null ? [] : [`SELECT DISTINCT poll_id FROM (${stored})`]),
-    ...(events === null ? [] : [`SELECT DISTINCT ${dataString('pollId')} AS poll_id FROM ${events}`]),
-  ];
-  if (!named.length) return [];
-  const namedSql = named.join(' UNION ALL ');
-  const ids = new Set((await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql))).map((row) => row.poll_id));
-  const found = await Promise.all([...ids].map((id) => polls.find(filter.tenantSeq, id)));
-  const known = found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
-  if (!known.length) return [];
+  const named = events === null ? [] : await db.query<{ poll_id: string }>(`SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`);
+  const votes = rollupRows(VOTE_HOURS, filter, range, false, await known(named.map((row) => row.poll_id)));
   // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
   // also the first vote of its userId on that poll: its voter and number are among the voters'
   // first votes (ch-rollups.ts, VOTE_ORDER: a vote's number is unique among the rows read, and
   // pairing it with the voter keeps a number shared by accident from matching another voter's).
   // The winner's `voter_key` is 0 without a userId: a session's signed-in later vote never lends
-  // its userId to an anonymous first one.
-  const votes = `(SELECT * FROM ${rollupRows(VOTE_HOURS, filter, range, false, known)} WHERE poll_id IN ${sqlList(known.map((poll) => poll.id))})`;
+  // its userId to an anonymous first one. Keys are per poll, so polls are counted apart, and the
+  // votes of a poll the lookup no longer knows (deleted since) are left out afterwards.
   const sql = `SELECT poll_id, won_option AS option_index, count() AS votes
     FROM (
       SELECT any(poll_id) AS poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option, argMin(voter_key, first_vote) AS voter
@@ -56,8 +49,7 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
     if (!counted.has(row.poll_id)) counted.set(row.poll_id, new Map());
     counted.get(row.poll_id)!.set(chNumber(row.option_index), chNumber(row.votes));
   }
-  return known
-    .filter((poll) => counted.has(poll.id))
+  return (await known(counted.keys()))
     .map((poll): PollResult => {
       const votesOf = counted.get(poll.id)!;
       const options = poll.options.map((option, optionIndex) => ({ optionIndex, option, votes: votesOf.get(optionIndex) ?? 0 }));

@@ -1,6 +1,5 @@
 import { randomInt } from 'node:crypto';
 import type { PollDefinition } from '@svc/protocol';
-import { dataString } from './ch-analytics-sql';
 import { chNumber, type ChDatabase } from './ch-database';
 import type { PollLookup } from './ch-poll-results';
 import { HOUR_MS } from '../analytics-store';
@@ -117,7 +116,7 @@ export class ChRollupDeriver {
     const from = hours[0]!;
     const to = hours[hours.length - 1]! + HOUR_MS;
     const range = `tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms < ${sqlInteger(to)} AND ${EVENT_HOUR} IN ${sqlList(hours)}`;
-    const voted = await this.db.query<{ poll_id: string }>(`SELECT DISTINCT ${dataString('pollId')} AS poll_id FROM events WHERE ${range} AND event = 'poll.voted'`);
+    const voted = await this.db.query<{ poll_id: string }>(`SELECT DISTINCT data_poll_id AS poll_id FROM events WHERE ${range} AND event = 'poll.voted'`);
     const polls = (await Promise.all(voted.map((row) => this.polls.find(tenantSeq, row.poll_id)))).filter((poll): poll is PollDefinition => poll !== undefined);
     for (const rollup of CH_ROLLUPS) {
       const names = rollup.events ? ` AND event IN ${sqlList(rollup.events)}` : '';

@@ -1,5 +1,5 @@
 import type { PollDefinition } from '@svc/protocol';
-import { CURRENCY, dataRaw, dataString, ENGAGING_EVENTS, EVENT_SPONSOR, firstKey, FUNNEL_EVENTS, ITEM_COUNT, MOMENT_EVENTS } from './ch-analytics-sql';
+import { CURRENCY, ENGAGING_EVENTS, EVENT_SPONSOR, firstKey, FUNNEL_EVENTS, ITEM_COUNT, MOMENT_EVENTS } from './ch-analytics-sql';
 import { HOUR_MS } from '../analytics-store';
 import { sqlList } from './sql-literal';
 import { validVote } from './ch-valid-votes';
@@ -72,8 +72,8 @@ export const VOTE_HOURS: ChRollup = {
   derive: (source, polls) => `SELECT ${DIMENSIONS}, poll_id, cityHash64(poll_id, session_id) AS vote_key,
       if(isNull(user_id), toUInt64(0), cityHash64(poll_id, assumeNotNull(user_id))) AS voter_key,
       min(vote_order) AS first_vote, argMin(toInt64(option_raw), vote_order) AS option_index
-    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('pollId')} AS poll_id, ${dataRaw('optionIndex')} AS option_raw,
-            ${dataString('optionSelected')} AS option, ${VOTE_ORDER} AS vote_order
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, data_poll_id AS poll_id, data_option_index AS option_raw,
+            data_option_selected AS option, ${VOTE_ORDER} AS vote_order
           FROM (SELECT * FROM ${source} WHERE event = 'poll.voted') AS votes
           ANY LEFT JOIN (
             SELECT tenant_seq, timestamp_ms, arraySort(groupArray(toString(event_id))) AS tie_ids FROM ${source}
@@ -88,7 +88,7 @@ export const SPONSOR_HOURS: ChRollup = {
   events: MOMENT_EVENTS,
   derive: (source) => `SELECT ${DIMENSIONS}, session_id, sponsor, event_sponsor, cityHash64(sponsor, broadcast_id, session_id) AS exposure_key,
       countIf(event = 'sponsor_moment.viewed') AS impressions, countIf(event = 'sponsor_moment.tapped') AS taps
-    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('sponsorId')} AS sponsor, ${EVENT_SPONSOR} AS event_sponsor
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, data_sponsor_id AS sponsor, ${EVENT_SPONSOR} AS event_sponsor
           FROM ${source} WHERE event IN ${sqlList(MOMENT_EVENTS)})
     GROUP BY ${DIMENSIONS}, session_id, sponsor, event_sponsor`,
 };
@@ -124,7 +124,7 @@ export const CONTEST_HOURS: ChRollup = {
   table: 'contest_hours',
   events: ['contest.entered'],
   derive: (source) => `SELECT ${DIMENSIONS}, contest_id, ${VIEWER_KEY} AS viewer_key, count() AS entries
-    FROM (SELECT *, ${EVENT_HOUR} AS hour, ${dataString('contestId')} AS contest_id FROM ${source} WHERE event = 'contest.entered')
+    FROM (SELECT *, ${EVENT_HOUR} AS hour, data_contest_id AS contest_id FROM ${source} WHERE event = 'contest.entered')
     WHERE contest_id != ''
     GROUP BY ${DIMENSIONS}, contest_id, viewer_key`,
 };

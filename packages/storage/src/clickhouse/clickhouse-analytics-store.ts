@@ -22,8 +22,11 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
  * outside ClickHouse) and are joined in Node.
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
-  /** The hours of a filter while they are looked up: the panels of one overview share them. */
-  private readonly hoursInProgress = new WeakMap<AnalyticsFilter, Promise<RangeHours>>();
+  /**
+   * The hours of a tenant's range while they are looked up: the panels of one overview share them
+   * (whatever their other filters: the hours depend on the tenant and range only).
+   */
+  private readonly hoursInProgress = new Map<string, Promise<RangeHours>>();
   private readonly deriver: ChRollupDeriver;
 
   /**
@@ -39,10 +42,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   private rangeHours(filter: AnalyticsFilter): Promise<RangeHours> {
-    let hours = this.hoursInProgress.get(filter);
+    const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null]);
+    let hours = this.hoursInProgress.get(key);
     if (!hours) {
-      hours = rangeHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(filter));
-      this.hoursInProgress.set(filter, hours);
+      hours = rangeHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(key));
+      this.hoursInProgress.set(key, hours);
     }
     return hours;
   }

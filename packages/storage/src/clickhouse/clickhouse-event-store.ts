@@ -10,7 +10,7 @@ import {
 import type { QuarantineRow } from '../records';
 import { encodeEvents, firstOccurrences, type EncodedEvents, type SplitEncodedEventSink } from '../encoded-events';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, toStoredEvent, type StoredEventRow } from './event-sql';
+import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, INSERT_LINE_COLUMNS, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
@@ -76,7 +76,7 @@ export class ClickHouseEventStore implements EventStore, SplitEncodedEventSink {
 
   /** One insert per table of rows the caller has checked are not stored yet (`storedKeys`, `unstoredRejects`). */
   async insertEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<void> {
-    await this.db.insertLines('events', batch.events.filter((b) => b.ids.length).map((b) => b.lines));
+    await this.db.insertLines('events', batch.events.filter((b) => b.ids.length).map((b) => b.lines), INSERT_LINE_COLUMNS);
     await this.db.insert('rejected_events', batch.rejects.map(toRejectRow));
   }
 

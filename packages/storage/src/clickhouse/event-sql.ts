@@ -2,6 +2,7 @@ import type { EventName, StoredEvent } from '@svc/protocol';
 import type { EventFilter, EventOrder, EventPosition } from '../event-store';
 import type { EventRow } from '../records';
 import { chNumber, type ChRow } from './ch-database';
+import { DATA_FIELD_COLUMNS, dataFieldValues } from './data-fields';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
 /**
@@ -49,9 +50,8 @@ export function eventWhere(filter: EventFilter, after?: EventPosition, order: Ev
   if (filter.country !== undefined) clauses.push(`country = ${sqlString(filter.country)}`);
   if (filter.sponsorId !== undefined) {
     const sponsor = sqlString(filter.sponsorId);
-    // `data` is JSON.stringify output of a flat object; 18.16 has no JSONExtract, and
-    // visitParamExtractString reads the first `"sponsorId":` key of the text.
-    clauses.push(`(sponsor_id = ${sponsor} OR (sponsor_id IS NULL AND visitParamExtractString(data, 'sponsorId') = ${sponsor}))`);
+    // The top-level `sponsorId` of `data`, as its column holds it (data-fields.ts).
+    clauses.push(`(sponsor_id = ${sponsor} OR (sponsor_id IS NULL AND data_sponsor_id = ${sponsor}))`);
   }
   if (filter.events?.length) clauses.push(`event IN ${sqlList(filter.events)}`);
   if (filter.receivedUpToMs !== undefined) clauses.push(`received_at_ms <= ${sqlInteger(filter.receivedUpToMs)}`);
@@ -86,8 +86,15 @@ export function toInsertRow(e: EventRow): Record<string, unknown> {
     total: e.total,
     items: wellFormed(e.items),
     data: wellFormed(e.data),
+    ...dataFieldValues(e.data),
   };
 }
+
+/** The members of an `insertLine`, in its order: the columns its insert names. */
+export const INSERT_LINE_COLUMNS = [
+  'tenant_seq', 'event_id', 'event', 'user_id', 'session_id', 'broadcast_id', 'campaign_id', 'timestamp_ms', 'received_at_ms', 'country', 'order_id',
+  'sponsor_id', 'total', 'items', 'data', ...DATA_FIELD_COLUMNS.map(([column]) => column),
+] as const;
 
 /**
  * The row of an event as a JSONEachRow line, without its newline: what a node publishes for the
@@ -100,7 +107,24 @@ export function insertLine(e: EventRow): string {
     `"user_id":${jsonText(e.userId)},"session_id":${jsonText(e.sessionId)},"broadcast_id":${jsonText(e.broadcastId)},` +
     `"campaign_id":${jsonNumber(e.campaignId)},"timestamp_ms":${jsonNumber(e.timestampMs)},"received_at_ms":${jsonNumber(e.receivedAtMs)},` +
     `"country":${jsonText(e.country)},"order_id":${jsonText(e.orderId)},"sponsor_id":${jsonText(e.sponsorId)},"total":${jsonNumber(e.total)},` +
-    `"items":${jsonText(e.items)},"data":${jsonText(e.data)}}`
+    `"items":${jsonText(e.items)},"data":${jsonText(e.data)},${dataFieldsText(e.data)}}`
+  );
+}
+
+/** Whether JSON text may hold one of the fields (as a key, or a string that would need a parse to tell). */
+const MAY_HOLD_FIELD = /"(?:sponsorId|pollId|optionIndex|optionSelected|contestId|currency)"/;
+/** The members of `data` without any of the fields: most events' (joins, views, heartbeats). */
+const NO_FIELDS = dataFieldsMembers(dataFieldValues('{}'));
+
+/** The columns of `data`'s fields (data-fields.ts) as members of a JSONEachRow line. */
+function dataFieldsText(data: string): string {
+  return MAY_HOLD_FIELD.test(data) ? dataFieldsMembers(dataFieldValues(data)) : NO_FIELDS;
+}
+
+function dataFieldsMembers(f: ReturnType<typeof dataFieldValues>): string {
+  return (
+    `"data_sponsor_id":${jsonText(f.data_sponsor_id)},"data_poll_id":${jsonText(f.data_poll_id)},"data_option_index":${jsonText(f.data_option_index)},` +
+    `"data_option_selected":${jsonText(f.data_option_selected)},"data_contest_id":${jsonText(f.data_contest_id)},"data_currency":${jsonText(f.data_currency)}`
   );
 }
 
