@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { AnalyticsService } from '@svc/analytics';
 import { PollCatalogue } from '@svc/content';
 import { startNats, type ClickHouseServer, type PostgresServer } from '@svc/engines';
-import { ChDatabase, ClickHouseAnalyticsStore, ROLLUP_SETTLE_SECONDS, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbMetaStore, PgDatabase, type Tenant } from '@svc/storage';
+import { ChDatabase, ClickHouseAnalyticsStore, ClickHouseEventStore, ROLLUP_SETTLE_SECONDS, DuckDbAnalyticsStore, DuckDbContentStore, DuckDbDatabase, DuckDbEventStore, DuckDbMetaStore, PgDatabase, type EventRow, type Tenant } from '@svc/storage';
+import { uuidv7 } from 'uuidv7';
 import { TenantService } from '@svc/tenancy';
 import { copyEventsToClickHouse } from './clickhouse-copy';
 import { generateDashboardData } from './dashboard-data';
@@ -58,6 +59,30 @@ export interface HistoryResult {
   overviewMismatches: string[];
   embedded: StoreHistory;
   cluster: StoreHistory;
+}
+
+/**
+ * One more event into the newest hour of the tenant's events, stored in both databases as nodes
+ * store it (a copy of that hour's newest event under a new id, a millisecond later): the hour is
+ * then stored into since its derivation, as the current hour is while a broadcast runs.
+ */
+async function storeArrivingEvent(duck: DuckDbDatabase, ch: ChDatabase, tenantSeq: number): Promise<void> {
+  const [newest] = await duck.query(
+    `SELECT event, user_id, session_id, broadcast_id, campaign_id, epoch_ms(ts) AS ts_ms, epoch_ms(received_at) AS received_ms, country,
+            order_id, sponsor_id, total, items, data
+     FROM events WHERE tenant_seq = $1 ORDER BY ts DESC LIMIT 1`,
+    [tenantSeq],
+  );
+  if (!newest) throw new Error('no event to follow');
+  const text = (value: unknown) => (value === null || value === undefined ? null : String(value));
+  const event: EventRow = {
+    tenantSeq, eventId: uuidv7(), event: String(newest.event), userId: text(newest.user_id), sessionId: String(newest.session_id),
+    broadcastId: String(newest.broadcast_id), campaignId: Number(newest.campaign_id), timestampMs: Number(newest.ts_ms) + 1,
+    receivedAtMs: Number(newest.received_ms) + 1, country: text(newest.country), orderId: text(newest.order_id), sponsorId: text(newest.sponsor_id),
+    total: newest.total === null ? null : Number(newest.total), items: text(newest.items), data: String(newest.data),
+  };
+  await new DuckDbEventStore(duck).commit({ events: [event], rejects: [] });
+  await new ClickHouseEventStore(ch).commit({ events: [event], rejects: [] });
 }
 
 /** The overview without the moment it was made, for comparing two stores' answers. */
@@ -177,11 +202,19 @@ export async function historyBenchmark(options: HistoryOptions, postgres: Postgr
       log(`  merges done after ${mergeWaitSeconds.toFixed(0)} s more (${clickhouseParts} active parts of events)`);
       const onClickHouse = new AnalyticsService(new ClickHouseAnalyticsStore(ch, polls));
       const onDuckDb = new AnalyticsService(new DuckDbAnalyticsStore(duck));
-      const ranges: Array<[string, number, number]> = [
+      const today = Math.floor(data.toMs / DAY_MS) * DAY_MS;
+      const ranges: Array<[string, number, number, 'live'?]> = [
         ['default range (last 7 days)', data.toMs - 7 * DAY_MS, data.toMs],
         ['all 30 days', data.fromMs, data.toMs],
+        // As the dashboard loads it (its 7 calendar days, today's included, in UTC) while a
+        // broadcast runs: events arriving into the newest hour, which panels then read from the events.
+        ["dashboard's default view (7 days to today, newest hour receiving events)", today - 6 * DAY_MS, today + DAY_MS, 'live'],
       ];
-      for (const [range, fromMs, toMs] of ranges) {
+      for (const [range, fromMs, toMs, live] of ranges) {
+        if (live) {
+          await storeArrivingEvent(duck, ch, tenant.seq);
+          events++;
+        }
         log(`history: dashboard overview, ${range}, ${options.dashboardRuns} runs each…`);
         // First answers (not timed) must agree.
         if ((await overviewText(onClickHouse, tenant, fromMs, toMs)) !== (await overviewText(onDuckDb, tenant, fromMs, toMs))) overviewMismatches.push(range);
