@@ -39,7 +39,8 @@ try {
   console.log(`commit: ${committed} rows in batches of ${COMMIT_BATCH_ROWS}: ${Math.round((committed / commitMs) * 1000)} rows/s`);
 
   // Reads: one tenant of ROWS events a second apart, COPIES_PERCENT of them stored twice (another part).
-  await db.command(`INSERT INTO events SELECT 1, generateUUIDv4(), 'poll.voted', concat('u', toString(number % 1000)), 's', 'b1', 1,
+  await db.command(`INSERT INTO events (tenant_seq, event_id, event, user_id, session_id, broadcast_id, campaign_id, timestamp_ms, received_at_ms,
+    country, order_id, sponsor_id, total, items, data) SELECT 1, generateUUIDv4(), 'poll.voted', concat('u', toString(number % 1000)), 's', 'b1', 1,
     ${T0_MS} + number * 1000, ${T0_MS} + number * 1000, 'DE', NULL, NULL, NULL, NULL, '{"pollId":"p1","optionIndex":1}' FROM numbers(${ROWS})`);
   await db.command(`INSERT INTO events SELECT * FROM events WHERE tenant_seq = 1 AND cityHash64(toString(event_id)) % 100 < ${COPIES_PERCENT}`);
   const best = async (label: string, run: () => Promise<unknown>) => {

@@ -4,6 +4,8 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { CH_MIGRATIONS } from '../src/clickhouse/ch-migrations';
 import { DATA_FIELD_COLUMNS, dataFieldValues } from '../src/clickhouse/data-fields';
 import { ClickHouseEventStore } from '../src/clickhouse/clickhouse-event-store';
+import { insertLine, toInsertRow } from '../src/clickhouse/event-sql';
+import type { EncodedEvents, EventRow } from '../src';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 import { insertEarlierEvents } from './clickhouse-events';
 import { eventRow } from './event-log-rows';
@@ -62,6 +64,25 @@ describe.runIf(available)("the columns of data's fields", () => {
     expect(await values(db)).toEqual(rows);
     await db.close();
   }, 120_000);
+
+  it('are computed from data for lines a node of the release before encoded (a backlog in the event log)', async () => {
+    const db = await ChDatabase.open(server.url, await server.createDatabase());
+    const texts = ['{"pollId":"p1","optionIndex":2,"optionSelected":"B"}', '{"ctx":{"sponsorId":"x"},"sponsorId":"acme","currency":"GBP"}', '{"contestId":"c"}'];
+    const block = (rows: EventRow[], line: (row: EventRow) => string): EncodedEvents => ({
+      tenantSeq: 1, ids: rows.map((row) => row.eventId), users: rows.map((row) => row.userId), received: rows.map((row) => row.receivedAtMs),
+      lines: Buffer.from(rows.map((row) => `${line(row)}\n`).join('')),
+    });
+    const fields = new Set<string>(COLUMNS);
+    const earlierLine = (row: EventRow) => JSON.stringify(Object.fromEntries(Object.entries(toInsertRow(row)).filter(([name]) => !fields.has(name))));
+    await new ClickHouseEventStore(db).insertEncoded({
+      events: [block(texts.map((text, i) => eventRow(i, { data: text })), earlierLine), block(texts.map((text, i) => eventRow(100 + i, { data: text })), insertLine)],
+      rejects: [],
+    });
+    const rows = await values(db);
+    expect(rows).toHaveLength(2 * texts.length);
+    for (const { id: _, data: text, ...columns } of rows) expect(columns).toEqual(dataFieldValues(text!));
+    await db.close();
+  });
 
   it('leave a column a later migration adds to its DEFAULT when nodes write events', async () => {
     const db = await ChDatabase.open(server.url, await server.createDatabase());

@@ -190,7 +190,8 @@ export class ChDatabase {
    * Inserts JSONEachRow lines as they are (each ending with a newline), in one request: the
    * writer passes on the lines nodes encoded, without parsing them. `table` as for `insert`;
    * `columns`, the lines' members, named in the statement: a column a later migration adds is
-   * then filled by its DEFAULT (a JSONEachRow insert without names writes the type's zero).
+   * then filled by its DEFAULT (on 18.16 a JSONEachRow insert without names writes the type's
+   * zero for a missing member; current releases compute the DEFAULT either way).
    */
   async insertLines(table: string, lines: readonly Uint8Array[], columns?: readonly string[]): Promise<void> {
     if (!lines.length) return;

@@ -28,7 +28,8 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   // The votes read on the spot are checked against the polls they name (derived hours were
   // checked when derived).
   const events = pendingEvents(VOTE_HOURS, filter, range, false);
-  const named = events === null ? [] : await db.query<{ poll_id: string }>(`SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`);
+  const namedSql = events === null ? null : `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
+  const named = namedSql === null ? [] : await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql));
   const votes = rollupRows(VOTE_HOURS, filter, range, false, await known(named.map((row) => row.poll_id)));
   // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
   // also the first vote of its userId on that poll: its voter and number are among the voters'

@@ -10,7 +10,7 @@ import {
 import type { QuarantineRow } from '../records';
 import { encodeEvents, firstOccurrences, type EncodedEvents, type SplitEncodedEventSink } from '../encoded-events';
 import { chNumber, type ChDatabase } from './ch-database';
-import { EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, INSERT_LINE_COLUMNS, toStoredEvent, type StoredEventRow } from './event-sql';
+import { carriesDataFields, EARLIER_LINE_COLUMNS, EVENT_ORDER, EVENT_ORDER_DESC, EVENT_SELECT, eventWhere, INSERT_LINE_COLUMNS, toStoredEvent, type StoredEventRow } from './event-sql';
 import { exportLine } from './export-lines';
 import { purgeEventsBefore } from './event-retention';
 import { sqlInteger, sqlString } from './sql-literal';
@@ -74,9 +74,19 @@ export class ClickHouseEventStore implements EventStore, SplitEncodedEventSink {
     return rejects.length ? newRejects(this.db, rejects) : [];
   }
 
-  /** One insert per table of rows the caller has checked are not stored yet (`storedKeys`, `unstoredRejects`). */
+  /**
+   * One insert per table of rows the caller has checked are not stored yet (`storedKeys`,
+   * `unstoredRejects`); two into `events` when some lines were encoded by a node of a release
+   * before the columns of data's fields (a backlog in the event log): those are inserted naming
+   * the columns they have, so ClickHouse fills the others from `data` (their DEFAULT), where
+   * naming them would store empty text on 18.16.
+   */
   async insertEncoded(batch: { events: EncodedEvents[]; rejects: QuarantineRow[] }): Promise<void> {
-    await this.db.insertLines('events', batch.events.filter((b) => b.ids.length).map((b) => b.lines), INSERT_LINE_COLUMNS);
+    const current: Uint8Array[] = [];
+    const earlier: Uint8Array[] = [];
+    for (const block of batch.events) if (block.ids.length) (carriesDataFields(block.lines) ? current : earlier).push(block.lines);
+    await this.db.insertLines('events', current, INSERT_LINE_COLUMNS);
+    await this.db.insertLines('events', earlier, EARLIER_LINE_COLUMNS);
     await this.db.insert('rejected_events', batch.rejects.map(toRejectRow));
   }
 

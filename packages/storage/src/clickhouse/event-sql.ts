@@ -90,11 +90,23 @@ export function toInsertRow(e: EventRow): Record<string, unknown> {
   };
 }
 
-/** The members of an `insertLine`, in its order: the columns its insert names. */
-export const INSERT_LINE_COLUMNS = [
+/** The members of the lines of releases before the columns of data's fields (ClickHouse migration 5). */
+export const EARLIER_LINE_COLUMNS = [
   'tenant_seq', 'event_id', 'event', 'user_id', 'session_id', 'broadcast_id', 'campaign_id', 'timestamp_ms', 'received_at_ms', 'country', 'order_id',
-  'sponsor_id', 'total', 'items', 'data', ...DATA_FIELD_COLUMNS.map(([column]) => column),
+  'sponsor_id', 'total', 'items', 'data',
 ] as const;
+
+/** The members of an `insertLine`, in its order: the columns its insert names. */
+export const INSERT_LINE_COLUMNS = [...EARLIER_LINE_COLUMNS, ...DATA_FIELD_COLUMNS.map(([column]) => column)] as const;
+
+const FIELDS_MEMBER = Buffer.from('"data_sponsor_id":');
+
+/** Whether encoded lines (one node's, all alike) carry the columns of data's fields: their first line tells. */
+export function carriesDataFields(lines: Uint8Array): boolean {
+  const text = Buffer.from(lines.buffer, lines.byteOffset, lines.byteLength);
+  const end = text.indexOf(10);
+  return text.subarray(0, end === -1 ? text.length : end).includes(FIELDS_MEMBER);
+}
 
 /**
  * The row of an event as a JSONEachRow line, without its newline: what a node publishes for the
