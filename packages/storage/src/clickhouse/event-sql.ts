@@ -134,10 +134,7 @@ function dataFieldsText(data: string): string {
 }
 
 function dataFieldsMembers(f: ReturnType<typeof dataFieldValues>): string {
-  return (
-    `"data_sponsor_id":${jsonText(f.data_sponsor_id)},"data_poll_id":${jsonText(f.data_poll_id)},"data_option_index":${jsonText(f.data_option_index)},` +
-    `"data_option_selected":${jsonText(f.data_option_selected)},"data_contest_id":${jsonText(f.data_contest_id)},"data_currency":${jsonText(f.data_currency)}`
-  );
+  return DATA_FIELD_COLUMNS.map(([column]) => `"${column}":${jsonText(f[column])}`).join(',');
 }
 
 /** A text as JSON.stringify writes the well-formed text (null as `null`). */
