@@ -150,6 +150,26 @@ describe('polls and contests with closesAt', () => {
     expect(newcomer.ofType('welcome')[0]!.pollResults).toEqual([{ pollId, counts: [0, 1, 0], total: 1 }]);
   });
 
+  it('checks a vote the service took in before the poll closed at that time, however late its write reaches ingest', async () => {
+    const pollId = await shownPoll('taken-in-time', at(MINUTE_MS));
+    const takenAtMs = clock.now();
+    clock.offsetMs += MINUTE_MS + 1_000;
+    const tenant = await t.services.tenants.getTenant('demo');
+    const ingest = (event: Record<string, unknown>, receivedAtMs?: number) =>
+      t.services.ingest.ingest({ tenant, source: 'client', country: null, body: event, bodyBytes: 0, ...(receivedAtMs === undefined ? {} : { receivedAtMs }) });
+    // A vote the gateway took in a minute before, written only now (it waited behind another write): counted.
+    const taken = vote('taken-in-time', 'svc_waited', pollId, 1);
+    expect(await ingest({ ...taken, timestamp: new Date(takenAtMs).toISOString() }, takenAtMs)).toMatchObject({ accepted: 1, rejected: [] });
+    // Without that time, a vote arriving now is late.
+    const late = vote('taken-in-time', 'svc_late', pollId, 0);
+    expect(await ingest(late)).toMatchObject({ accepted: 0, rejected: [{ code: 'poll_vote_invalid' }] });
+    // A time given later than now changes nothing: the vote is checked now.
+    expect(await ingest(vote('taken-in-time', 'svc_late2', pollId, 0), clock.now() + MINUTE_MS)).toMatchObject({ accepted: 0, rejected: [{ code: 'poll_vote_invalid' }] });
+    const stored = await storedEvents('poll.voted');
+    expect(stored.map((e) => e.eventId)).toEqual([taken.eventId]);
+    expect(Date.parse(String(stored[0]!.receivedAt))).toBe(takenAtMs);
+  });
+
   it('quarantines a vote sent over HTTP or in a track message after the poll closed; live, rebuilt and dashboard results never count it', async () => {
     const pollId = await shownPoll('late-events', at(MINUTE_MS));
     const watcher = await welcomed('late-events');

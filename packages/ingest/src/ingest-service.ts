@@ -61,6 +61,12 @@ export interface IngestRequest {
   body: unknown;
   /** Size of the raw body; per-event sizes are only measured when it could exceed the limit. */
   bodyBytes: number;
+  /**
+   * When the service took the events in, when earlier than now: the WebSocket gateway's own
+   * writes (votes, entries) wait while its request before is under way, and a vote taken before
+   * its poll closed must not be refused for the wait. Set by the service only, never from a request.
+   */
+  receivedAtMs?: number;
 }
 
 export interface IngestObserver {
@@ -140,7 +146,7 @@ export class IngestService {
   }
 
   private async ingestNow(request: IngestRequest): Promise<IngestResult> {
-    const receivedAt = this.clock.now();
+    const receivedAt = Math.min(this.clock.now(), request.receivedAtMs ?? Infinity);
     const { events, sentAtMs } = unpackBody(request.body);
     const valid: ValidEvent[] = [];
     const rejected: RejectedEvent[] = [];

@@ -12,7 +12,7 @@ const BATCH_OVERHEAD_BYTES = 13;
 
 /** Where the coalescer sends its requests: the gateway's event sink. */
 export interface IngestSink {
-  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number }): Promise<IngestResult>;
+  ingest(request: { tenant: Tenant; source: 'client' | 'server'; country: string | null; body: unknown; bodyBytes: number; receivedAtMs?: number }): Promise<IngestResult>;
 }
 
 /** One event the gateway writes on its own (a vote, an entry, the server's `broadcast.left`). */
@@ -23,6 +23,8 @@ export interface SingleEventWrite {
   country: string | null;
   /** The complete event, with its own eventId and timestamp. */
   event: Record<string, unknown>;
+  /** When the gateway took it in (a vote: when it checked the poll open); ingest checks it at that time, not after the wait here. */
+  receivedAtMs?: number;
 }
 
 export interface IngestCoalescerLimits {
@@ -92,8 +94,11 @@ export class IngestCoalescer {
       const first = batch[0]!.write;
       // The gateway builds these events from bounded fields: ingest need not measure them again (bodyBytes 0, as for one event).
       const body = batch.length === 1 ? first.event : { events: batch.map((w) => w.write.event) };
+      // One time for the request: the earliest the gateway took one of its events in.
+      const times = batch.flatMap((w) => (w.write.receivedAtMs === undefined ? [] : [w.write.receivedAtMs]));
+      const receivedAtMs = times.length ? { receivedAtMs: Math.min(...times) } : {};
       try {
-        const result = await this.sink.ingest({ tenant: first.tenant, source: first.source, country: first.country, body, bodyBytes: 0 });
+        const result = await this.sink.ingest({ tenant: first.tenant, source: first.source, country: first.country, body, bodyBytes: 0, ...receivedAtMs });
         const byIndex = new Map(result.rejected.map((r) => [r.index, r]));
         batch.forEach((waiting, index) => {
           const rejection = byIndex.get(index);

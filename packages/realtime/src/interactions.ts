@@ -77,7 +77,8 @@ export class Interactions {
     if (!poll || poll.type !== 'poll') {
       return reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active poll with that id in this broadcast.', requestId });
     }
-    if (isClosed(poll.closesAt, this.deps.clock.now())) {
+    const receivedAtMs = this.deps.clock.now();
+    if (isClosed(poll.closesAt, receivedAtMs)) {
       return reply(connection, { type: 'error', code: 'poll_closed', detail: `This poll closed at ${poll.closesAt}.`, requestId });
     }
     if (typeof optionIndex !== 'number' || !Number.isInteger(optionIndex) || optionIndex < 0 || optionIndex >= poll.options.length) {
@@ -102,7 +103,7 @@ export class Interactions {
       questionText: poll.question,
       optionSelected: poll.options[optionIndex],
       optionIndex,
-    }, timestampMs);
+    }, timestampMs, receivedAtMs);
     if (!stored) {
       room.retractVote(poll.id, eventId);
       if (claims) await this.release(() => claims.releaseVote(voter));
@@ -119,7 +120,8 @@ export class Interactions {
     if (!contest || contest.type !== 'contest') {
       return reply(connection, { type: 'error', code: 'overlay_not_active', detail: 'No active contest with that id in this broadcast.', requestId });
     }
-    if (isClosed(contest.closesAt, this.deps.clock.now())) {
+    const receivedAtMs = this.deps.clock.now();
+    if (isClosed(contest.closesAt, receivedAtMs)) {
       return reply(connection, { type: 'error', code: 'contest_closed', detail: `This contest closed at ${contest.closesAt}.`, requestId });
     }
     if (room.hasEntered(contest.id, session.viewer)) return alreadyEntered(connection, requestId);
@@ -132,7 +134,7 @@ export class Interactions {
     }
     // An entry of the viewer stored meanwhile by another path is recorded already.
     if (!room.recordEntry(contest.id, entrant.viewer)) return alreadyEntered(connection, requestId);
-    const stored = await this.store(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now());
+    const stored = await this.store(connection, requestId, uuidv7(), 'contest.entered', { contestId: contest.id, title: contest.title }, this.deps.clock.now(), receivedAtMs);
     if (!stored) {
       room.retractEntry(contest.id, entrant.viewer);
       if (claims) await this.release(() => claims.releaseEntry(entrant));
@@ -190,6 +192,7 @@ export class Interactions {
     event: 'poll.voted' | 'contest.entered',
     data: Record<string, unknown>,
     timestampMs: number,
+    receivedAtMs: number,
   ): Promise<boolean> {
     const { session } = connection;
     try {
@@ -197,6 +200,7 @@ export class Interactions {
         tenant: session.tenant,
         source: 'client',
         country: session.country,
+        receivedAtMs,
         event: {
           event,
           eventId,

@@ -90,6 +90,36 @@ describe('gateway writes under a burst of votes', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  it('gives ingest the time the gateway took each waiting vote in, not the later time its request goes out', async () => {
+    const answers: Array<() => void> = [];
+    const requests: Array<{ body: unknown; receivedAtMs?: number }> = [];
+    const events = {
+      ingest: (request: { body: unknown; receivedAtMs?: number }) =>
+        new Promise<IngestResult>((resolve) => {
+          requests.push(request);
+          answers.push(() => resolve({ accepted: 1, duplicates: 0, rejected: [] }));
+        }),
+      campaignOf: async () => 1,
+    };
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [pollRecord('poll-1')], [], undefined, { events });
+    const first = await h.join('svc_first');
+    const waiting = await h.join('svc_waiting');
+    const firstAtMs = h.clock.now();
+    first.ws.send(JSON.stringify({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 0, requestId: 'v1' }));
+    for (let i = 0; i < 200 && requests.length < 1; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    h.clock.advance(1_000);
+    const takenAtMs = h.clock.now();
+    const queued = waiting.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 });
+    await waiting.settle();
+    // The first request is still under way a minute later; then the waiting vote goes out.
+    h.clock.advance(60_000);
+    answers[0]!();
+    for (let i = 0; i < 200 && requests.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(requests.map((r) => r.receivedAtMs)).toEqual([firstAtMs, takenAtMs]);
+    answers[1]!();
+    expect(await queued).toMatchObject({ type: 'ack' });
+  });
+
   it('lets an erasure run only after the votes waiting behind a write under way have been written', async () => {
     const answers: Array<() => void> = [];
     const bodies: unknown[] = [];

@@ -62,7 +62,8 @@ interface Unanswered {
 
 /**
  * One simulated viewer: joins over the WebSocket, reacts to what it is shown (votes, enters,
- * taps, views and buys products) with some probability, and leaves when told. Like the SDK, it
+ * taps, views and buys products) with some probability while it is on screen and open (once per
+ * poll and contest, as the SDK shows them answered), and leaves when told. Like the SDK, it
  * reconnects when its socket is lost or falls silent (the server resumes the session, on another
  * node in a cluster) and sends again what was not answered yet, and what was refused for a
  * passing reason: events keep their ids, so the server stores each once, and a vote already
@@ -76,6 +77,10 @@ export class VirtualViewer {
   /** Ids of the events the server acknowledged. */
   readonly acknowledgedIds: string[] = [];
   private readonly unanswered = new Map<string, Unanswered>();
+  /** The overlays on screen now, by id: a reaction waiting for one hidden or closed meanwhile is dropped. */
+  private readonly onScreen = new Map<string, Overlay>();
+  /** Polls voted in and contests entered: a poll or contest shown again is not answered twice (the SDK shows it as done). */
+  private readonly answeredOverlays = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private ws: WebSocket | null = null;
   /** The current socket got its `welcome`: messages may go out. */
@@ -220,6 +225,9 @@ export class VirtualViewer {
           this.track('broadcast.joined', {});
         }
         this.ready = true;
+        // What is on screen now (overlays hidden while the socket was lost are gone).
+        this.onScreen.clear();
+        for (const overlay of message.overlays) this.onScreen.set(overlay.id, overlay);
         for (const [requestId, waiting] of this.unanswered) this.transmit(requestId, waiting);
         this.startLiveness(message.heartbeatIntervalMs);
         if (first) {
@@ -230,6 +238,12 @@ export class VirtualViewer {
       }
       case 'overlay.show':
         this.react(message.overlay);
+        break;
+      case 'overlay.update':
+        if (this.onScreen.has(message.overlay.id)) this.onScreen.set(message.overlay.id, message.overlay);
+        break;
+      case 'overlay.hide':
+        this.onScreen.delete(message.overlayId);
         break;
       case 'ack': {
         const waiting = message.requestId ? this.unanswered.get(message.requestId) : undefined;
@@ -302,16 +316,23 @@ export class VirtualViewer {
 
   private react(overlay: Overlay): void {
     if (this.leaving) return;
-    /** A reaction a moment later, dropped once the viewer leaves. */
+    this.onScreen.set(overlay.id, overlay);
+    /**
+     * A reaction a moment later, dropped once the viewer leaves, or once the overlay is hidden or
+     * closed (a viewer cannot tap a card gone from the screen, nor vote in a closed poll).
+     */
     const later = (fn: () => void) =>
       this.later(200 + this.options.random() * 2_000, () => {
-        if (!this.leaving) fn();
+        const now = this.onScreen.get(overlay.id);
+        if (!this.leaving && now && !closed(now)) fn();
       });
     switch (overlay.type) {
       case 'poll':
         this.track('poll.viewed', { pollId: overlay.id, questionText: overlay.question });
-        if (this.chance()) {
+        if (!this.answeredOverlays.has(overlay.id) && this.chance()) {
           later(() => {
+            if (this.answeredOverlays.has(overlay.id)) return;
+            this.answeredOverlays.add(overlay.id);
             this.stats.votes++;
             this.queue({ type: 'poll.vote', pollId: overlay.id, optionIndex: Math.floor(this.options.random() * overlay.options.length) });
           });
@@ -319,7 +340,13 @@ export class VirtualViewer {
         break;
       case 'contest':
         this.track('contest.viewed', { contestId: overlay.id, title: overlay.title });
-        if (this.chance()) later(() => this.queue({ type: 'contest.enter', contestId: overlay.id }));
+        if (!this.answeredOverlays.has(overlay.id) && this.chance()) {
+          later(() => {
+            if (this.answeredOverlays.has(overlay.id)) return;
+            this.answeredOverlays.add(overlay.id);
+            this.queue({ type: 'contest.enter', contestId: overlay.id });
+          });
+        }
         break;
       case 'lineup':
         this.track('lineup.viewed', { lineupId: overlay.id });
@@ -349,4 +376,10 @@ export class VirtualViewer {
       }
     }
   }
+}
+
+/** Whether a poll or contest has closed (by this machine's clock). */
+function closed(overlay: Overlay): boolean {
+  const closesAt = 'closesAt' in overlay ? overlay.closesAt : undefined;
+  return closesAt !== undefined && Date.parse(closesAt) <= Date.now();
 }
