@@ -210,6 +210,18 @@ async function postEvents(origin: string, apiKey: string, events: object[]): Pro
   if (response.statusCode !== 200 || answer.accepted !== events.length) throw new Error(`POST /v1/events answered ${response.statusCode}: ${text}`);
 }
 
+/** A poll overlay of the broadcast for one probe (options Yes and No); returns its id. */
+async function createProbePoll(origin: string, adminToken: string, broadcastId: string): Promise<string> {
+  const response = await request(`${origin}/v1/broadcasts/${encodeURIComponent(broadcastId)}/overlays`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
+    body: JSON.stringify({ type: 'poll', question: 'Live probe', options: ['Yes', 'No'] }),
+  });
+  const text = await response.body.text();
+  if (response.statusCode !== 201) throw new Error(`creating the probe's poll answered ${response.statusCode}: ${text}`);
+  return (JSON.parse(text) as { id: string }).id;
+}
+
 const vote = (broadcastId: string, sessionId: string, pollId: string) => ({
   event: 'poll.voted',
   eventId: uuidv7(),
@@ -268,7 +280,8 @@ async function probeStream(
     const latencies: number[] = [];
     const afterAck: number[] = [];
     for (let i = 0; i < probes; i++) {
-      const pollId = `live-probe-${base62(12)}`;
+      // A poll of the service (votes on a poll it does not know are stored but never counted), created before the clock starts.
+      const pollId = await createProbePoll(server.url, credentials.adminToken, broadcastId);
       const seen = stream.seen(pollId);
       seen.catch(() => undefined);
       const sent = performance.now();
