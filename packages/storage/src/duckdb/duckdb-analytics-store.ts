@@ -115,19 +115,24 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
     const hours = await this.wholeHours(filter);
     const p = new Params();
     // The vote rule (docs/analytics.md): rows hold only votes that match a known poll; of those,
-    // a vote counts when it is the first of its session and the first of its userId.
+    // a vote counts when it is the first of its session and the first of its userId. "First" is
+    // by time, then event id; an event id names one vote, so a session's first vote counts when
+    // its id is also that of its userId's first vote on the poll (voters by a 64-bit hash of
+    // poll and userId, as the session's votes are by `vote_key`). Grouping rather than two
+    // window functions ranking every vote of the range (benchmarks.md, "Dashboard queries").
+    // `arg_min_null`: the first vote's userId may be null (plain `arg_min` skips such rows).
     const rows = await this.db.queryTenantEvents(
       filter.tenantSeq,
       `WITH ${hourPartials(VOTE_HOURS, filter, hours, p)}, ${aloneAndGrouped(VOTE_HOURS)},
-       firsts AS (
-         SELECT poll_id, vote_key, user_id, first_ts, first_event_id, option_index FROM alone
-         UNION ALL SELECT poll_id, vote_key, user_id, min(first_ts), arg_min(first_event_id, (first_ts, first_event_id)),
-           arg_min(option_index, (first_ts, first_event_id))
-         FROM grouped GROUP BY poll_id, vote_key, user_id),
+       session_firsts AS (
+         SELECT poll_id, option_index, user_id, first_event_id AS won_id FROM alone
+         UNION ALL SELECT arg_min(poll_id, first), arg_min(option_index, first), arg_min_null(user_id, first), arg_min(first_event_id, first)
+         FROM (SELECT vote_key, poll_id, option_index, user_id, first_event_id, (first_ts, first_event_id) AS first FROM grouped) GROUP BY vote_key),
+       voter_firsts AS (
+         SELECT arg_min(first_event_id, (first_ts, first_event_id)) AS won_id FROM partials WHERE user_id IS NOT NULL GROUP BY hash(poll_id, user_id)),
        votes AS (
-         SELECT poll_id, option_index FROM firsts
-         QUALIFY row_number() OVER (PARTITION BY vote_key ORDER BY first_ts, first_event_id) = 1
-           AND (user_id IS NULL OR row_number() OVER (PARTITION BY poll_id, user_id ORDER BY first_ts, first_event_id) = 1))
+         SELECT poll_id, option_index FROM session_firsts WHERE user_id IS NULL
+         UNION ALL SELECT poll_id, option_index FROM session_firsts WHERE user_id IS NOT NULL AND won_id IN (SELECT won_id FROM voter_firsts))
        SELECT poll_id, option_index, count(*) AS votes FROM votes GROUP BY ALL ORDER BY poll_id, option_index`,
       p.values,
     );
