@@ -82,3 +82,8 @@ export function countedVotes(votes: readonly CastVote[]): CastVote[] {
   const byUser = firstBy((v) => v.userId);
   return votes.filter((v) => bySession.get(v.sessionId) === v && (v.userId === null || byUser.get(v.userId) === v));
 }
+
+/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
+export function isClosed(closesAt: string | undefined, nowMs: number): boolean {
+  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
+}

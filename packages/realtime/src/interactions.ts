@@ -1,5 +1,5 @@
 import { uuidv7 } from 'uuidv7';
-import type { Clock, ErrorCode, IngestResult, ServerMessage } from '@svc/protocol';
+import { isClosed, type Clock, type ErrorCode, type IngestResult, type ServerMessage } from '@svc/protocol';
 import type { ContestEntrant, PollVoter, Tenant, ViewerClaims } from '@svc/storage';
 import type { Connection, Session } from './connection';
 import type { IngestCoalescer } from './ingest-coalescer';
@@ -238,7 +238,3 @@ function alreadyEntered(connection: Connection, requestId: string | undefined): 
   reply(connection, { type: 'error', code: 'already_entered', detail: 'This viewer has already entered this contest.', requestId });
 }
 
-/** Whether a poll or contest with this `closesAt` takes no more votes or entries at `nowMs` (the rule of `pollVoteProblem`). */
-function isClosed(closesAt: string | undefined, nowMs: number): boolean {
-  return closesAt !== undefined && nowMs >= Date.parse(closesAt);
-}

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { uuidv7 } from 'uuidv7';
-import type { ClientMessage, Overlay, ServerMessage } from '@svc/protocol';
+import { isClosed, type ClientMessage, type Overlay, type ServerMessage } from '@svc/protocol';
 
 /** Reconnection as the SDK does it: 1 s first, at most 5 s, randomized by half. */
 const RECONNECT_MIN_MS = 1_000;
@@ -324,29 +324,28 @@ export class VirtualViewer {
     const later = (fn: () => void) =>
       this.later(200 + this.options.random() * 2_000, () => {
         const now = this.onScreen.get(overlay.id);
-        if (!this.leaving && now && !closed(now)) fn();
+        if (!this.leaving && now && !isClosed('closesAt' in now ? now.closesAt : undefined, Date.now())) fn();
       });
+    /** A vote or entry, at most once per overlay (the SDK shows it answered when it comes back). */
+    const answerOnce = (send: () => void) => {
+      if (this.answeredOverlays.has(overlay.id) || !this.chance()) return;
+      later(() => {
+        if (this.answeredOverlays.has(overlay.id)) return;
+        this.answeredOverlays.add(overlay.id);
+        send();
+      });
+    };
     switch (overlay.type) {
       case 'poll':
         this.track('poll.viewed', { pollId: overlay.id, questionText: overlay.question });
-        if (!this.answeredOverlays.has(overlay.id) && this.chance()) {
-          later(() => {
-            if (this.answeredOverlays.has(overlay.id)) return;
-            this.answeredOverlays.add(overlay.id);
-            this.stats.votes++;
-            this.queue({ type: 'poll.vote', pollId: overlay.id, optionIndex: Math.floor(this.options.random() * overlay.options.length) });
-          });
-        }
+        answerOnce(() => {
+          this.stats.votes++;
+          this.queue({ type: 'poll.vote', pollId: overlay.id, optionIndex: Math.floor(this.options.random() * overlay.options.length) });
+        });
         break;
       case 'contest':
         this.track('contest.viewed', { contestId: overlay.id, title: overlay.title });
-        if (!this.answeredOverlays.has(overlay.id) && this.chance()) {
-          later(() => {
-            if (this.answeredOverlays.has(overlay.id)) return;
-            this.answeredOverlays.add(overlay.id);
-            this.queue({ type: 'contest.enter', contestId: overlay.id });
-          });
-        }
+        answerOnce(() => this.queue({ type: 'contest.enter', contestId: overlay.id }));
         break;
       case 'lineup':
         this.track('lineup.viewed', { lineupId: overlay.id });
@@ -376,10 +375,4 @@ export class VirtualViewer {
       }
     }
   }
-}
-
-/** Whether a poll or contest has closed (by this machine's clock). */
-function closed(overlay: Overlay): boolean {
-  const closesAt = 'closesAt' in overlay ? overlay.closesAt : undefined;
-  return closesAt !== undefined && Date.parse(closesAt) <= Date.now();
 }
