@@ -12,6 +12,12 @@ import { roomFor } from './query-size-settings';
  */
 export interface PollLookup {
   find(tenantSeq: number, pollId: string): PollDefinition | undefined | Promise<PollDefinition | undefined>;
+  /**
+   * Makes the lookup know every poll that existed at `notBeforeMs` (epoch ms), reading them
+   * again if it may have missed one since (a lookup kept current by notices that can be lost).
+   * Absent: the lookup is always current.
+   */
+  readAgain?(notBeforeMs: number): Promise<void>;
 }
 
 /**

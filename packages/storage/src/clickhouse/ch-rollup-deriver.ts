@@ -25,6 +25,12 @@ export interface RollupDerivationOptions {
 export const ROLLUP_QUIET_SECONDS = 60;
 export const ROLLUP_SETTLE_SECONDS = 2;
 const HOURS_PER_DERIVATION = 168;
+/**
+ * How far apart the clocks of the node that received a vote and of the node that created its
+ * poll may be, with the time the poll's creation took to commit, ms: a lookup read this long
+ * after a vote was received holds its poll.
+ */
+const NODE_CLOCK_MARGIN_MS = 60_000;
 /** Derivations (of up to `hoursPerDerivation` hours each) in one run at most. */
 const DERIVATIONS_PER_RUN = 4;
 /** How long a node's claim on the hours it derives keeps the other nodes from deriving them, s. */
@@ -108,6 +114,27 @@ export class ChRollupDeriver {
     return derived;
   }
 
+  /**
+   * The polls the votes of `range` name, as the lookup knows them. A derived hour is not derived
+   * again unless stored into, so a poll the lookup missed (its notice lost on the way to this
+   * node) would leave its votes out for good: when votes name a poll it does not know, the lookup
+   * first makes sure it knows every poll that existed when the newest of them was received.
+   */
+  private async pollsVotedIn(tenantSeq: number, range: string): Promise<PollDefinition[]> {
+    const voted = await this.db.query<{ poll_id: string; received: string }>(
+      `SELECT data_poll_id AS poll_id, max(received_at_ms) AS received FROM events WHERE ${range} AND event = 'poll.voted' GROUP BY poll_id`,
+    );
+    const find = async () => Promise.all(voted.map(async (row) => ({ row, poll: await this.polls.find(tenantSeq, row.poll_id) })));
+    let found = await find();
+    const unknown = found.filter(({ poll }) => poll === undefined);
+    if (unknown.length && this.polls.readAgain) {
+      const newest = Math.max(...unknown.map(({ row }) => chNumber(row.received)));
+      await this.polls.readAgain(newest + NODE_CLOCK_MARGIN_MS);
+      found = await find();
+    }
+    return found.map(({ poll }) => poll).filter((poll): poll is PollDefinition => poll !== undefined);
+  }
+
   /** One derivation of the tenant's `hours` (hour starts, ascending), begun at `startedAt` (server seconds). */
   private async derive(tenantSeq: number, hours: number[], startedAt: number): Promise<void> {
     const derivation = randomInt(1, DERIVATION_ID_LIMIT);
@@ -116,8 +143,7 @@ export class ChRollupDeriver {
     const from = hours[0]!;
     const to = hours[hours.length - 1]! + HOUR_MS;
     const range = `tenant_seq = ${sqlInteger(tenantSeq)} AND timestamp_ms >= ${sqlInteger(from)} AND timestamp_ms < ${sqlInteger(to)} AND ${EVENT_HOUR} IN ${sqlList(hours)}`;
-    const voted = await this.db.query<{ poll_id: string }>(`SELECT DISTINCT data_poll_id AS poll_id FROM events WHERE ${range} AND event = 'poll.voted'`);
-    const polls = (await Promise.all(voted.map((row) => this.polls.find(tenantSeq, row.poll_id)))).filter((poll): poll is PollDefinition => poll !== undefined);
+    const polls = await this.pollsVotedIn(tenantSeq, range);
     for (const rollup of CH_ROLLUPS) {
       const names = rollup.events ? ` AND event IN ${sqlList(rollup.events)}` : '';
       const events = `(SELECT * FROM events WHERE ${range}${names} LIMIT 1 BY event_id)`;
