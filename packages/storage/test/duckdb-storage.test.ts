@@ -199,6 +199,7 @@ describe('DuckDB database file', () => {
       await c.run('ALTER TABLE sponsors DROP COLUMN logo_url');
       // Later schemas' tables go too: the file is as schema 10 left it.
       await c.run('DROP TABLE dashboard_sessions');
+      await c.run('DROP TABLE contest_entries');
       // Rows as the previous version wrote them.
       await c.run(`INSERT INTO overlays VALUES (1, 'b1', 'line_1', 'lineup', '{"type":"lineup","items":[{"title":"Kick-off"}]}', true, epoch_ms(10::BIGINT), epoch_ms(20::BIGINT))`);
       await c.run(`INSERT INTO sponsors VALUES (1, 'acme', 'Acme', epoch_ms(5::BIGINT))`);

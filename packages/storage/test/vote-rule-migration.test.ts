@@ -40,6 +40,7 @@ describe('migration to the vote rule', () => {
       await c.run('ALTER TABLE overlays DROP COLUMN shown_at');
       await c.run('ALTER TABLE sponsors DROP COLUMN logo_url');
       await c.run('DROP TABLE dashboard_sessions');
+      await c.run('DROP TABLE contest_entries');
       await c.run('ALTER TABLE vote_hours DROP COLUMN first_event_id');
       await c.run(`DELETE FROM vote_hours`);
       await c.run(`INSERT INTO vote_hours BY NAME

@@ -6,7 +6,7 @@ import { HOUR_MS } from '../analytics-store';
  * the events they come from, so that no panel parses JSON or scans every event. Each is
  * derived from events only and can be rebuilt from them at any time. Two kinds:
  *
- * - **Per-event tables** (`funnel_steps`, `order_reports`): one narrow, typed row per event of
+ * - **Per-event tables** (`funnel_steps`, `order_reports`, `contest_entries`): one narrow, typed row per event of
  *   the kinds a panel reads one by one; a date range cuts them exactly.
  * - **Hour tables** (`session_hours`, `vote_hours`, `sponsor_hours`, `view_hours`): per session (or viewer)
  *   and UTC hour, what happened in that hour. Commits append partial rows; `compactRollups`
@@ -165,25 +165,42 @@ const ORDER_REPORTS: EventRollup = {
     FROM ${source} WHERE event = 'checkout.completed'`,
 };
 
-const EVENT_ROLLUPS = [FUNNEL_STEPS, ORDER_REPORTS];
+/** A contest entry: its contest and viewer (a 64-bit hash of userId, or of the session without one). */
+const CONTEST_ENTRIES: EventRollup = {
+  table: 'contest_entries',
+  events: ['contest.entered'],
+  columns: 'event_id UUID NOT NULL, contest_id VARCHAR NOT NULL, viewer_key UBIGINT NOT NULL, ts TIMESTAMP NOT NULL',
+  derive: (source) => `SELECT tenant_seq, broadcast_id, campaign_id, country, user_id, event_id, contest_id, ${VIEWER_KEY} AS viewer_key, ts
+    FROM (SELECT *, ${json('contestId')} AS contest_id FROM ${source} WHERE event = 'contest.entered')
+    WHERE contest_id IS NOT NULL AND contest_id <> ''`,
+};
+
+/** The per-event tables of the version that introduced the rollups (migration 5), and those added since. */
+const FIRST_EVENT_ROLLUPS = [FUNNEL_STEPS, ORDER_REPORTS];
+const EVENT_ROLLUPS = [...FIRST_EVENT_ROLLUPS, CONTEST_ENTRIES];
 const ALL_TABLES = [...HOUR_ROLLUPS, ...EVENT_ROLLUPS].map((r) => r.table);
 
-export const ROLLUP_TABLES_SQL = [
-  ...HOUR_ROLLUPS.map((r) => `CREATE TABLE ${r.table} (${DIMENSIONS}, hour TIMESTAMP NOT NULL, ${r.columns}, compacted BOOLEAN NOT NULL);`),
-  ...EVENT_ROLLUPS.map((r) => `CREATE TABLE ${r.table} (${DIMENSIONS}, ${r.columns});`),
-].join('\n');
+const createHourTable = (r: HourRollup) => `CREATE TABLE ${r.table} (${DIMENSIONS}, hour TIMESTAMP NOT NULL, ${r.columns}, compacted BOOLEAN NOT NULL);`;
+const createEventTable = (r: EventRollup) => `CREATE TABLE ${r.table} (${DIMENSIONS}, ${r.columns});`;
+
+/** The rollup tables as the migration that introduced them made them (later ones add the rest). */
+export const ROLLUP_TABLES_SQL = [...HOUR_ROLLUPS.map(createHourTable), ...FIRST_EVENT_ROLLUPS.map(createEventTable)].join('\n');
 
 /** Rows go in in time order, as commits write them, so that a date range skips most of a table. */
-function insertSql(source: string, compacted: boolean, present?: ReadonlySet<string>): string[] {
+function insertSql(source: string, compacted: boolean, present?: ReadonlySet<string>, eventRollups = EVENT_ROLLUPS): string[] {
   const needed = (r: { events?: readonly string[] }) => !present || !r.events || r.events.some((e) => present.has(e));
   return [
     ...HOUR_ROLLUPS.filter(needed).map((r) => `INSERT INTO ${r.table} BY NAME SELECT *, ${compacted} AS compacted FROM (${r.derive(source)}) ORDER BY hour`),
-    ...EVENT_ROLLUPS.filter(needed).map((r) => `INSERT INTO ${r.table} BY NAME ${r.derive(source)} ORDER BY ts`),
+    ...eventRollups.filter(needed).map((r) => `INSERT INTO ${r.table} BY NAME ${r.derive(source)} ORDER BY ts`),
   ];
 }
 
-/** The rollup rows of every stored event, as SQL (for a migration). */
-export const FILL_ROLLUPS_SQL = insertSql('events', true).join(';\n');
+/** The rollup rows of every stored event, as SQL (for the migration that introduced the rollups). */
+export const FILL_ROLLUPS_SQL = insertSql('events', true, undefined, FIRST_EVENT_ROLLUPS).join(';\n');
+
+/** Adds `contest_entries` and fills it from the events already in the rollups (for a migration; later batches are derived by the rollup queue). */
+export const CONTEST_ENTRIES_SQL = `${createEventTable(CONTEST_ENTRIES)}
+  INSERT INTO ${CONTEST_ENTRIES.table} BY NAME ${CONTEST_ENTRIES.derive('(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))')} ORDER BY ts`;
 
 /**
  * Sets `only_row` on the rows of `rollup` whose key is in `scope` (a relation with `tenant_seq`

@@ -230,25 +230,27 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
+    await this.db.rollups.settled();
     const p = new Params();
     const rows = await this.db.queryTenantEvents(
       filter.tenantSeq,
-      `WITH ${eventRows('entered', 'events', filter, p, false)}
-       SELECT contest_id, count(DISTINCT event_id) AS entries, count(DISTINCT coalesce(user_id, session_id)) AS entrants
-       FROM (SELECT *, json_extract_string(data, '$.contestId') AS contest_id FROM entered WHERE event = 'contest.entered')
-       WHERE contest_id IS NOT NULL AND contest_id <> ''
-       GROUP BY contest_id ORDER BY entries DESC, contest_id`,
+      `WITH ${eventRows('entered', 'contest_entries', filter, p, false)}
+       SELECT contest_id, count(DISTINCT event_id) AS entries, count(DISTINCT viewer_key) AS entrants
+       FROM entered GROUP BY contest_id ORDER BY entries DESC, contest_id`,
       p.values,
     );
     return rows.map((row) => ({ contestId: String(row.contest_id), entries: numberOrZero(row.entries), entrants: numberOrZero(row.entrants) }));
   }
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
+    // Every event has its session's row in `session_hours`, with the event's country.
+    const anyCountry = { ...filter, country: undefined };
+    const hours = await this.wholeHours(filter);
     const p = new Params();
     const rows = await this.db.queryTenantEvents(
       filter.tenantSeq,
-      `WITH ${eventRows('e', 'events', { ...filter, country: undefined }, p, false)}
-       SELECT DISTINCT country FROM e WHERE country IS NOT NULL AND country <> '' ORDER BY country`,
+      `WITH ${hourPartials(SESSION_HOURS, anyCountry, hours, p)}
+       SELECT DISTINCT country FROM partials WHERE country IS NOT NULL AND country <> '' ORDER BY country`,
       p.values,
     );
     return rows.map((row) => String(row.country));
