@@ -64,9 +64,8 @@ export class PollCatalogue implements KnownPolls {
 
   /** Records a poll overlay as created or changed; other overlay types are ignored. */
   remember(record: OverlayRecord): void {
-    if (record.content.type !== 'poll') return;
-    const poll = pollDefinition({ ...record, content: record.content });
-    this.change((polls) => polls.set(key(record.tenantSeq, record.id), poll));
+    const poll = pollOf(record);
+    if (poll) this.change((polls) => polls.set(key(record.tenantSeq, record.id), poll));
   }
 
   forget(tenantSeq: number, pollId: string): void {
@@ -85,7 +84,8 @@ export class PollCatalogue implements KnownPolls {
       try {
         const fresh = new Map<string, PollDefinition>();
         for (const record of await store.listPolls()) {
-          if (record.content.type === 'poll') fresh.set(key(record.tenantSeq, record.id), pollDefinition({ ...record, content: record.content }));
+          const poll = pollOf(record);
+          if (poll) fresh.set(key(record.tenantSeq, record.id), poll);
         }
         // A change applied while the store was read may be missing from what it gave.
         for (const apply of this.changedMeanwhile ?? []) apply(fresh);
@@ -99,6 +99,11 @@ export class PollCatalogue implements KnownPolls {
     this.reading = { beganAt, done };
     return done;
   }
+}
+
+/** A poll overlay's definition; null for other overlay types. */
+function pollOf(record: OverlayRecord): PollDefinition | null {
+  return record.content.type === 'poll' ? pollDefinition({ ...record, content: record.content }) : null;
 }
 
 function key(tenantSeq: number, pollId: string): string {

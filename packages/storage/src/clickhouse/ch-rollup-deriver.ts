@@ -128,7 +128,8 @@ export class ChRollupDeriver {
     let found = await find();
     const unknown = found.filter(({ poll }) => poll === undefined);
     if (unknown.length && this.polls.readAgain) {
-      const newest = Math.max(...unknown.map(({ row }) => chNumber(row.received)));
+      // Votes may name very many made-up polls: no spread into Math.max.
+      const newest = unknown.reduce((latest, { row }) => Math.max(latest, chNumber(row.received)), 0);
       await this.polls.readAgain(newest + NODE_CLOCK_MARGIN_MS);
       found = await find();
     }

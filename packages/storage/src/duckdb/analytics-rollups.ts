@@ -198,9 +198,12 @@ function insertSql(source: string, compacted: boolean, present?: ReadonlySet<str
 /** The rollup rows of every stored event, as SQL (for the migration that introduced the rollups). */
 export const FILL_ROLLUPS_SQL = insertSql('events', true, undefined, FIRST_EVENT_ROLLUPS).join(';\n');
 
+/** The stored events the rollups already hold (batches up to the watermark; later ones are derived by the rollup queue). */
+const EVENTS_IN_ROLLUPS = '(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))';
+
 /** Adds `contest_entries` and fills it from the events already in the rollups (for a migration; later batches are derived by the rollup queue). */
 export const CONTEST_ENTRIES_SQL = `${createEventTable(CONTEST_ENTRIES)}
-  INSERT INTO ${CONTEST_ENTRIES.table} BY NAME ${CONTEST_ENTRIES.derive('(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))')} ORDER BY ts`;
+  INSERT INTO ${CONTEST_ENTRIES.table} BY NAME ${CONTEST_ENTRIES.derive(EVENTS_IN_ROLLUPS)} ORDER BY ts`;
 
 /**
  * Sets `only_row` on the rows of `rollup` whose key is in `scope` (a relation with `tenant_seq`
@@ -221,7 +224,7 @@ function markOnlyRowsSql(rollup: HourRollup, scope?: string): string {
 export const REDERIVE_VOTE_HOURS_SQL = `ALTER TABLE vote_hours ADD COLUMN IF NOT EXISTS first_event_id UUID;
   DELETE FROM vote_hours;
   INSERT INTO vote_hours BY NAME SELECT *, true AS compacted, false AS only_row
-    FROM (${VOTE_HOURS.derive('(SELECT * FROM events WHERE batch <= (SELECT max(applied) FROM rollup_watermark))')}) ORDER BY hour;
+    FROM (${VOTE_HOURS.derive(EVENTS_IN_ROLLUPS)}) ORDER BY hour;
   ${markOnlyRowsSql(VOTE_HOURS)}`;
 
 /** Adds `only_row` to tables made by an earlier version and marks their rows (for a migration). */
