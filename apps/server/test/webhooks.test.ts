@@ -270,7 +270,9 @@ describe('webhooks', () => {
     const clock = new ManualClock(Date.now());
     t = await start(clock, 300);
     const r = await receiver();
-    r.respond = (res) => setTimeout(() => res.writeHead(200).end(), 1_000);
+    // Far beyond the 300-ms timeout: undici checks its timeouts on a coarse clock (ticks of about
+    // half a second, later on a loaded machine), so an answer after 1 s could still beat it.
+    r.respond = (res) => setTimeout(() => res.writeHead(200).end(), 5_000);
     const endpoint = await addEndpoint(r.url);
     await send([validEvent('poll.voted', new Date())]);
     await outbox(t).runDue();
