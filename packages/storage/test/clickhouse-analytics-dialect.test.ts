@@ -3,7 +3,8 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import { dataset, filters, pollsOf } from './analytics-dataset';
 import { chdbAvailable, chdbConnection } from './chdb-engine';
-import { expectModel, expectModelThroughDerivations, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { expectModel, expectModelThroughDerivations, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { retiredRowsCondition } from '../src/clickhouse/ch-rollup-retirement';
 import { insertEvents } from './clickhouse-events';
 
 /**
@@ -33,7 +34,18 @@ describe.runIf(available)('dashboard on the current ClickHouse engine (chdb)', (
     const db = await ChDatabase.open('http://chdb.invalid', 'default', { connection: chdbConnection() });
     try {
       const lookup = pollLookup({ 1: pollsOf() });
-      await expectModelThroughDerivations(db, dataset(3, 1), filters(3, 1).slice(0, 8), () => new ClickHouseAnalyticsStore(db, lookup, { quietSeconds: 0, settleSeconds: 1 }));
+      const events = dataset(3, 1);
+      await expectModelThroughDerivations(db, events, filters(3, 1).slice(0, 8), () => new ClickHouseAnalyticsStore(db, lookup, { quietSeconds: 0, settleSeconds: 1 }));
+      // The hours derived again left the rows of their first derivations: retired (at once, here),
+      // the answers stay.
+      await nextSecond();
+      const retired = await new ClickHouseAnalyticsStore(db, lookup).retireRows(0);
+      expect(retired.some((r) => r.deleting)).toBe(true);
+      // Of every age: none but the newest derivations are left.
+      const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM session_hours WHERE ${retiredRowsCondition(2 ** 32, 0)}`);
+      expect(Number(left!.n)).toBe(0);
+      const store = new ClickHouseAnalyticsStore(db, lookup);
+      for (const filter of filters(3, 1).slice(0, 4)) await expectModel(store, events, filter);
     } finally {
       await db.close();
     }

@@ -5,6 +5,7 @@ import type { PollLookup } from './ch-poll-results';
 import { HOUR_MS } from '../analytics-store';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR } from './ch-rollups';
 import { roomFor } from './query-size-settings';
+import { CLAIM_SECONDS } from './ch-rollup-retirement';
 import { sqlInteger, sqlList } from './sql-literal';
 
 export interface RollupDerivationOptions {
@@ -20,6 +21,11 @@ export interface RollupDerivationOptions {
   settleSeconds?: number;
   /** Hours derived by one statement per rollup table at most. */
   hoursPerDerivation?: number;
+  /**
+   * How long a claim on hours keeps other nodes from deriving them, s (default `CLAIM_SECONDS`;
+   * the retirement of older derivations counts on it: shorter only in tests).
+   */
+  claimSeconds?: number;
 }
 
 export const ROLLUP_QUIET_SECONDS = 60;
@@ -33,8 +39,6 @@ const HOURS_PER_DERIVATION = 168;
 const NODE_CLOCK_MARGIN_MS = 60_000;
 /** Derivations (of up to `hoursPerDerivation` hours each) in one run at most. */
 const DERIVATIONS_PER_RUN = 4;
-/** How long a node's claim on the hours it derives keeps the other nodes from deriving them, s. */
-const CLAIM_SECONDS = 600;
 /** Derivation ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
 const DERIVATION_ID_LIMIT = 2 ** 48;
 
@@ -56,6 +60,7 @@ export class ChRollupDeriver {
   readonly settleSeconds: number;
   private readonly quietSeconds: number;
   private readonly hoursPerDerivation: number;
+  private readonly claimSeconds: number;
 
   /**
    * @param polls the polls the service knows: votes are checked against them as hours are derived.
@@ -68,6 +73,7 @@ export class ChRollupDeriver {
     this.quietSeconds = options.quietSeconds ?? ROLLUP_QUIET_SECONDS;
     this.settleSeconds = options.settleSeconds ?? ROLLUP_SETTLE_SECONDS;
     this.hoursPerDerivation = options.hoursPerDerivation ?? HOURS_PER_DERIVATION;
+    this.claimSeconds = options.claimSeconds ?? CLAIM_SECONDS;
   }
 
   /** Derives every quiet hour that needs it; returns how many hours it derived. */
@@ -82,7 +88,7 @@ export class ChRollupDeriver {
          ANY LEFT JOIN (SELECT tenant_seq, hour, max(derived_at) AS derived FROM rollup_versions GROUP BY tenant_seq, hour) AS v USING (tenant_seq, hour)) AS d
        ANY LEFT JOIN (SELECT tenant_seq, hour, max(claimed_at) AS claimed FROM rollup_claims GROUP BY tenant_seq, hour) AS c USING (tenant_seq, hour)
        WHERE derived < touched + ${sqlInteger(this.settleSeconds)} AND touched + ${sqlInteger(this.quietSeconds)} <= ${sqlInteger(startedAt)}
-         AND NOT (claimed >= touched + ${sqlInteger(this.settleSeconds)} AND claimed + ${sqlInteger(CLAIM_SECONDS)} > ${sqlInteger(startedAt)})
+         AND NOT (claimed >= touched + ${sqlInteger(this.settleSeconds)} AND claimed + ${sqlInteger(this.claimSeconds)} > ${sqlInteger(startedAt)})
        ORDER BY tenant_seq, hour DESC`,
     );
     const byTenant = new Map<number, number[]>();
@@ -150,6 +156,12 @@ export class ChRollupDeriver {
       const events = `(SELECT * FROM events WHERE ${range}${names} LIMIT 1 BY event_id)`;
       const sql = `INSERT INTO ${rollup.table} ${derivationSql(rollup, events, sqlInteger(startedAt), sqlInteger(derivation), polls)}`;
       await this.db.command(sql, roomFor(sql));
+    }
+    // Past its claim, another node may be deriving these hours, and the rows of a derivation that
+    // began that long ago are the retirement's to delete (ch-rollup-retirement.ts): never listed.
+    const [clock] = await this.db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
+    if (chNumber(clock!.now) - startedAt >= this.claimSeconds) {
+      throw new Error(`A derivation of ${hours.length} hour(s) of tenant ${tenantSeq} outlived its ${this.claimSeconds}-s claim; its hours are derived again.`);
     }
     const versions = hours.map((hour) => `(${sqlInteger(tenantSeq)}, ${sqlInteger(hour)}, ${sqlInteger(startedAt)}, ${sqlInteger(derivation)})`);
     await this.db.command(`INSERT INTO rollup_versions (tenant_seq, hour, derived_at, derivation) VALUES ${versions.join(', ')}`);

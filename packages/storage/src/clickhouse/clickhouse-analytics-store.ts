@@ -1,7 +1,9 @@
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
+import { systemClock, type Clock } from '@svc/protocol';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
+import { retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
@@ -9,6 +11,13 @@ import { roomFor } from './query-size-settings';
 import { sqlInteger } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
+/** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
+export const RETIRE_INTERVAL_MS = 15 * 60_000;
+
+export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
+  /** Decides when the next look for retired rollup rows is due; the system clock by default. */
+  clock?: Clock;
+}
 
 /**
  * The dashboard's metrics (DESIGN section 7, docs/analytics.md) in SQL over ClickHouse, with the
@@ -28,6 +37,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    */
   private readonly hoursInProgress = new Map<string, Promise<RangeHours>>();
   private readonly deriver: ChRollupDeriver;
+  private readonly clock: Clock;
+  private lastRetirementMs: number;
 
   /**
    * @param db the ClickHouse database holding `events` and the rollups (migrated by `ChDatabase.open`).
@@ -36,9 +47,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   constructor(
     private readonly db: ChDatabase,
     private readonly polls: PollLookup,
-    derivation: RollupDerivationOptions = {},
+    options: ClickHouseAnalyticsOptions = {},
   ) {
+    const { clock, ...derivation } = options;
     this.deriver = new ChRollupDeriver(db, polls, derivation);
+    this.clock = clock ?? systemClock;
+    // The first look comes an interval after start: nodes restarted together do not all look at once.
+    this.lastRetirementMs = this.clock.now();
   }
 
   private rangeHours(filter: AnalyticsFilter): Promise<RangeHours> {
@@ -165,8 +180,19 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return this.deriver.deriveQuietHours();
   }
 
-  /** Derives the rollups of the hours stored into since, part of them each time. */
+  /** Deletes the rollup rows no reader will use again, once they are many (ch-rollup-retirement.ts). */
+  retireRows(afterSeconds?: number): Promise<RetiredRows[]> {
+    return retireRollupRows(this.db, afterSeconds);
+  }
+
+  /**
+   * Derives the rollups of the hours stored into since, part of them each time; every
+   * `RETIRE_INTERVAL_MS`, retires the rows their older derivations left.
+   */
   async compact(): Promise<void> {
     await this.deriveHours();
+    if (this.clock.now() - this.lastRetirementMs < RETIRE_INTERVAL_MS) return;
+    this.lastRetirementMs = this.clock.now();
+    await this.retireRows();
   }
 }
