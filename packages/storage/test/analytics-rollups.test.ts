@@ -97,6 +97,41 @@ describe('dashboard rollups', () => {
     // About 100 comparisons with the model over a day of events: 20–55 s on a busy 2-core machine.
   }, 120_000);
 
+  it("counts a userId's first vote when another session's vote of that userId comes after one already compacted, earlier or later", async () => {
+    const storage = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-rollups-')));
+    const tenant = await storage.meta.createTenant({ id: 't', name: 'T', retentionMonths: 12, createdAt: 0, settings: SETTINGS });
+    await createPolls(storage, tenant.seq);
+    const poll = pollsOf()[0]!;
+    const vote = (n: number, userId: string, sessionId: string, timestampMs: number, optionIndex: number): EventRow => ({
+      tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(n).padStart(12, '0')}`, event: 'poll.voted', userId, sessionId,
+      broadcastId: poll.broadcastId, campaignId: 1, timestampMs, receivedAtMs: timestampMs, country: null, orderId: null, sponsorId: null,
+      total: null, items: null, data: JSON.stringify({ pollId: poll.id, optionSelected: `Option ${optionIndex}`, optionIndex }),
+    });
+    const votesFor = async (events: EventRow[], filter: AnalyticsFilter) => {
+      const results = await storage.analytics.pollResults(filter);
+      expect(results).toEqual(modelPollResults(events, filter, pollsOf()));
+      return results.find((r) => r.pollId === poll.id)?.options.map((o) => o.votes);
+    };
+    const whole = { tenantSeq: tenant.seq };
+    const laterHour = { tenantSeq: tenant.seq, fromMs: START + 2 * HOUR, toMs: START + 3 * HOUR };
+    // Two userIds vote once each; their rows are compacted.
+    const first = [vote(1, 'u1', 's1', START + 2 * HOUR + 600_000, 1), vote(2, 'u2', 's3', START + 2 * HOUR + 900_000, 0)];
+    await storage.events.commit({ events: first, rejects: [] });
+    await storage.analytics.compact();
+    expect(await votesFor(first, whole)).toEqual([1, 1, 0]);
+    // Then each votes again from another session: u1 an hour earlier (it arrives late, from an
+    // offline queue), u2 later. u1's first vote is the late one now; u2's is still the first one.
+    const all = [...first, vote(3, 'u1', 's2', START + HOUR + 300_000, 2), vote(4, 'u2', 's4', START + 2 * HOUR + 1_800_000, 2)];
+    await storage.events.commit({ events: all.slice(2), rejects: [] });
+    for (let compacted = 0; compacted < 2; compacted++) {
+      expect(await votesFor(all, whole), `compacted ${compacted}`).toEqual([1, 0, 1]);
+      // Within the later hour alone, u1's first vote there is its first again.
+      expect(await votesFor(all, laterHour), `compacted ${compacted}`).toEqual([1, 1, 0]);
+      await storage.analytics.compact();
+    }
+    await storage.close();
+  });
+
   it('merges the rows commits append, one per session and hour, and answers the same before and after', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-rollups-'));
     const storage = await openEmbeddedStorage(dir);
