@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
-import { ChDatabase } from '../src/clickhouse/ch-database';
+import { ChDatabase, serverSecond } from '../src/clickhouse/ch-database';
 import { CH_ROLLUPS, SESSION_HOURS } from '../src/clickhouse/ch-rollups';
 import { ClickHouseAnalyticsStore, RETIRE_INTERVAL_MS } from '../src/clickhouse/clickhouse-analytics-store';
 import { dataset, filters, pollsOf } from './analytics-dataset';
@@ -20,7 +20,6 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
   }, 60_000);
   afterAll(() => server?.stop());
 
-  const serverNow = async (db: ChDatabase) => Number((await db.query<{ now: string }>('SELECT toUInt32(now()) AS now'))[0]!.now);
   const derivationsOf = async (db: ChDatabase, table: string) =>
     (await db.query<{ derivation: string }>(`SELECT DISTINCT toString(derivation) AS derivation FROM ${table} ORDER BY derivation`)).map((row) => row.derivation);
   const rowsOf = async (db: ChDatabase, table: string, condition = '1') => Number((await db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${condition}`))[0]!.n);
@@ -46,7 +45,7 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     const newestStart = async (table = 'rollup_versions', condition = '1') =>
       Number((await db.query<{ at: string }>(`SELECT toString(max(derived_at)) AS at FROM ${table} WHERE ${condition}`))[0]!.at);
     const waitPast = async (at: number, seconds = RETIRE_AFTER_SECONDS) => {
-      while ((await serverNow(db)) - at <= seconds) await nextSecond();
+      while ((await serverSecond(db)) - at <= seconds) await nextSecond();
     };
     await waitPast(await newestStart(), RETIRE_AFTER_SECONDS + 5);
     let retired = await store.retireRows(RETIRE_AFTER_SECONDS);
@@ -63,7 +62,7 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     // that one stays until the newer one is old enough (here: the cutoff five seconds before the
     // newer began, and some seconds after the first began, however long the calls take).
     const secondStart = await newestStart();
-    retired = await store.retireRows((await serverNow(db)) - secondStart + 5);
+    retired = await store.retireRows((await serverSecond(db)) - secondStart + 5);
     // (The cut-short row too: its hour's newest derivation is recent.)
     expect(retired.map((r) => r.retired)).toEqual(CH_ROLLUPS.map(() => 0));
     // A second derivation listed in the same second as the newest of the first hour (two nodes

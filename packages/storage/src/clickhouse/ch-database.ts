@@ -307,6 +307,15 @@ export function chNumber(value: unknown): number {
 }
 
 /**
+ * The server's clock, in whole epoch seconds: what the rollup bookkeeping compares its
+ * `derived_at`, `claimed_at` and `touched_at` with (the nodes' clocks may differ from it).
+ */
+export async function serverSecond(db: Pick<ChDatabase, 'query'>): Promise<number> {
+  const [row] = await db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
+  return chNumber(row!.now);
+}
+
+/**
  * Runs one request of a session, again while the server answers that it still holds the session:
  * 18.16 releases a session just after it sent the answer to the request before, so the next
  * one may come too early.

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { PollDefinition } from '@svc/protocol';
-import { chNumber, type ChDatabase } from './ch-database';
+import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import type { PollLookup } from './ch-poll-results';
 import { HOUR_MS } from '../analytics-store';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR } from './ch-rollups';
@@ -78,8 +78,7 @@ export class ChRollupDeriver {
 
   /** Derives every quiet hour that needs it; returns how many hours it derived. */
   async deriveQuietHours(): Promise<number> {
-    const [clock] = await this.db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
-    const startedAt = chNumber(clock!.now);
+    const startedAt = await serverSecond(this.db);
     // Hours stored into since their last derivation, quiet, and not claimed by a derivation
     // begun since their last insert (another node's, less than a claim's lifetime ago).
     const dirty = await this.db.query<DirtyHour>(
@@ -159,8 +158,7 @@ export class ChRollupDeriver {
     }
     // Past its claim, another node may be deriving these hours, and the rows of a derivation that
     // began that long ago are the retirement's to delete (ch-rollup-retirement.ts): never listed.
-    const [clock] = await this.db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
-    if (chNumber(clock!.now) - startedAt >= this.claimSeconds) {
+    if ((await serverSecond(this.db)) - startedAt >= this.claimSeconds) {
       throw new Error(`A derivation of ${hours.length} hour(s) of tenant ${tenantSeq} outlived its ${this.claimSeconds}-s claim; its hours are derived again.`);
     }
     const versions = hours.map((hour) => `(${sqlInteger(tenantSeq)}, ${sqlInteger(hour)}, ${sqlInteger(startedAt)}, ${sqlInteger(derivation)})`);

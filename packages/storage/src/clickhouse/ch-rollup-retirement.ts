@@ -1,4 +1,4 @@
-import { chNumber, type ChDatabase } from './ch-database';
+import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { CH_ROLLUPS } from './ch-rollups';
 import { sqlInteger, sqlString } from './sql-literal';
 
@@ -56,8 +56,7 @@ export function retiredRowsCondition(now: number, afterSeconds = RETIRE_AFTER_SE
  * may both get here).
  */
 export async function retireRollupRows(db: ChDatabase, afterSeconds = RETIRE_AFTER_SECONDS): Promise<RetiredRows[]> {
-  const [clock] = await db.query<{ now: string }>('SELECT toUInt32(now()) AS now');
-  const condition = retiredRowsCondition(chNumber(clock!.now), afterSeconds);
+  const condition = retiredRowsCondition(await serverSecond(db), afterSeconds);
   const results: RetiredRows[] = [];
   for (const { table } of CH_ROLLUPS) {
     const [counts] = await db.query<{ retired: string; rows: string }>(`SELECT countIf(${condition}) AS retired, count() AS rows FROM ${table}`);

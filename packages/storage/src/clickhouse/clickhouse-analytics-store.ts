@@ -1,7 +1,7 @@
+import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
-import { systemClock, type Clock } from '@svc/protocol';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
 import { retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
