@@ -43,7 +43,9 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
   const eventSideContent = new DuckDbContentStore(db);
   const eventSideWebhooks = new DuckDbWebhookStore(db);
   // The dashboard's poll results join votes with their polls in DuckDB: polls are copied there.
-  const content = new PollCopyingContentStore(new PgContentStore(pg), eventSideContent);
+  const analytics = new DuckDbAnalyticsStore(db);
+  // Votes stored before their poll's copy landed are derived again once it has.
+  const content = new PollCopyingContentStore(new PgContentStore(pg), eventSideContent, (tenantSeq, pollIds) => analytics.votesOfPollsCopied(tenantSeq, pollIds));
   let changes: PgChangeFeed;
   try {
     changes = await PgChangeFeed.start(pg);
@@ -63,7 +65,7 @@ export async function openClusterStorage(dataDir: string, postgresUrl: string, o
     interactions: eventSideContent,
     webhookEndpoints: new PgWebhookEndpointStore(pg),
     webhookDeliveries: eventSideWebhooks,
-    analytics: new DuckDbAnalyticsStore(db),
+    analytics,
     sessions: new PgSessionStore(pg),
     changes,
     ping: async () => {

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { OverlayContent } from '@svc/protocol';
 import type { ContentStore, OverlayRecord } from './content-store';
 import type { MetadataChangeFeed } from './metadata-change-feed';
@@ -11,9 +12,16 @@ import type { MetadataChangeFeed } from './metadata-change-feed';
 export class PollCopyingContentStore implements ContentStore {
   /** Other nodes' poll changes, copied one after the other so that an older copy never lands last. */
   private applyingChanges: Promise<void> = Promise.resolve();
+  /**
+   * @param votesOfPollsCopied called after copies of a tenant's polls written through another
+   *   node landed here, new or changed in what decides their votes (broadcast, creation time,
+   *   options): votes stored here before were checked against no poll, or another, and must be
+   *   derived again (the node's `DuckDbAnalyticsStore.votesOfPollsCopied`).
+   */
   constructor(
     private readonly source: ContentStore,
     private readonly copies: ContentStore,
+    private readonly votesOfPollsCopied: (tenantSeq: number, pollIds: string[]) => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -22,11 +30,21 @@ export class PollCopyingContentStore implements ContentStore {
    */
   async copyPolls(): Promise<void> {
     const polls = await this.source.listPolls();
-    const kept = new Set(polls.map((p) => `${p.tenantSeq}/${p.id}`));
-    for (const stale of await this.copies.listPolls()) {
-      if (!kept.has(`${stale.tenantSeq}/${stale.id}`)) await this.copies.deleteOverlay(stale.tenantSeq, stale.id);
+    const keyOf = (poll: OverlayRecord) => `${poll.tenantSeq}/${poll.id}`;
+    const kept = new Set(polls.map(keyOf));
+    const copied = new Map<string, OverlayRecord>();
+    for (const copy of await this.copies.listPolls()) {
+      if (kept.has(keyOf(copy))) copied.set(keyOf(copy), copy);
+      else await this.copies.deleteOverlay(copy.tenantSeq, copy.id);
     }
-    for (const poll of polls) await this.copy(poll);
+    const votesToDerive = new Map<number, string[]>();
+    for (const poll of polls) {
+      const copy = copied.get(keyOf(poll));
+      if (copy && isDeepStrictEqual(copy, poll)) continue;
+      await this.copy(poll);
+      if (!copy || decidesVotesDifferently(copy, poll)) votesToDerive.set(poll.tenantSeq, [...(votesToDerive.get(poll.tenantSeq) ?? []), poll.id]);
+    }
+    for (const [tenantSeq, ids] of votesToDerive) await this.votesOfPollsCopied(tenantSeq, ids);
   }
 
   /**
@@ -40,8 +58,11 @@ export class PollCopyingContentStore implements ContentStore {
         const id = change.id;
         this.applyLater(async () => {
           const record = await this.source.getOverlay(change.tenantSeq, id);
-          if (record?.type === 'poll') await this.copy(record);
-          else if (!record) await this.copies.deleteOverlay(change.tenantSeq, id);
+          if (record?.type === 'poll') {
+            const copy = await this.copies.getOverlay(change.tenantSeq, id);
+            await this.copy(record);
+            if (!copy || decidesVotesDifferently(copy, record)) await this.votesOfPollsCopied(change.tenantSeq, [id]);
+          } else if (!record) await this.copies.deleteOverlay(change.tenantSeq, id);
         });
       },
       missedChanges: () => this.applyLater(() => this.copyPolls()),
@@ -102,4 +123,9 @@ export class PollCopyingContentStore implements ContentStore {
     await this.copies.deleteOverlay(poll.tenantSeq, poll.id);
     await this.copies.createOverlay(poll);
   }
+}
+
+/** Whether two records of a poll differ in what its votes are checked against (pollVoteProblem). */
+function decidesVotesDifferently(a: OverlayRecord, b: OverlayRecord): boolean {
+  return a.type !== b.type || a.broadcastId !== b.broadcastId || a.createdAt !== b.createdAt || !isDeepStrictEqual(a.content, b.content);
 }

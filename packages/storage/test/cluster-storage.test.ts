@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openClusterStorage, openEmbeddedStorage, type MetadataChange, type OverlayRecord, type PollCopyingContentStore } from '../src';
+import { openClusterStorage, openEmbeddedStorage, type EventRow, type MetadataChange, type OverlayRecord, type PollCopyingContentStore } from '../src';
 import { postgresAvailable, startPostgres, type PostgresServer } from './postgres-server';
 import { TEST_SETTINGS } from './postgres-nodes';
 
@@ -88,6 +88,45 @@ describe.runIf(available)('cluster storage: metadata in PostgreSQL, events in ea
     const fileB = await openEmbeddedStorage(dirB);
     expect((await fileB.content.listPolls()).map((p) => p.id)).toEqual(['p1', 'p2']);
     await fileB.close();
+  });
+
+  it("counts the votes a node stored before its copy of their poll landed, once the copy lands (notice or full copy)", async () => {
+    const url = await server.createDatabase();
+    const a = await openClusterStorage(dataDir(), url, { postgres: { poolSize: 2 } });
+    const b = await openClusterStorage(dataDir(), url, { postgres: { poolSize: 2 } });
+    const copies = b.content as PollCopyingContentStore;
+    const tenant = await a.meta.createTenant({ id: 'acme', name: 'Acme', retentionMonths: 12, settings, createdAt: 0 });
+    let n = 0;
+    const vote = (pollId: string, sessionId: string, optionIndex: number): EventRow => ({
+      tenantSeq: tenant.seq, eventId: `0190a6a0-0000-7000-8000-${String(++n).padStart(12, '0')}`, event: 'poll.voted', userId: null, sessionId,
+      broadcastId: 'b1', campaignId: 1, timestampMs: 1_000 + n, receivedAtMs: 1_000 + n, country: null, orderId: null, sponsorId: null,
+      total: null, items: null, data: JSON.stringify({ pollId, optionSelected: ['x', 'y'][optionIndex], optionIndex }),
+    });
+    const votesOn = async (pollId: string) => (await b.analytics.pollResults({ tenantSeq: tenant.seq })).find((r) => r.pollId === pollId)?.options.map((o) => o.votes);
+    // Polls created through node A; node B stores votes on them before it has heard of them.
+    await a.content.createOverlay(poll(tenant.seq, 'p1'));
+    await a.content.createOverlay(poll(tenant.seq, 'p2'));
+    await b.events.commit({ events: [vote('p1', 's1', 0), vote('p1', 's2', 1), vote('p2', 's1', 1)], rejects: [] });
+    expect(await votesOn('p1')).toBeUndefined();
+    // p1's notice arrives: its copy lands, and its votes are derived again.
+    await a.changes.publish({ kind: 'overlay', tenantSeq: tenant.seq, id: 'p1' });
+    const deadline = Date.now() + 5_000;
+    while (!(await b.content.listPolls()).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    await copies.changesApplied();
+    expect(await votesOn('p1')).toEqual([1, 1]);
+    expect(await votesOn('p2')).toBeUndefined();
+    // p2's notice is lost: the full copy (made when notices may have been missed) brings it.
+    await copies.copyPolls();
+    expect(await votesOn('p2')).toEqual([0, 1]);
+    // Votes stored since count once each, before and after compaction.
+    await b.events.commit({ events: [vote('p1', 's3', 1), vote('p1', 's1', 1)], rejects: [] });
+    expect(await votesOn('p1')).toEqual([1, 2]);
+    await b.analytics.compact();
+    expect(await votesOn('p1')).toEqual([1, 2]);
+    // A poll copied again unchanged (a show, a full copy) derives nothing again: same answers.
+    await copies.copyPolls();
+    expect(await votesOn('p1')).toEqual([1, 2]);
+    await Promise.all([a.close(), b.close()]);
   });
 
   it('fails ping with storage_unavailable while PostgreSQL is down and passes again once it is back', async () => {

@@ -1,4 +1,4 @@
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import { listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { HOUR_MS } from '../analytics-store';
 
 /**
@@ -247,6 +247,22 @@ export async function rebuildRollups(connection: DuckDBConnection): Promise<void
   // Every stored batch is in the rollups now (the caller makes sure no commit runs meanwhile).
   await connection.run('UPDATE rollup_watermark SET applied = (SELECT coalesce(max(batch), 0) FROM events)');
   for (const rollup of HOUR_ROLLUPS) await connection.run(markOnlyRowsSql(rollup));
+}
+
+/**
+ * Derives the `vote_hours` rows of the tenant's polls `pollIds` again from their stored votes
+ * (those already in the rollups; run it through the rollup queue's `transaction`, which derives
+ * the others first), against the polls as `overlays` holds them now. For a node whose copy of a
+ * poll landed after some of its votes were stored: those votes were checked against no poll then,
+ * so they were left out. The new rows are not compacted and not marked alone: the next
+ * compaction merges and marks them.
+ */
+export async function deriveVotesAgain(connection: DuckDBConnection, tenantSeq: number, pollIds: readonly string[]): Promise<void> {
+  if (!pollIds.length) return;
+  const values = [tenantSeq, listValue([...pollIds])];
+  await connection.run(`DELETE FROM ${VOTE_HOURS.table} WHERE tenant_seq = $1 AND list_contains($2, poll_id)`, values);
+  const votes = `(SELECT * FROM ${EVENTS_IN_ROLLUPS} AS e WHERE tenant_seq = $1 AND event = 'poll.voted' AND list_contains($2, ${json('pollId')}))`;
+  await connection.run(`INSERT INTO ${VOTE_HOURS.table} BY NAME SELECT *, false AS compacted, false AS only_row FROM (${VOTE_HOURS.derive(votes)}) ORDER BY hour`, values);
 }
 
 /** Rows of the tenant's user (matched by `match` over `user_id`) go with the user's events. */

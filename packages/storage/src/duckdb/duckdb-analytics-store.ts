@@ -14,7 +14,7 @@ import {
   HOUR_MS,
   VIEWER_MINUTE_MS,
 } from '../analytics-store';
-import { compactRollups, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
+import { compactRollups, deriveVotesAgain, SESSION_HOURS, SPONSOR_HOURS, VIEW_HOURS, VOTE_HOURS } from './analytics-rollups';
 import { aloneAndGrouped, eventRows, hourPartials, Params, type WholeHours } from './analytics-sql';
 import type { DuckDbDatabase, Row } from './duckdb-database';
 import { numberOrZero } from './row-values';
@@ -293,6 +293,16 @@ export class DuckDbAnalyticsStore implements AnalyticsStore {
   async compact(): Promise<void> {
     // Only rollup tables: beside the commits, in turn with the derivation of the rollups.
     await this.db.sideWrite((connection) => compactRollups(connection));
+  }
+
+  /**
+   * Derives the votes already stored on the tenant's polls `pollIds` again, against the polls as
+   * this file holds them now (see `deriveVotesAgain`): for a copy of a poll that landed after
+   * some of its votes.
+   */
+  async votesOfPollsCopied(tenantSeq: number, pollIds: readonly string[]): Promise<void> {
+    if (!pollIds.length) return;
+    await this.db.rollups.transaction((connection) => deriveVotesAgain(connection, tenantSeq, pollIds));
   }
 }
 
