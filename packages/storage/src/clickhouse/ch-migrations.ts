@@ -1,3 +1,4 @@
+import { BROADCAST_HOURS_TABLE, BROADCAST_POLL_VOTES_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
 import { DATA_FIELD_COLUMNS } from './data-fields';
 import { sqlString } from './sql-literal';
@@ -223,6 +224,29 @@ export const CH_MIGRATIONS: ChMigration[] = [
       sql: `ALTER TABLE events ADD COLUMN ${column} String DEFAULT ${value}`,
       doneWhen: hasColumn('events', column),
     })),
+  },
+  {
+    version: 6,
+    name: 'answers kept per broadcast',
+    statements: [
+      // Per derivation, the broadcasts of each hour it derived (ch-broadcast-answers.ts).
+      `CREATE TABLE IF NOT EXISTS ${BROADCAST_HOURS_TABLE} (derived_at UInt32, derivation UInt64, tenant_seq UInt32, hour Int64, broadcast_id String)
+      ENGINE = MergeTree PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)`,
+      // Poll results per broadcast, with the signature (the rows) each was made from.
+      `CREATE TABLE IF NOT EXISTS ${BROADCAST_POLL_VOTES_TABLE} (tenant_seq UInt32, broadcast_id String, signature String, computed_at UInt32,
+        poll_id String, option_index Int64, votes UInt64)
+      ENGINE = MergeTree ORDER BY (tenant_seq, broadcast_id, signature)`,
+    ],
+    // The broadcasts of the hours derived before, from their session rows (every event has one),
+    // each hour's marked as recorded from the same read: their answers are made by the nodes from
+    // then on. Rows copied twice are read as a set.
+    partitionCopies: [
+      {
+        table: 'session_hours',
+        statement: (partition) => `INSERT INTO ${BROADCAST_HOURS_TABLE} (derived_at, derivation, tenant_seq, hour, broadcast_id)
+      SELECT DISTINCT derived_at, derivation, tenant_seq, hour, arrayJoin([broadcast_id, '']) FROM session_hours WHERE ${monthPartitionFilter('hour', partition)}`,
+      },
+    ],
   },
 ];
 

@@ -1,9 +1,12 @@
 import type { PollDefinition } from '@svc/protocol';
 import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
+import { answeredPollVotes } from './ch-broadcast-answers';
 import { pendingEvents, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { VOTE_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
+import { sqlList } from './sql-literal';
+import { votesCounted } from './ch-vote-rule';
 
 /**
  * The polls the service knows, by tenant and id. Polls are content (PostgreSQL in cluster mode),
@@ -25,7 +28,8 @@ export interface PollLookup {
  * first (time, then event id) of its session and, when it has one, of its userId on that poll.
  * Each poll with counted votes is listed with its own question and every option (0 when nobody
  * chose it); votes on polls the lookup does not know (unknown, or deleted since) count nowhere.
- * Reads the rows of `vote_hours` (ch-rollups.ts), derived or derived on the spot.
+ * Reads the answers kept per broadcast where they serve, and the rows of `vote_hours`
+ * (ch-rollups.ts), derived or derived on the spot, for the rest.
  */
 export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, range: RangeHours): Promise<PollResult[]> {
   if (!range.derived.length && !range.pending.length) return [];
@@ -35,22 +39,17 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   // checked when derived).
   const events = pendingEvents(VOTE_HOURS, filter, range, false);
   const namedSql = events === null ? null : `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
-  const named = namedSql === null ? [] : await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql));
-  const votes = rollupRows(VOTE_HOURS, filter, range, false, await known(named.map((row) => row.poll_id)));
-  // Each session's first vote on a poll (time, then event id) counts when it has no userId or is
-  // also the first vote of its userId on that poll: its voter and number are among the voters'
-  // first votes (ch-rollups.ts, VOTE_ORDER: a vote's number is unique among the rows read, and
-  // pairing it with the voter keeps a number shared by accident from matching another voter's).
-  // The winner's `voter_key` is 0 without a userId: a session's signed-in later vote never lends
-  // its userId to an anonymous first one. Keys are per poll, so polls are counted apart, and the
+  const named = namedSql === null ? [] : (await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql))).map((row) => row.poll_id);
+  // The polls of broadcasts the range holds whole come answered (ch-broadcast-answers.ts); the
+  // rows of the others (and of polls with votes read from the events) are grouped here. The
   // votes of a poll the lookup no longer knows (deleted since) are left out afterwards.
-  const sql = `SELECT poll_id, won_option AS option_index, count() AS votes
-    FROM (
-      SELECT any(poll_id) AS poll_id, min(first_vote) AS won, argMin(option_index, first_vote) AS won_option, argMin(voter_key, first_vote) AS voter
-      FROM ${votes} GROUP BY vote_key)
-    WHERE voter = 0 OR (voter, won) IN (SELECT voter_key, min(first_vote) FROM ${votes} WHERE voter_key != 0 GROUP BY voter_key)
-    GROUP BY poll_id, option_index`;
-  const rows = await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
+  const answered = await answeredPollVotes(db, filter, range, named);
+  let rows = answered?.votes ?? [];
+  if (!answered || answered.othersLeft || named.length) {
+    const rest = answered?.broadcasts.length ? [`(broadcast_id NOT IN ${sqlList(answered.broadcasts)}${named.length ? ` OR poll_id IN ${sqlList(named)}` : ''})`] : [];
+    const sql = votesCounted(rollupRows(VOTE_HOURS, filter, range, false, await known(named), rest));
+    rows = [...rows, ...(await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql)))];
+  }
   const counted = new Map<string, Map<number, number>>();
   for (const row of rows) {
     if (!counted.has(row.poll_id)) counted.set(row.poll_id, new Map());

@@ -6,6 +6,7 @@ import { HOUR_MS } from '../analytics-store';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR } from './ch-rollups';
 import { roomFor } from './query-size-settings';
 import { CLAIM_SECONDS } from './ch-rollup-retirement';
+import { broadcastHoursSql } from './ch-broadcast-answers';
 import { sqlInteger, sqlList } from './sql-literal';
 
 export interface RollupDerivationOptions {
@@ -156,6 +157,8 @@ export class ChRollupDeriver {
       const sql = `INSERT INTO ${rollup.table} ${derivationSql(rollup, events, sqlInteger(startedAt), sqlInteger(derivation), polls)}`;
       await this.db.command(sql, roomFor(sql));
     }
+    // Which broadcasts these hours hold, for the answers kept per broadcast (ch-broadcast-answers.ts).
+    await this.db.command(broadcastHoursSql(tenantSeq, hours, range, startedAt, derivation));
     // Past its claim, another node may be deriving these hours, and the rows of a derivation that
     // began that long ago are the retirement's to delete (ch-rollup-retirement.ts): never listed.
     if ((await serverSecond(this.db)) - startedAt >= this.claimSeconds) {

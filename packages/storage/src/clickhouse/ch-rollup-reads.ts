@@ -21,6 +21,8 @@ export interface DerivedRun {
 export interface RangeHours {
   /** Whole hours of the range derived after their last insert, as runs. */
   derived: DerivedRun[];
+  /** How many hours the runs hold that were derived (the others between were never stored into). */
+  derivedHours: number;
   /** Runs of time read from the events, [from, to) (undefined: unbounded): hours stored into since their last derivation, and the range's cut hours. */
   pending: Array<[number | undefined, number | undefined]>;
 }
@@ -44,7 +46,7 @@ export async function rangeHours(db: ChDatabase, filter: AnalyticsFilter, settle
      USING (hour)
      ORDER BY hour`,
   );
-  const hours: RangeHours = { derived: [], pending: [] };
+  const hours: RangeHours = { derived: [], derivedHours: 0, pending: [] };
   let lastRead: number | null = null;
   for (const row of rows) {
     const hour = chNumber(row.hour);
@@ -53,6 +55,7 @@ export async function rangeHours(db: ChDatabase, filter: AnalyticsFilter, settle
     const whole = from === hour && to === hour + HOUR_MS;
     if (whole && chNumber(row.derived) === 1) {
       const derivation = chNumber(row.derivation);
+      hours.derivedHours++;
       const run = hours.derived[hours.derived.length - 1];
       // A run goes on over hours of the same derivation until an hour read from the events.
       if (run && run.derivation === derivation && run.to === lastRead) run.to = hour;
@@ -85,11 +88,17 @@ function timeRun([from, to]: [number | undefined, number | undefined]): string {
   return bounds.length ? `(${bounds.join(' AND ')})` : '1';
 }
 
-/** The rollup's rows of the derived hours of the range, from its table. */
-export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string | null {
-  if (!range.derived.length) return null;
+/** The range's derived hours, each of its listed derivation, as a condition on `hour` and `derivation` (`0` without any). */
+export function derivedRunsCondition(range: RangeHours): string {
+  if (!range.derived.length) return '0';
   const runs = range.derived.map((run) => `(hour >= ${sqlInteger(run.from)} AND hour <= ${sqlInteger(run.to)} AND derivation = ${sqlInteger(run.derivation)})`);
-  return `SELECT * FROM ${rollup.table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, `(${runs.join(' OR ')})`, ...rowConditions(filter, withSponsor)].join(' AND ')}`;
+  return `(${runs.join(' OR ')})`;
+}
+
+/** The rollup's rows of the derived hours of the range, from its table (and matching `also`, conditions of a panel's own). */
+export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, also: string[] = []): string | null {
+  if (!range.derived.length) return null;
+  return `SELECT * FROM ${rollup.table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, derivedRunsCondition(range), ...rowConditions(filter, withSponsor), ...also].join(' AND ')}`;
 }
 
 /**
@@ -103,12 +112,12 @@ export function pendingEvents(rollup: ChRollup, filter: AnalyticsFilter, range: 
 }
 
 /**
- * The rollup's rows for the filter, as a relation: those of the derived hours from its table,
- * and those of the pending times derived on the spot from the events (`polls`: the polls votes
- * are checked against there).
+ * The rollup's rows for the filter, as a relation: those of the derived hours from its table
+ * (matching `also`), and those of the pending times derived on the spot from the events
+ * (`polls`: the polls votes are checked against there).
  */
-export function rollupRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, polls: readonly PollDefinition[] = []): string {
-  const stored = storedRows(rollup, filter, range, withSponsor);
+export function rollupRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, polls: readonly PollDefinition[] = [], also: string[] = []): string {
+  const stored = storedRows(rollup, filter, range, withSponsor, also);
   const events = pendingEvents(rollup, filter, range, withSponsor);
   const derived = events === null ? null : derivationSql(rollup, events, '0', '0', polls);
   const parts = [stored, derived].filter((part): part is string => part !== null);

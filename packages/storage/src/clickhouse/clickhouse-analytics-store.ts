@@ -1,5 +1,6 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
+import { answerBroadcasts } from './ch-broadcast-answers';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
@@ -180,17 +181,24 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return this.deriver.deriveQuietHours();
   }
 
+  /** Makes the answers kept per broadcast that hours derived since call for (ch-broadcast-answers.ts), part of them each time; returns how many. */
+  answerBroadcasts(): Promise<number> {
+    return answerBroadcasts(this.db);
+  }
+
   /** Deletes the rollup rows no reader will use again, once they are many (ch-rollup-retirement.ts). */
   retireRows(afterSeconds?: number): Promise<RetiredRows[]> {
     return retireRollupRows(this.db, afterSeconds);
   }
 
   /**
-   * Derives the rollups of the hours stored into since, part of them each time; every
-   * `RETIRE_INTERVAL_MS`, retires the rows their older derivations left.
+   * Derives the rollups of the hours stored into since and the answers of the broadcasts they
+   * hold, part of them each time; every `RETIRE_INTERVAL_MS`, retires the rows their older
+   * derivations left.
    */
   async compact(): Promise<void> {
     await this.deriveHours();
+    await this.answerBroadcasts();
     if (this.clock.now() - this.lastRetirementMs < RETIRE_INTERVAL_MS) return;
     this.lastRetirementMs = this.clock.now();
     await this.retireRows();
