@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyticsFilter } from '../src';
-import { BROADCAST_HOURS_TABLE, BROADCAST_POLL_VOTES_TABLE } from '../src/clickhouse/ch-broadcast-tables';
+import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from '../src/clickhouse/ch-broadcast-tables';
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
-import { modelPollResults } from './analytics-model';
+import { modelPollResults, modelViewerSeries } from './analytics-model';
 import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
 import { insertEvents } from './clickhouse-events';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
@@ -18,8 +18,8 @@ const MARK = 1_000;
 
 /** Adds MARK to the votes of the kept answers matching `where`, so that a read that uses them shows it. */
 async function markAnswers(db: ChDatabase, where = '1'): Promise<void> {
-  await db.command(`ALTER TABLE ${BROADCAST_POLL_VOTES_TABLE} UPDATE votes = votes + ${MARK} WHERE poll_id != '' AND ${where}`);
-  await db.waitForMutations(BROADCAST_POLL_VOTES_TABLE);
+  await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE count = count + ${MARK} WHERE panel = 'poll' AND ${where}`);
+  await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
 }
 
 /** Per poll, how far its total is above the raw events' (a multiple of MARK where the answers were read). */
@@ -44,13 +44,19 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await nextSecond();
     const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
     await store.compact();
-    const [made] = await db.query<{ n: string }>(`SELECT uniqExact(broadcast_id) AS n FROM ${BROADCAST_POLL_VOTES_TABLE} WHERE poll_id = ''`);
+    const [made] = await db.query<{ n: string }>(`SELECT uniqExact(broadcast_id) AS n FROM ${BROADCAST_ANSWERED_TABLE}`);
     expect(Number(made!.n)).toBe(3);
     // Kept answers give the raw events' results.
     const whole = { tenantSeq: 1 };
     for (const filter of [whole, { tenantSeq: 1, broadcastId: 'b2' }, { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 12 * HOUR }]) {
-      expect(await store.pollResults(filter)).toEqual(modelPollResults(events, filter, pollsOf()));
+      await expectModel(store, events, filter);
     }
+    // The viewer panels read them too: the sessions kept are counted.
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE count = count + ${MARK} WHERE panel = 'sessions'`);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    expect((await store.viewerSeries(whole)).sessions).toBe(modelViewerSeries(events, whole).sessions + 3 * MARK);
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE count = count - ${MARK} WHERE panel = 'sessions'`);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
     await markAnswers(db);
     // Ranges that hold every broadcast whole read every poll from them…
     for (const filter of [whole, { tenantSeq: 1, broadcastId: 'b2' }, { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 12 * HOUR }]) {
@@ -96,9 +102,9 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await store.compact();
     // Derived again: a new answer for b1 (not marked) from the new rows.
     expect(b1(await marksOf(store, all, whole))).toEqual(b1(stale));
-    const [answers] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_POLL_VOTES_TABLE} WHERE poll_id = '' AND broadcast_id = 'b1'`);
+    const [answers] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_ANSWERED_TABLE} WHERE broadcast_id = 'b1'`);
     expect(Number(answers!.n)).toBe(2);
-    await markAnswers(db, `broadcast_id = 'b1' AND votes < ${MARK}`);
+    await markAnswers(db, `broadcast_id = 'b1' AND count < ${MARK}`);
     expect(b1(await marksOf(store, all, whole)).every((mark) => mark > 0)).toBe(true);
     await db.close();
   }, 120_000);
@@ -112,7 +118,8 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE).deriveHours();
     // The database as the release before left it: no broadcasts' tables, migration 6 not applied.
     await db.command(`DROP TABLE ${BROADCAST_HOURS_TABLE}`);
-    await db.command(`DROP TABLE ${BROADCAST_POLL_VOTES_TABLE}`);
+    await db.command(`DROP TABLE ${BROADCAST_ANSWERS_TABLE}`);
+    await db.command(`DROP TABLE ${BROADCAST_ANSWERED_TABLE}`);
     await db.command('ALTER TABLE schema_migrations DELETE WHERE version = 6');
     await db.waitForMutations('schema_migrations');
     await db.close();

@@ -1,39 +1,55 @@
-import type { AnalyticsFilter } from '../analytics-store';
-import { BROADCAST_HOURS_TABLE, BROADCAST_POLL_VOTES_TABLE } from './ch-broadcast-tables';
+import { randomInt } from 'node:crypto';
+import { VIEWER_MINUTE_MS, type AnalyticsFilter } from '../analytics-store';
+import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
-import { EVENT_HOUR } from './ch-rollups';
-import { derivedRunsCondition, type RangeHours } from './ch-rollup-reads';
+import { EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
+import { derivedRunsCondition, pendingTimesCondition, type RangeHours } from './ch-rollup-reads';
 import { votesCounted } from './ch-vote-rule';
 import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
 /**
  * Answers kept per broadcast, so that a panel over a range holding whole broadcasts reads a few
- * rows per broadcast instead of grouping every row of its hours (docs/analytics.md).
+ * rows per broadcast instead of grouping every row of their hours (docs/analytics.md).
  *
  * `broadcast_hours` lists, per derivation (ch-rollup-deriver.ts), the broadcasts that have
  * events in each hour it derives. A broadcast's **signature** is the sorted list of the
  * (hour, derivation) pairs that hold its rows, each hour's newest listed derivation: the exact
- * rows an answer over the whole broadcast is made from. Answers are computed after hours are
- * derived (`answerBroadcasts`) and stored with the signature they were made from; a read uses an
- * answer only when the broadcast's pairs among the range's derived hours are exactly that
- * signature (the range holds the whole broadcast, every hour of it derived as the answer saw
- * it). Anything else (a range cutting the broadcast, an hour stored into or derived again
- * since, an answer not made yet) is read from the rows as before: an answer is never wrong,
- * at worst unused.
+ * rows an answer over the whole broadcast is made from. Compaction makes the answers of
+ * broadcasts whose signature has none (`answerBroadcasts`) and stores them with it. A read uses
+ * a broadcast's answer only when the broadcast's pairs among the range's derived hours are
+ * exactly that signature and it has no event in the range's times read from the events (the
+ * range holds the whole broadcast, every hour of it derived as the answer saw it); the rows of
+ * the other broadcasts are read as before. An answer is never wrong, at worst unused.
  */
+
 /**
  * Broadcasts spanning more hours than this get no answer (a channel that never ends: every new
  * hour would mean an answer over all its rows again, and ranges rarely hold it whole).
  */
 export const ANSWERED_BROADCAST_MAX_HOURS = 72;
-/** Broadcasts answered per statement, and statements per run at most. */
+/** Broadcasts answered per batch (statements over their rows), and batches per run at most. */
 const BROADCASTS_PER_ANSWER = 100;
 const ANSWERS_PER_RUN = 4;
-/** The poll id of the row that records an answer made (a broadcast without votes has no other). */
-const ANSWERED = '';
+/** Answer ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
+const ANSWER_ID_LIMIT = 2 ** 48;
 /** The broadcast id of the rows that record a derivation's broadcasts as recorded (ids are never empty). */
 const RECORDED = '';
+
+/** What a panel keeps per broadcast: rows of `panel`, each with `text`, `key`, `number` and `count`. */
+export type AnswerPanel =
+  /** Per poll (`text`) and option (`number`), its counted votes. */
+  | 'poll'
+  /** Per minute (`number`), the change in concurrent viewers. */
+  | 'step'
+  /** The broadcast's sessions. */
+  | 'sessions'
+  /** The viewers (`key`) of the sessions that joined, each once. */
+  | 'joined_viewer'
+  /** Per viewer (`key`): `number` 1 when joined, +2 when engaged. */
+  | 'viewer'
+  /** The countries (`text`) of its events. */
+  | 'country';
 
 /**
  * The broadcasts with events in `range` (a condition on `events`) of the tenant's `hours`, as the
@@ -72,7 +88,7 @@ export async function answerBroadcasts(db: ChDatabase): Promise<number> {
          WHERE broadcast_id != ${sqlString(RECORDED)} AND (tenant_seq, hour, derivation) IN (${NEWEST}))
        GROUP BY tenant_seq, broadcast_id)
      WHERE hours <= ${ANSWERED_BROADCAST_MAX_HOURS}
-       AND (tenant_seq, broadcast_id, signature) NOT IN (SELECT tenant_seq, broadcast_id, signature FROM ${BROADCAST_POLL_VOTES_TABLE} WHERE poll_id = ${sqlString(ANSWERED)})
+       AND (tenant_seq, broadcast_id, signature) NOT IN (SELECT tenant_seq, broadcast_id, signature FROM ${BROADCAST_ANSWERED_TABLE})
      ORDER BY tenant_seq, broadcast_id
      LIMIT ${BROADCASTS_PER_ANSWER * ANSWERS_PER_RUN}`,
   );
@@ -88,67 +104,116 @@ export async function answerBroadcasts(db: ChDatabase): Promise<number> {
   return unanswered.length;
 }
 
+const MINUTE = sqlInteger(VIEWER_MINUTE_MS);
+
+/**
+ * Each panel's rows of the broadcasts whose rollup rows `rows(table)` gives (the tenant's rows of
+ * their signatures' pairs), as SELECTs of (broadcast_id, a_text, a_key, a_number, a_count); each is
+ * what the panel's read computes from those rows (clickhouse-analytics-store.ts).
+ */
+function panelRows(rows: (table: string) => string): Array<[AnswerPanel, string]> {
+  const sessions = `(SELECT any(broadcast_id) AS broadcast_id, intDiv(min(first_ms), ${MINUTE}) * ${MINUTE} AS first_bucket,
+      intDiv(max(last_ms), ${MINUTE}) * ${MINUTE} AS last_bucket, argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
+    FROM ${rows(SESSION_HOURS.table)} GROUP BY session_key)`;
+  return [
+    ['poll', `SELECT broadcast_id, poll_id AS a_text, toUInt64(0) AS a_key, option_index AS a_number, toInt64(votes) AS a_count FROM (${votesCounted(rows('vote_hours'), 'broadcast_id')})`],
+    [
+      'step',
+      `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, step.1 AS a_number, sum(step.2) AS a_count FROM ${sessions}
+       ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${MINUTE}, toInt64(-1))] AS step GROUP BY broadcast_id, a_number HAVING a_count != 0`,
+    ],
+    ['sessions', `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, toInt64(0) AS a_number, toInt64(count()) AS a_count FROM ${sessions} GROUP BY broadcast_id`],
+    ['joined_viewer', `SELECT DISTINCT broadcast_id, '' AS a_text, viewer AS a_key, toInt64(0) AS a_number, toInt64(0) AS a_count FROM ${sessions} WHERE session_joined`],
+    [
+      'viewer',
+      `SELECT broadcast_id, '' AS a_text, viewer_key AS a_key, toInt64(max(joined) + 2 * max(engaged)) AS a_number, toInt64(0) AS a_count
+       FROM ${rows(SESSION_HOURS.table)} GROUP BY broadcast_id, viewer_key`,
+    ],
+    [
+      'country',
+      `SELECT DISTINCT broadcast_id, assumeNotNull(country) AS a_text, toUInt64(0) AS a_key, toInt64(0) AS a_number, toInt64(0) AS a_count
+       FROM ${rows(SESSION_HOURS.table)} WHERE isNotNull(country) AND country != ''`,
+    ],
+  ];
+}
+
 /** The answers of one tenant's broadcasts, each from the rows of its signature's pairs. */
 async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[]): Promise<void> {
   const computedAt = await serverSecond(db);
+  const ids = broadcasts.map(() => randomInt(1, ANSWER_ID_LIMIT));
   const pairs = broadcasts.flatMap((b) =>
     b.signature.split(',').map((pair) => {
       const [hour, derivation] = pair.split('/');
       return `(${sqlString(b.broadcast_id)}, ${sqlInteger(Number(hour))}, ${sqlInteger(Number(derivation))})`;
     }),
   );
-  const ids = `[${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}]`;
-  const signatures = `[${broadcasts.map((b) => sqlString(b.signature)).join(', ')}]`;
-  const votes = `(SELECT * FROM vote_hours WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND (broadcast_id, hour, derivation) IN (${pairs.join(', ')}))`;
-  const answers = `INSERT INTO ${BROADCAST_POLL_VOTES_TABLE} (tenant_seq, broadcast_id, signature, computed_at, poll_id, option_index, votes)
-    SELECT ${sqlInteger(tenantSeq)}, broadcast_id, transform(broadcast_id, ${ids}, ${signatures}, ''), toUInt32(${sqlInteger(computedAt)}), poll_id, option_index, votes
-    FROM (${votesCounted(votes, 'broadcast_id')})`;
-  await db.command(answers, roomFor(answers));
-  // Then the record that the answers are made (one statement: the rows above are all there or none).
-  const made = `INSERT INTO ${BROADCAST_POLL_VOTES_TABLE} (tenant_seq, broadcast_id, signature, computed_at, poll_id, option_index, votes) VALUES ${broadcasts
-    .map((b) => `(${sqlInteger(tenantSeq)}, ${sqlString(b.broadcast_id)}, ${sqlString(b.signature)}, ${sqlInteger(computedAt)}, ${sqlString(ANSWERED)}, -1, 0)`)
+  const rows = (table: string) => `(SELECT * FROM ${table} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND (broadcast_id, hour, derivation) IN (${pairs.join(', ')}))`;
+  const answerOf = `transform(broadcast_id, [${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}], [${ids.map(sqlInteger).join(', ')}], 0)`;
+  for (const [panel, select] of panelRows(rows)) {
+    const sql = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} (tenant_seq, panel, answer, broadcast_id, text, key, number, count)
+      SELECT toUInt32(${sqlInteger(tenantSeq)}), ${sqlString(panel)}, toUInt64(${answerOf}), broadcast_id, a_text, a_key, a_number, a_count FROM (${select})`;
+    await db.command(sql, roomFor(sql));
+  }
+  // The record of the answers goes last: one cut short is never read.
+  const made = `INSERT INTO ${BROADCAST_ANSWERED_TABLE} (tenant_seq, broadcast_id, signature, answer, computed_at) VALUES ${broadcasts
+    .map((b, i) => `(${sqlInteger(tenantSeq)}, ${sqlString(b.broadcast_id)}, ${sqlString(b.signature)}, ${sqlInteger(ids[i]!)}, ${sqlInteger(computedAt)})`)
     .join(', ')}`;
   await db.command(made, roomFor(made));
 }
 
-export interface AnsweredPolls {
-  /** Per poll and option, its counted votes. */
-  votes: Array<{ poll_id: string; option_index: string; votes: string }>;
-  /** The broadcasts answered: every vote of theirs in the range's derived hours is in `votes`, bar those of the polls read from the events. */
-  broadcasts: string[];
-  /** Whether the range's derived hours hold votes of other broadcasts (false: none but those of the polls read from the events are left to read). */
+/** The broadcasts of a range whose answers serve it: each with the answer to read. */
+export interface AnsweredBroadcasts {
+  /** Broadcast id and answer id of each. */
+  answers: Array<[string, number]>;
+  /** Whether the range's derived hours hold rows of other broadcasts too. */
   othersLeft: boolean;
 }
 
 /**
- * The poll results answered ahead for the filter's range: the polls of broadcasts the range's
- * derived hours hold whole (see above), other than `pending` (polls with votes read from the
- * events, whose derived rows are read with them). Null when answers cannot serve: a country or
- * campaign narrows votes within a broadcast, or a derived hour of the range was derived by a
- * version that did not record its broadcasts.
+ * The broadcasts whose answers serve the filter's range (see above). Null when none can: a
+ * country or campaign narrows rows within a broadcast, or a derived hour of the range was derived
+ * by a version that did not record its broadcasts.
  */
-export async function answeredPollVotes(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, pending: readonly string[]): Promise<AnsweredPolls | null> {
+export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
   if (filter.campaignId !== undefined || filter.country !== undefined) return null;
-  if (!range.derived.length) return { votes: [], broadcasts: [], othersLeft: false };
+  if (!range.derived.length) return { answers: [], othersLeft: false };
   const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
   const broadcast = filter.broadcastId === undefined ? '' : ` AND broadcast_id IN (${sqlString(filter.broadcastId)}, ${sqlString(RECORDED)})`;
   const inRange = `SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
       SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant}${broadcast} AND ${derivedRunsCondition(range)})
     GROUP BY broadcast_id`;
-  const signatures = await db.query<{ broadcast_id: string; signature: string }>(inRange, roomFor(inRange));
+  // Broadcasts with events in the times read from the events are read from their rows.
+  const live = `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
+  const [signatures, pending] = await Promise.all([
+    db.query<{ broadcast_id: string; signature: string }>(inRange, roomFor(inRange)),
+    range.pending.length ? db.query<{ broadcast_id: string }>(live, roomFor(live)) : [],
+  ]);
   const recorded = signatures.find((row) => row.broadcast_id === RECORDED)?.signature.split(',').length ?? 0;
   if (recorded !== range.derivedHours) return null;
   const present = signatures.filter((row) => row.broadcast_id !== RECORDED);
-  if (!present.length) return { votes: [], broadcasts: [], othersLeft: false };
-  const notPending = pending.length ? ` AND (poll_id = ${sqlString(ANSWERED)} OR poll_id NOT IN ${sqlList(pending)})` : '';
-  const sql = `SELECT broadcast_id, poll_id, option_index, any(votes) AS votes FROM ${BROADCAST_POLL_VOTES_TABLE}
-    WHERE ${tenant}${notPending} AND (broadcast_id, signature) IN (${present.map((row) => `(${sqlString(row.broadcast_id)}, ${sqlString(row.signature)})`).join(', ')})
-    GROUP BY broadcast_id, poll_id, option_index`;
-  const rows = await db.query<{ broadcast_id: string; poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
-  const broadcasts = [...new Set(rows.filter((row) => row.poll_id === ANSWERED).map((row) => row.broadcast_id))];
-  return {
-    votes: rows.filter((row) => row.poll_id !== ANSWERED),
-    broadcasts,
-    othersLeft: broadcasts.length < present.length,
-  };
+  const readLive = new Set(pending.map((row) => row.broadcast_id));
+  const candidates = present.filter((row) => !readLive.has(row.broadcast_id));
+  if (!candidates.length) return { answers: [], othersLeft: present.length > 0 };
+  const sql = `SELECT broadcast_id, any(answer) AS answer FROM ${BROADCAST_ANSWERED_TABLE}
+    WHERE ${tenant} AND (broadcast_id, signature) IN (${candidates.map((row) => `(${sqlString(row.broadcast_id)}, ${sqlString(row.signature)})`).join(', ')})
+    GROUP BY broadcast_id`;
+  const answers = (await db.query<{ broadcast_id: string; answer: string }>(sql, roomFor(sql))).map((row): [string, number] => [row.broadcast_id, chNumber(row.answer)]);
+  return { answers, othersLeft: answers.length < present.length };
+}
+
+/** The rows `panel` keeps for the answered broadcasts, as a relation of (text, key, number, count). */
+export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | null, panel: AnswerPanel): string {
+  if (!answered?.answers.length) return `(SELECT '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
+  return `(SELECT text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
+    AND answer IN (${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')}))`;
+}
+
+/**
+ * The conditions on a rollup's rows that leave the answered broadcasts' out (`0`: no other
+ * broadcast has rows in the derived hours).
+ */
+export function unansweredRows(answered: AnsweredBroadcasts | null): string[] {
+  if (!answered?.answers.length) return [];
+  if (!answered.othersLeft) return ['0'];
+  return [`broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`];
 }

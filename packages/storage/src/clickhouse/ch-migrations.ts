@@ -1,4 +1,4 @@
-import { BROADCAST_HOURS_TABLE, BROADCAST_POLL_VOTES_TABLE } from './ch-broadcast-tables';
+import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS, derivationSql, EVENT_HOUR, type ChRollup } from './ch-rollups';
 import { DATA_FIELD_COLUMNS } from './data-fields';
 import { sqlString } from './sql-literal';
@@ -232,10 +232,13 @@ export const CH_MIGRATIONS: ChMigration[] = [
       // Per derivation, the broadcasts of each hour it derived (ch-broadcast-answers.ts).
       `CREATE TABLE IF NOT EXISTS ${BROADCAST_HOURS_TABLE} (derived_at UInt32, derivation UInt64, tenant_seq UInt32, hour Int64, broadcast_id String)
       ENGINE = MergeTree PARTITION BY ${monthPartition('hour')} ORDER BY (tenant_seq, hour, derivation)`,
-      // Poll results per broadcast, with the signature (the rows) each was made from.
-      `CREATE TABLE IF NOT EXISTS ${BROADCAST_POLL_VOTES_TABLE} (tenant_seq UInt32, broadcast_id String, signature String, computed_at UInt32,
-        poll_id String, option_index Int64, votes UInt64)
-      ENGINE = MergeTree ORDER BY (tenant_seq, broadcast_id, signature)`,
+      // What the panels keep per broadcast (ch-broadcast-answers.ts), read by panel and answer…
+      `CREATE TABLE IF NOT EXISTS ${BROADCAST_ANSWERS_TABLE} (tenant_seq UInt32, panel String, answer UInt64, broadcast_id String,
+        text String, key UInt64, number Int64, count Int64)
+      ENGINE = MergeTree ORDER BY (tenant_seq, panel, answer)`,
+      // …and the answers made, each with the signature (the rows) it was made from.
+      `CREATE TABLE IF NOT EXISTS ${BROADCAST_ANSWERED_TABLE} (tenant_seq UInt32, broadcast_id String, signature String, answer UInt64, computed_at UInt32)
+      ENGINE = MergeTree ORDER BY (tenant_seq, broadcast_id)`,
     ],
     // The broadcasts of the hours derived before, from their session rows (every event has one),
     // each hour's marked as recorded from the same read: their answers are made by the nodes from

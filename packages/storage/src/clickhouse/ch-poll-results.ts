@@ -1,11 +1,10 @@
 import type { PollDefinition } from '@svc/protocol';
 import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
-import { answeredPollVotes } from './ch-broadcast-answers';
+import { answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-broadcast-answers';
 import { pendingEvents, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { VOTE_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
-import { sqlList } from './sql-literal';
 import { votesCounted } from './ch-vote-rule';
 
 /**
@@ -31,7 +30,7 @@ export interface PollLookup {
  * Reads the answers kept per broadcast where they serve, and the rows of `vote_hours`
  * (ch-rollups.ts), derived or derived on the spot, for the rest.
  */
-export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, range: RangeHours): Promise<PollResult[]> {
+export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts | null): Promise<PollResult[]> {
   if (!range.derived.length && !range.pending.length) return [];
   const known = async (ids: Iterable<string>) =>
     (await Promise.all([...ids].map((id) => polls.find(filter.tenantSeq, id)))).filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
@@ -39,17 +38,16 @@ export async function pollResults(db: ChDatabase, polls: PollLookup, filter: Ana
   // checked when derived).
   const events = pendingEvents(VOTE_HOURS, filter, range, false);
   const namedSql = events === null ? null : `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
-  const named = namedSql === null ? [] : (await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql))).map((row) => row.poll_id);
-  // The polls of broadcasts the range holds whole come answered (ch-broadcast-answers.ts); the
-  // rows of the others (and of polls with votes read from the events) are grouped here. The
-  // votes of a poll the lookup no longer knows (deleted since) are left out afterwards.
-  const answered = await answeredPollVotes(db, filter, range, named);
-  let rows = answered?.votes ?? [];
-  if (!answered || answered.othersLeft || named.length) {
-    const rest = answered?.broadcasts.length ? [`(broadcast_id NOT IN ${sqlList(answered.broadcasts)}${named.length ? ` OR poll_id IN ${sqlList(named)}` : ''})`] : [];
-    const sql = votesCounted(rollupRows(VOTE_HOURS, filter, range, false, await known(named), rest));
-    rows = [...rows, ...(await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql)))];
-  }
+  const named = namedSql === null ? [] : await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql));
+  // The votes of broadcasts the range holds whole come counted (ch-broadcast-answers.ts), the
+  // others' rows are counted here. The votes of a poll the lookup no longer knows (deleted
+  // since) are left out afterwards.
+  const votes = rollupRows(VOTE_HOURS, filter, range, false, await known(named.map((row) => row.poll_id)), unansweredRows(answered));
+  const sql = answered?.answers.length
+    ? `SELECT poll_id, option_index, votes FROM (${votesCounted(votes)})
+       UNION ALL SELECT text AS poll_id, number AS option_index, toUInt64(count) AS votes FROM ${answerRows(filter.tenantSeq, answered, 'poll')}`
+    : votesCounted(votes);
+  const rows = await db.query<{ poll_id: string; option_index: string; votes: string }>(sql, roomFor(sql));
   const counted = new Map<string, Map<number, number>>();
   for (const row of rows) {
     if (!counted.has(row.poll_id)) counted.set(row.poll_id, new Map());

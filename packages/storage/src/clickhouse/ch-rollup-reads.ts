@@ -95,6 +95,11 @@ export function derivedRunsCondition(range: RangeHours): string {
   return `(${runs.join(' OR ')})`;
 }
 
+/** The range's pending times as a condition on `timestamp_ms` (`0` without any). */
+export function pendingTimesCondition(range: RangeHours): string {
+  return range.pending.length ? `(${range.pending.map(timeRun).join(' OR ')})` : '0';
+}
+
 /** The rollup's rows of the derived hours of the range, from its table (and matching `also`, conditions of a panel's own). */
 export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, also: string[] = []): string | null {
   if (!range.derived.length) return null;

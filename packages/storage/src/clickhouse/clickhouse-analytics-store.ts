@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
-import { answerBroadcasts } from './ch-broadcast-answers';
+import { answerBroadcasts, answeredBroadcasts, answerRows, unansweredRows, type AnsweredBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
 import { chNumber, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
@@ -37,6 +37,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    * (whatever their other filters: the hours depend on the tenant and range only).
    */
   private readonly hoursInProgress = new Map<string, Promise<RangeHours>>();
+  /** The answered broadcasts of a range while they are looked up: shared the same way (ch-broadcast-answers.ts). */
+  private readonly answersInProgress = new Map<string, Promise<AnsweredBroadcasts | null>>();
   private readonly deriver: ChRollupDeriver;
   private readonly clock: Clock;
   private lastRetirementMs: number;
@@ -67,6 +69,25 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return hours;
   }
 
+  /** The broadcasts whose kept answers serve the filter (null: none can). */
+  private answered(filter: AnalyticsFilter): Promise<AnsweredBroadcasts | null> {
+    const narrowed = filter.campaignId !== undefined || filter.country !== undefined;
+    const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null, narrowed]);
+    let answered = this.answersInProgress.get(key);
+    if (!answered) {
+      answered = this.rangeHours(filter)
+        .then((range) => answeredBroadcasts(this.db, filter, range))
+        .finally(() => this.answersInProgress.delete(key));
+      this.answersInProgress.set(key, answered);
+    }
+    return answered;
+  }
+
+  /** The rollup's rows for the filter, but those of broadcasts whose answers serve it (`answered`). */
+  private async unansweredRows(rollup: ChRollup, filter: AnalyticsFilter, answered: AnsweredBroadcasts | null): Promise<string> {
+    return rollupRows(rollup, filter, await this.rangeHours(filter), false, [], unansweredRows(answered));
+  }
+
   /** A panel's query, however long the lists of hours it carries. */
   private query<T>(sql: string): Promise<T[]> {
     return this.db.query<T>(sql, roomFor(sql));
@@ -79,19 +100,27 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
+    const answered = await this.answered(filter);
+    const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
     // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
-    // that of its first event (a session keeps one userId; DuckDB takes any of its rows).
+    // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
+    // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
     const sessions = `(
       SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
         argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
-      FROM ${await this.rows(SESSION_HOURS, filter, false)}
+      FROM ${await this.unansweredRows(SESSION_HOURS, filter, answered)}
       GROUP BY session_key)`;
     const [totals, changes] = await Promise.all([
-      this.query<{ sessions: string; viewers: string }>(`SELECT count() AS sessions, uniqExactIf(viewer, session_joined) AS viewers FROM ${sessions}`),
+      this.query<{ sessions: string; viewers: string }>(
+        `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
+          (SELECT uniqExact(viewer) FROM (SELECT viewer FROM ${sessions} WHERE session_joined UNION ALL SELECT key AS viewer FROM ${kept('joined_viewer')})) AS viewers`,
+      ),
       this.query<{ at: string; change: string }>(
-        `SELECT step.1 AS at, sum(step.2) AS change FROM ${sessions}
-         ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
+        `SELECT at, sum(change) AS change FROM (
+           SELECT step.1 AS at, step.2 AS change FROM ${sessions}
+           ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
+           UNION ALL SELECT number AS at, count AS change FROM ${kept('step')})
          GROUP BY at HAVING change != 0`,
       ),
     ]);
@@ -100,15 +129,21 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
+    const answered = await this.answered(filter);
+    const kept = answerRows(filter.tenantSeq, answered, 'viewer');
     const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
       `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
-       FROM (SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM ${await this.rows(SESSION_HOURS, filter, false)} GROUP BY viewer_key)`,
+       FROM (
+         SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM (
+           SELECT viewer_key, joined, engaged FROM ${await this.unansweredRows(SESSION_HOURS, filter, answered)}
+           UNION ALL SELECT key AS viewer_key, toUInt8(number % 2 = 1) AS joined, toUInt8(number >= 2) AS engaged FROM ${kept})
+         GROUP BY viewer_key)`,
     );
     return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    return pollResults(this.db, this.polls, filter, await this.rangeHours(filter));
+    return pollResults(this.db, this.polls, filter, await this.rangeHours(filter), await this.answered(filter));
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
@@ -142,8 +177,12 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
+    const all = { ...filter, country: undefined };
+    const answered = await this.answered(all);
     const rows = await this.query<{ country: string }>(
-      `SELECT DISTINCT country FROM ${await this.rows(SESSION_HOURS, { ...filter, country: undefined }, false)} WHERE isNotNull(country) AND country != ''`,
+      `SELECT DISTINCT country FROM (
+         SELECT assumeNotNull(country) AS country FROM ${await this.unansweredRows(SESSION_HOURS, all, answered)} WHERE isNotNull(country) AND country != ''
+         UNION ALL SELECT text AS country FROM ${answerRows(filter.tenantSeq, answered, 'country')})`,
     );
     return rows.map((row) => row.country).sort();
   }
