@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter } from '../analytics-store';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
-import { EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
+import { EVENT_HOUR, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS } from './ch-rollups';
 import { derivedRunsCondition, pendingTimesCondition, type RangeHours } from './ch-rollup-reads';
 import { votesCounted } from './ch-vote-rule';
 import { roomFor } from './query-size-settings';
@@ -49,7 +49,11 @@ export type AnswerPanel =
   /** Per viewer (`key`): `number` 1 when joined, +2 when engaged. */
   | 'viewer'
   /** The countries (`text`) of its events. */
-  | 'country';
+  | 'country'
+  /** Per sponsor of a moment (`text`): `number` impressions, `count` taps, `key` sessions with an impression. */
+  | 'moment'
+  /** The exposures (`key`, as `exposure_key`) of its sponsored order reports that had an impression. */
+  | 'exposed';
 
 /**
  * The broadcasts with events in `range` (a condition on `events`) of the tenant's `hours`, as the
@@ -130,6 +134,18 @@ function panelRows(rows: (table: string) => string): Array<[AnswerPanel, string]
        FROM ${rows(SESSION_HOURS.table)} GROUP BY broadcast_id, viewer_key`,
     ],
     [
+      'moment',
+      `SELECT broadcast_id, sponsor AS a_text, uniqExactIf(exposure_key, impressions > 0) AS a_key, toInt64(sum(impressions)) AS a_number,
+         toInt64(sum(taps)) AS a_count
+       FROM ${rows(SPONSOR_HOURS.table)} WHERE sponsor != '' GROUP BY broadcast_id, sponsor`,
+    ],
+    [
+      'exposed',
+      `SELECT DISTINCT broadcast_id, '' AS a_text, cityHash64(assumeNotNull(report_sponsor), broadcast_id, report_session) AS a_key, toInt64(0) AS a_number,
+         toInt64(0) AS a_count
+       FROM ${rows(ORDER_HOURS.table)} WHERE has_sponsor AND a_key IN (SELECT exposure_key FROM ${rows(SPONSOR_HOURS.table)} WHERE impressions > 0)`,
+    ],
+    [
       'country',
       `SELECT DISTINCT broadcast_id, assumeNotNull(country) AS a_text, toUInt64(0) AS a_key, toInt64(0) AS a_number, toInt64(0) AS a_count
        FROM ${rows(SESSION_HOURS.table)} WHERE isNotNull(country) AND country != ''`,
@@ -201,10 +217,10 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
   return { answers, othersLeft: answers.length < present.length };
 }
 
-/** The rows `panel` keeps for the answered broadcasts, as a relation of (text, key, number, count). */
+/** The rows `panel` keeps for the answered broadcasts, as a relation of (broadcast_id, text, key, number, count). */
 export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | null, panel: AnswerPanel): string {
-  if (!answered?.answers.length) return `(SELECT '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
-  return `(SELECT text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
+  if (!answered?.answers.length) return `(SELECT '' AS broadcast_id, '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
+  return `(SELECT broadcast_id, text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
     AND answer IN (${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')}))`;
 }
 

@@ -6,7 +6,7 @@ import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
 import { retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
-import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, type ChRollup } from './ch-rollups';
+import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { sqlInteger } from './sql-literal';
@@ -84,8 +84,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   /** The rollup's rows for the filter, but those of broadcasts whose answers serve it (`answered`). */
-  private async unansweredRows(rollup: ChRollup, filter: AnalyticsFilter, answered: AnsweredBroadcasts | null): Promise<string> {
-    return rollupRows(rollup, filter, await this.rangeHours(filter), false, [], unansweredRows(answered));
+  private async unansweredRows(rollup: ChRollup, filter: AnalyticsFilter, answered: AnsweredBroadcasts | null, withSponsor = false): Promise<string> {
+    return rollupRows(rollup, filter, await this.rangeHours(filter), withSponsor, [], unansweredRows(answered));
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -147,7 +147,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
-    return sponsorPerformance(this.db, (rollup) => this.rows(rollup, filter, true));
+    // A sponsor narrows rows within a broadcast: no kept answer serves it.
+    const answered = filter.sponsorId === undefined ? await this.answered(filter) : null;
+    return sponsorPerformance(
+      this.db,
+      (rollup) => (rollup === SPONSOR_HOURS ? this.unansweredRows(SPONSOR_HOURS, filter, answered, true) : this.rows(rollup, filter, true)),
+      { moments: answerRows(filter.tenantSeq, answered, 'moment'), exposed: answerRows(filter.tenantSeq, answered, 'exposed') },
+    );
   }
 
   /** Each order once, as its first report (time, then id) gives it: its time, currency, total and items. */
