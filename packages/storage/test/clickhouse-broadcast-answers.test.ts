@@ -37,9 +37,21 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
   }, 60_000);
   afterAll(() => server?.stop());
 
-  it('answers the polls of broadcasts a range holds whole from them, and of the others from the rows', async () => {
+  it('answers the panels of broadcasts a range holds whole from them, and of the others from the rows', async () => {
     const db = await ChDatabase.open(server.url, await server.createDatabase());
-    const events = dataset(6, 1);
+    // With one session whose funnel crosses two broadcasts: a view in b1, the rest in b2.
+    const crossing = (n: number, event: string, broadcastId: string, minute: number, commerce: Partial<EventRow> = {}): EventRow => ({
+      tenantSeq: 1, eventId: `0190a6a0-ffff-7000-8000-${String(n).padStart(12, '0')}`, event, userId: null, sessionId: 'svc_crossing', broadcastId,
+      campaignId: 1, timestampMs: START + minute * 60_000 + 7, receivedAtMs: START + minute * 60_000 + 7, country: null, orderId: null,
+      sponsorId: null, total: null, items: null, data: '{}', ...commerce,
+    });
+    const events = [
+      ...dataset(6, 1),
+      crossing(1, 'product.viewed', 'b1', 30),
+      crossing(2, 'cart.item_added', 'b2', 40),
+      crossing(3, 'checkout.started', 'b2', 45),
+      crossing(4, 'checkout.completed', 'b2', 50, { orderId: 'o-crossing', items: '[]', total: 0, data: '{"currency":"EUR"}' }),
+    ];
     await storeWithCopies(db, events);
     await nextSecond();
     const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);

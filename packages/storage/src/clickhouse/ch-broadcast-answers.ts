@@ -2,7 +2,8 @@ import { randomInt } from 'node:crypto';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter } from '../analytics-store';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
-import { EVENT_HOUR, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS } from './ch-rollups';
+import { funnelStages } from './ch-funnel-stages';
+import { EVENT_HOUR, FUNNEL_HOURS, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS } from './ch-rollups';
 import { derivedRunsCondition, pendingTimesCondition, type RangeHours } from './ch-rollup-reads';
 import { votesCounted } from './ch-vote-rule';
 import { roomFor } from './query-size-settings';
@@ -53,7 +54,9 @@ export type AnswerPanel =
   /** Per sponsor of a moment (`text`): `number` impressions, `count` taps, `key` sessions with an impression. */
   | 'moment'
   /** The exposures (`key`, as `exposure_key`) of its sponsored order reports that had an impression. */
-  | 'exposed';
+  | 'exposed'
+  /** Per session of its funnel rows (`key`, as `session_key`), the steps it reached there (`number`, 0–4). */
+  | 'funnel_session';
 
 /**
  * The broadcasts with events in `range` (a condition on `events`) of the tenant's `hours`, as the
@@ -144,6 +147,11 @@ function panelRows(rows: (table: string) => string): Array<[AnswerPanel, string]
       `SELECT DISTINCT broadcast_id, '' AS a_text, cityHash64(assumeNotNull(report_sponsor), broadcast_id, report_session) AS a_key, toInt64(0) AS a_number,
          toInt64(0) AS a_count
        FROM ${rows(ORDER_HOURS.table)} WHERE has_sponsor AND a_key IN (SELECT exposure_key FROM ${rows(SPONSOR_HOURS.table)} WHERE impressions > 0)`,
+    ],
+    [
+      'funnel_session',
+      `SELECT broadcast_id, '' AS a_text, session_key AS a_key, toInt64(s1 + s2 + s3 + s4) AS a_number, toInt64(0) AS a_count
+       FROM (${funnelStages(rows(FUNNEL_HOURS.table), 'broadcast_id')})`,
     ],
     [
       'country',

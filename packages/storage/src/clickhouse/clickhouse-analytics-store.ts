@@ -9,7 +9,8 @@ import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
-import { sqlInteger } from './sql-literal';
+import { funnelStages } from './ch-funnel-stages';
+import { sqlInteger, sqlList } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 /** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
@@ -206,17 +207,25 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
-    // Per session: the first product view, then the first of each later step at or after the step before.
+    // A sponsor narrows rows within a broadcast: no kept answer serves it.
+    const answered = filter.sponsorId === undefined ? await this.answered(filter) : null;
+    const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
+    let sessions: string;
+    if (!answered?.answers.length) {
+      sessions = stages(await this.rows(FUNNEL_HOURS, filter, true));
+    } else {
+      // A session key is not a broadcast's: one with rows in more than one place (two answered
+      // broadcasts, or one and the rows read here) is counted from all its rows.
+      const range = await this.rangeHours(filter);
+      const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
+      const others = sqlList(answered.answers.map(([broadcast]) => broadcast));
+      const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], [`broadcast_id NOT IN ${others}`]);
+      const shared = `(SELECT key FROM (SELECT key FROM ${kept} UNION ALL SELECT DISTINCT session_key AS key FROM ${unanswered}) GROUP BY key HAVING count() > 1)`;
+      sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4 FROM ${kept} WHERE key NOT IN ${shared}
+        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], [`(broadcast_id NOT IN ${others} OR session_key IN ${shared})`]))}`;
+    }
     const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
-      `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d
-       FROM (
-         SELECT notEmpty(views) AS s1, arrayReduce('min', views) AS t1,
-           arrayFilter(t -> t >= t1, adds) AS after1, s1 AND notEmpty(after1) AS s2, arrayReduce('min', after1) AS t2,
-           arrayFilter(t -> t >= t2, starts) AS after2, s2 AND notEmpty(after2) AS s3, arrayReduce('min', after2) AS t3,
-           s3 AND notEmpty(arrayFilter(t -> t >= t3, completions)) AS s4
-         FROM (
-           SELECT groupArrayArray(viewed) AS views, groupArrayArray(added) AS adds, groupArrayArray(started) AS starts, groupArrayArray(completed) AS completions
-           FROM ${await this.rows(FUNNEL_HOURS, filter, true)} GROUP BY session_key))`,
+      `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
     );
     return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
   }
