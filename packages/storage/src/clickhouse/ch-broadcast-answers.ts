@@ -55,7 +55,7 @@ export type AnswerPanel =
   | 'moment'
   /** The exposures (`key`, as `exposure_key`) of its sponsored order reports that had an impression. */
   | 'exposed'
-  /** Per session of its funnel rows (`key`, as `session_key`), the steps it reached there (`number`, 0–4). */
+  /** Per session of its funnel rows (`key`, as `session_key`), the steps it reached there (`number`, 0–4; −1: it has funnel rows in another broadcast too). */
   | 'funnel_session';
 
 /**
@@ -118,7 +118,7 @@ const MINUTE = sqlInteger(VIEWER_MINUTE_MS);
  * their signatures' pairs), as SELECTs of (broadcast_id, a_text, a_key, a_number, a_count); each is
  * what the panel's read computes from those rows (clickhouse-analytics-store.ts).
  */
-function panelRows(rows: (table: string) => string): Array<[AnswerPanel, string]> {
+function panelRows(tenantSeq: number, rows: (table: string) => string): Array<[AnswerPanel, string]> {
   const sessions = `(SELECT any(broadcast_id) AS broadcast_id, intDiv(min(first_ms), ${MINUTE}) * ${MINUTE} AS first_bucket,
       intDiv(max(last_ms), ${MINUTE}) * ${MINUTE} AS last_bucket, argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
     FROM ${rows(SESSION_HOURS.table)} GROUP BY session_key)`;
@@ -150,8 +150,15 @@ function panelRows(rows: (table: string) => string): Array<[AnswerPanel, string]
     ],
     [
       'funnel_session',
-      `SELECT broadcast_id, '' AS a_text, session_key AS a_key, toInt64(s1 + s2 + s3 + s4) AS a_number, toInt64(0) AS a_count
-       FROM (${funnelStages(rows(FUNNEL_HOURS.table), 'broadcast_id')})`,
+      // −1 for a session with funnel rows in another broadcast too (of any time, derived before or
+      // since): a read counts it from all its rows.
+      `SELECT broadcast_id, '' AS a_text, session_key AS a_key, if(crossing, toInt64(-1), toInt64(s1 + s2 + s3 + s4)) AS a_number, toInt64(0) AS a_count
+       FROM (
+         SELECT *, session_key IN (
+           SELECT session_key FROM ${FUNNEL_HOURS.table} WHERE tenant_seq = ${sqlInteger(tenantSeq)}
+             AND session_key IN (SELECT session_key FROM ${rows(FUNNEL_HOURS.table)})
+           GROUP BY session_key HAVING uniqExact(broadcast_id) > 1) AS crossing
+         FROM (${funnelStages(rows(FUNNEL_HOURS.table), 'broadcast_id')}))`,
     ],
     [
       'country',
@@ -173,7 +180,7 @@ async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[
   );
   const rows = (table: string) => `(SELECT * FROM ${table} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND (broadcast_id, hour, derivation) IN (${pairs.join(', ')}))`;
   const answerOf = `transform(broadcast_id, [${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}], [${ids.map(sqlInteger).join(', ')}], 0)`;
-  for (const [panel, select] of panelRows(rows)) {
+  for (const [panel, select] of panelRows(tenantSeq, rows)) {
     const sql = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} (tenant_seq, panel, answer, broadcast_id, text, key, number, count)
       SELECT toUInt32(${sqlInteger(tenantSeq)}), ${sqlString(panel)}, toUInt64(${answerOf}), broadcast_id, a_text, a_key, a_number, a_count FROM (${select})`;
     await db.command(sql, roomFor(sql));

@@ -214,15 +214,16 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     if (!answered?.answers.length) {
       sessions = stages(await this.rows(FUNNEL_HOURS, filter, true));
     } else {
-      // A session key is not a broadcast's: one with rows in more than one place (two answered
-      // broadcasts, or one and the rows read here) is counted from all its rows.
+      // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
+      // as −1), or in one answered and in the rows read here, is counted from all its rows.
       const range = await this.rangeHours(filter);
       const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
       const others = sqlList(answered.answers.map(([broadcast]) => broadcast));
       const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], [`broadcast_id NOT IN ${others}`]);
-      const shared = `(SELECT key FROM (SELECT key FROM ${kept} UNION ALL SELECT DISTINCT session_key AS key FROM ${unanswered}) GROUP BY key HAVING count() > 1)`;
-      sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4 FROM ${kept} WHERE key NOT IN ${shared}
-        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], [`(broadcast_id NOT IN ${others} OR session_key IN ${shared})`]))}`;
+      const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
+      sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
+        FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
+        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], [`(broadcast_id NOT IN ${others} OR session_key IN ${crossing})`]))}`;
     }
     const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
       `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
