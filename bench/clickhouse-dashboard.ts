@@ -90,6 +90,7 @@ try {
   t0 = performance.now();
   const deriving = new ClickHouseAnalyticsStore(ch, polls, { quietSeconds: 0 });
   while ((await deriving.deriveHours()) > 0);
+  while ((await deriving.answerBroadcasts()) > 0);
   const deriveSeconds = (performance.now() - t0) / 1000;
   const [derived] = await ch.query<{ hours: string }>('SELECT uniqExact(tenant_seq, hour) AS hours FROM rollup_versions');
   console.log(`derived ${derived!.hours} hours in ${deriveSeconds.toFixed(1)} s (${(Number(count!.rows) / deriveSeconds).toFixed(0)} event rows/s)`);
