@@ -118,6 +118,17 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     expect(Number(answers!.n)).toBe(2);
     await markAnswers(db, `broadcast_id = 'b1' AND count < ${MARK}`);
     expect(b1(await marksOf(store, all, whole)).every((mark) => mark > 0)).toBe(true);
+    // The answers made from the rows before are retired (at once, here); those in use stay.
+    await nextSecond();
+    const retired = await store.retireAnswers(0);
+    expect(retired.retired).toBeGreaterThan(0);
+    expect(retired.deleting).toBe(true);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    await db.waitForMutations(BROADCAST_ANSWERED_TABLE);
+    const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_ANSWERED_TABLE} WHERE broadcast_id = 'b1'`);
+    expect(Number(left!.n)).toBe(1);
+    expect((await store.retireAnswers(0)).retired).toBe(0);
+    expect(b1(await marksOf(store, all, whole)).every((mark) => mark > 0)).toBe(true);
     await db.close();
   }, 120_000);
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '@svc/protocol';
 import { ChDatabase, serverSecond } from '../src/clickhouse/ch-database';
-import { CH_ROLLUPS, SESSION_HOURS } from '../src/clickhouse/ch-rollups';
+import { SESSION_HOURS } from '../src/clickhouse/ch-rollups';
+import { RETIRED_TABLES } from '../src/clickhouse/ch-rollup-retirement';
 import { ClickHouseAnalyticsStore, RETIRE_INTERVAL_MS } from '../src/clickhouse/clickhouse-analytics-store';
 import { dataset, filters, pollsOf } from './analytics-dataset';
 import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
@@ -64,7 +65,7 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     const secondStart = await newestStart();
     retired = await store.retireRows((await serverSecond(db)) - secondStart + 5);
     // (The cut-short row too: its hour's newest derivation is recent.)
-    expect(retired.map((r) => r.retired)).toEqual(CH_ROLLUPS.map(() => 0));
+    expect(retired.map((r) => r.retired)).toEqual(RETIRED_TABLES.map(() => 0));
     // A second derivation listed in the same second as the newest of the first hour (two nodes
     // that began together): readers may take either, so both stay.
     await db.command(`INSERT INTO rollup_versions (tenant_seq, hour, derived_at, derivation)
@@ -74,11 +75,11 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     await waitPast(await newestStart());
     // A derivation under way (begun now, not listed yet).
     await addSessionRow(db, hours[1]!, 9, 'toUInt32(now())');
-    const rowsBefore = await Promise.all(CH_ROLLUPS.map(({ table }) => rowsOf(db, table)));
+    const rowsBefore = await Promise.all(RETIRED_TABLES.map((table) => rowsOf(db, table)));
 
     retired = await store.retireRows(RETIRE_AFTER_SECONDS);
-    for (const { table } of CH_ROLLUPS) await db.waitForMutations(table, 60_000);
-    for (const [i, { table }] of CH_ROLLUPS.entries()) {
+    for (const table of RETIRED_TABLES) await db.waitForMutations(table, 60_000);
+    for (const [i, table] of RETIRED_TABLES.entries()) {
       const result = retired.find((r) => r.table === table)!;
       const rows = await rowsOf(db, table);
       if (rowsBefore[i] === 0) continue;
@@ -101,7 +102,7 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     // under way, never listed and begun long enough ago by now: two rows, too few to delete yet.
     await waitPast(await newestStart(SESSION_HOURS.table, 'derivation = 9'));
     retired = await store.retireRows(RETIRE_AFTER_SECONDS);
-    expect(retired.map((r) => [r.table, r.retired, r.deleting])).toEqual(CH_ROLLUPS.map(({ table }) => [table, table === SESSION_HOURS.table ? 2 : 0, false]));
+    expect(retired.map((r) => [r.table, r.retired, r.deleting])).toEqual(RETIRED_TABLES.map((table) => [table, table === SESSION_HOURS.table ? 2 : 0, false]));
     await db.close();
   }, 180_000);
 
@@ -144,9 +145,9 @@ describe.skipIf(!available)('retiring the rollup rows of older derivations on Cl
     expect(looks).toEqual([]);
     clock.advance(1);
     await store.compact();
-    expect(looks).toHaveLength(CH_ROLLUPS.length);
+    expect(looks).toHaveLength(RETIRED_TABLES.length);
     await store.compact();
-    expect(looks).toHaveLength(CH_ROLLUPS.length);
+    expect(looks).toHaveLength(RETIRED_TABLES.length);
     await db.close();
   }, 60_000);
 });

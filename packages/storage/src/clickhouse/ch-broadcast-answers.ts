@@ -77,6 +77,12 @@ const SIGNATURE = `arrayStringConcat(arraySort(groupArray(concat(toString(hour),
 /** Each hour's newest listed derivation (as `rangeHours` reads it). */
 const NEWEST = 'SELECT tenant_seq, hour, argMax(derivation, derived_at) FROM rollup_versions GROUP BY tenant_seq, hour';
 
+/** The current signature of every broadcast (as `answerBroadcasts` computes them), as a relation of (tenant_seq, broadcast_id, signature). */
+const CURRENT_SIGNATURES = `SELECT tenant_seq, broadcast_id, ${SIGNATURE} AS signature FROM (
+    SELECT DISTINCT tenant_seq, broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE}
+    WHERE broadcast_id != ${sqlString(RECORDED)} AND (tenant_seq, hour, derivation) IN (${NEWEST}))
+  GROUP BY tenant_seq, broadcast_id`;
+
 interface Unanswered {
   tenant_seq: string;
   broadcast_id: string;
@@ -89,12 +95,8 @@ interface Unanswered {
  */
 export async function answerBroadcasts(db: ChDatabase): Promise<number> {
   const unanswered = await db.query<Unanswered>(
-    `SELECT tenant_seq, broadcast_id, signature FROM (
-       SELECT tenant_seq, broadcast_id, ${SIGNATURE} AS signature, count() AS hours FROM (
-         SELECT DISTINCT tenant_seq, broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE}
-         WHERE broadcast_id != ${sqlString(RECORDED)} AND (tenant_seq, hour, derivation) IN (${NEWEST}))
-       GROUP BY tenant_seq, broadcast_id)
-     WHERE hours <= ${ANSWERED_BROADCAST_MAX_HOURS}
+    `SELECT tenant_seq, broadcast_id, signature FROM (${CURRENT_SIGNATURES})
+     WHERE length(splitByChar(',', signature)) <= ${ANSWERED_BROADCAST_MAX_HOURS}
        AND (tenant_seq, broadcast_id, signature) NOT IN (SELECT tenant_seq, broadcast_id, signature FROM ${BROADCAST_ANSWERED_TABLE})
      ORDER BY tenant_seq, broadcast_id
      LIMIT ${BROADCASTS_PER_ANSWER * ANSWERS_PER_RUN}`,
@@ -247,4 +249,42 @@ export function unansweredRows(answered: AnsweredBroadcasts | null): string[] {
   if (!answered?.answers.length) return [];
   if (!answered.othersLeft) return ['0'];
   return [`broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`];
+}
+
+export interface RetiredAnswers {
+  /** Answers made before the cutoff from a signature that is no broadcast's any more. */
+  retired: number;
+  /** Rows of those answers, and rows of every answer. */
+  rows: number;
+  allRows: number;
+  /** Whether their deletion was started (it runs in the background on the server). */
+  deleting: boolean;
+}
+
+/**
+ * Deletes the answers no read will use again: made more than `afterSeconds` before server
+ * second `now` (a read looks its answers up just before it reads them) from a signature that is
+ * no broadcast's any more (an hour of it derived again since: a newer answer replaces it, or the
+ * broadcast outgrew the answered length). Once their rows are `shareToDelete` of the answers'
+ * (or `rowsToDelete`), their rows go, then their records, by background deletions.
+ */
+export async function retireAnswers(db: ChDatabase, now: number, afterSeconds: number, shareToDelete: number, rowsToDelete: number): Promise<RetiredAnswers> {
+  const old = await db.query<{ answer: string }>(
+    `SELECT answer FROM ${BROADCAST_ANSWERED_TABLE}
+     WHERE computed_at < ${sqlInteger(now - afterSeconds)} AND (tenant_seq, broadcast_id, signature) NOT IN (${CURRENT_SIGNATURES})`,
+  );
+  if (!old.length) return { retired: 0, rows: 0, allRows: 0, deleting: false };
+  const ids = `(${old.map((row) => sqlInteger(chNumber(row.answer))).join(', ')})`;
+  const [counts] = await db.query<{ retired_rows: string; all_rows: string }>(
+    `SELECT countIf(answer IN ${ids}) AS retired_rows, count() AS all_rows FROM ${BROADCAST_ANSWERS_TABLE}`,
+    roomFor(ids),
+  );
+  const rows = chNumber(counts?.retired_rows ?? 0);
+  const allRows = chNumber(counts?.all_rows ?? 0);
+  const deleting = rows >= allRows * shareToDelete || rows >= rowsToDelete;
+  if (deleting) {
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} DELETE WHERE answer IN ${ids}`, roomFor(ids));
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERED_TABLE} DELETE WHERE answer IN ${ids}`, roomFor(ids));
+  }
+  return { retired: old.length, rows, allRows, deleting };
 }

@@ -1,4 +1,5 @@
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
+import { BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS } from './ch-rollups';
 import { sqlInteger, sqlString } from './sql-literal';
 
@@ -18,6 +19,9 @@ export const RETIRE_AFTER_SECONDS = 2 * CLAIM_SECONDS;
 export const RETIRED_SHARE_TO_DELETE = 0.2;
 /** …or this many, whichever comes first (a deletion rewrites the table's parts: not for a few rows). */
 export const RETIRED_ROWS_TO_DELETE = 1_000_000;
+
+/** The tables whose rows carry their derivation (`derivation`, `derived_at`, per `tenant_seq` and `hour`): the rollups and the broadcasts of each hour. */
+export const RETIRED_TABLES: readonly string[] = [...CH_ROLLUPS.map((rollup) => rollup.table), BROADCAST_HOURS_TABLE];
 
 export interface RetiredRows {
   table: string;
@@ -48,7 +52,8 @@ export function retiredRowsCondition(now: number, afterSeconds = RETIRE_AFTER_SE
 }
 
 /**
- * Deletes the rollup rows no reader will use again (see `retiredRowsCondition`): without it,
+ * Deletes the rollup rows (and `broadcast_hours` rows) no reader will use again (see
+ * `retiredRowsCondition`): without it,
  * every derivation of an hour after the first (an hour stored into again by late events, a
  * deletion or the retention purge) would leave the rows of the one before on disk for good.
  * A table's rows go once they are a large enough share of it, by a mutation the server runs in
@@ -58,7 +63,7 @@ export function retiredRowsCondition(now: number, afterSeconds = RETIRE_AFTER_SE
 export async function retireRollupRows(db: ChDatabase, afterSeconds = RETIRE_AFTER_SECONDS): Promise<RetiredRows[]> {
   const condition = retiredRowsCondition(await serverSecond(db), afterSeconds);
   const results: RetiredRows[] = [];
-  for (const { table } of CH_ROLLUPS) {
+  for (const table of RETIRED_TABLES) {
     const [counts] = await db.query<{ retired: string; rows: string }>(`SELECT countIf(${condition}) AS retired, count() AS rows FROM ${table}`);
     const retired = chNumber(counts?.retired ?? 0);
     const rows = chNumber(counts?.rows ?? 0);

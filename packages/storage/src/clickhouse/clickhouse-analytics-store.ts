@@ -1,10 +1,10 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
-import { answerBroadcasts, answeredBroadcasts, answerRows, unansweredRows, type AnsweredBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
-import { chNumber, type ChDatabase } from './ch-database';
+import { answerBroadcasts, answeredBroadcasts, answerRows, retireAnswers, unansweredRows, type AnsweredBroadcasts, type AnswerPanel, type RetiredAnswers } from './ch-broadcast-answers';
+import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
-import { retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
+import { RETIRE_AFTER_SECONDS, RETIRED_ROWS_TO_DELETE, RETIRED_SHARE_TO_DELETE, retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
@@ -246,10 +246,15 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return retireRollupRows(this.db, afterSeconds);
   }
 
+  /** Deletes the answers kept per broadcast that no read will use again, once they are many (ch-broadcast-answers.ts). */
+  async retireAnswers(afterSeconds = RETIRE_AFTER_SECONDS): Promise<RetiredAnswers> {
+    return retireAnswers(this.db, await serverSecond(this.db), afterSeconds, RETIRED_SHARE_TO_DELETE, RETIRED_ROWS_TO_DELETE);
+  }
+
   /**
    * Derives the rollups of the hours stored into since and the answers of the broadcasts they
    * hold, part of them each time; every `RETIRE_INTERVAL_MS`, retires the rows their older
-   * derivations left.
+   * derivations left and the answers made from them.
    */
   async compact(): Promise<void> {
     await this.deriveHours();
@@ -257,5 +262,6 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     if (this.clock.now() - this.lastRetirementMs < RETIRE_INTERVAL_MS) return;
     this.lastRetirementMs = this.clock.now();
     await this.retireRows();
+    await this.retireAnswers();
   }
 }
