@@ -112,10 +112,14 @@ describe.skipIf(!available)('dashboard on ClickHouse', () => {
       return rows;
     };
     expect(await rollupRowsOf(`user_id = 'u3'`)).toBeGreaterThan(0);
+    // The answers kept per broadcast hold the user's viewer key.
+    const keptOfUser = async () => Number((await db.query<{ n: string }>(`SELECT count() AS n FROM broadcast_answers WHERE key = cityHash64('u3')`))[0]!.n);
+    expect(await keptOfUser()).toBeGreaterThan(0);
     // Deletions are mutations, which run as merges.
     await db.command('SYSTEM START MERGES events');
     await new ClickHouseErasureStore(db).erase({ tenantSeq: 1, userHash: hashUserId('u3') }, 'u3');
     expect(await rollupRowsOf(`user_id = 'u3'`)).toBe(0);
+    expect(await keptOfUser()).toBe(0);
     let left = events.filter((event) => event.userId !== 'u3');
     for (const filter of checked) await expectModel(store, left, filter);
 

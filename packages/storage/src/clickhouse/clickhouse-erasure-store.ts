@@ -2,6 +2,7 @@ import { SvcError } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
 import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
+import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS, EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
@@ -55,8 +56,9 @@ export class ClickHouseErasureStore implements UserErasureStore {
     const user = clear ? sqlString(userId) : sqlString(job.userHash.toLowerCase());
     const column = clear ? 'assumeNotNull(user_id)' : 'lower(hex(SHA256(assumeNotNull(user_id))))';
     const match = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND user_id IS NOT NULL AND ${column} = ${user}`;
-    // The hours of the user's events, found before they go (their ids hold the times).
+    // The hours of the user's events, found before they go (their ids hold the times), and their broadcasts.
     const hours = await this.db.query<{ hour: string }>(`SELECT DISTINCT ${EVENT_HOUR} AS hour FROM event_ids WHERE ${match}`);
+    const broadcasts = (await this.db.query<{ broadcast_id: string }>(`SELECT DISTINCT broadcast_id FROM events WHERE ${match}`)).map((row) => row.broadcast_id);
     // Counted before deleting (a mutation reports no count); copies of an event count once.
     const deletedEvents = await this.count('events', match);
     const deletedRejects = await this.count('rejected_events', match);
@@ -76,6 +78,17 @@ export class ClickHouseErasureStore implements UserErasureStore {
       `INSERT INTO touched_hours (tenant_seq, hour, touched_at) SELECT DISTINCT tenant_seq, hour, toUInt32(now()) FROM ${SESSION_HOURS.table} WHERE ${match}`,
     );
     for (const table of ROLLUP_TABLES) await this.delete(table, match, await this.count(table, match), job);
+    // The answers kept for those broadcasts hold the user's viewer and session keys: they go too
+    // (made again from the rows once the hours are derived again).
+    if (broadcasts.length) {
+      const kept = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND broadcast_id IN ${sqlList(broadcasts)}`;
+      for (const table of [BROADCAST_ANSWERS_TABLE, BROADCAST_ANSWERED_TABLE]) {
+        const [left] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${kept}`, roomFor(kept));
+        if (chNumber(left?.n ?? 0) === 0) continue;
+        await this.db.command(`ALTER TABLE ${table} DELETE WHERE ${kept}`, roomFor(kept));
+        await this.db.waitForMutations(table, this.mutationWaitMs);
+      }
+    }
     return { deletedEvents, deletedRejects };
   }
 
@@ -85,7 +98,7 @@ export class ClickHouseErasureStore implements UserErasureStore {
    * `storage_unavailable` if that takes longer than `partRemovalWaitMs`.
    */
   async rewriteErased(): Promise<void> {
-    const tables = [...USER_TABLES, ...ROLLUP_TABLES];
+    const tables = [...USER_TABLES, ...ROLLUP_TABLES, BROADCAST_ANSWERS_TABLE, BROADCAST_ANSWERED_TABLE];
     for (const table of tables) await this.db.waitForMutations(table);
     const parts = await this.db.query<{ name: string }>(
       `SELECT name FROM system.parts WHERE database = ${sqlString(this.db.name)} AND table IN ${sqlList(tables)} AND active = 0`,
