@@ -1,13 +1,12 @@
 import { randomInt } from 'node:crypto';
-import { VIEWER_MINUTE_MS, type AnalyticsFilter } from '../analytics-store';
+import { VIEWER_MINUTE_MS } from '../analytics-store';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { funnelStages } from './ch-funnel-stages';
 import { EVENT_HOUR, FUNNEL_HOURS, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS } from './ch-rollups';
-import { derivedRunsCondition, pendingTimesCondition, type RangeHours } from './ch-rollup-reads';
 import { votesCounted } from './ch-vote-rule';
 import { roomFor } from './query-size-settings';
-import { sqlInteger, sqlList, sqlString } from './sql-literal';
+import { sqlInteger, sqlString } from './sql-literal';
 
 /**
  * Answers kept per broadcast, so that a panel over a range holding whole broadcasts reads a few
@@ -35,7 +34,7 @@ const ANSWERS_PER_RUN = 4;
 /** Answer ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
 const ANSWER_ID_LIMIT = 2 ** 48;
 /** The broadcast id of the rows that record a derivation's broadcasts as recorded (ids are never empty). */
-const RECORDED = '';
+export const RECORDED = '';
 
 /** What a panel keeps per broadcast: rows of `panel`, each with `text`, `key`, `number` and `count`. */
 export type AnswerPanel =
@@ -72,13 +71,13 @@ export function broadcastHoursSql(tenantSeq: number, hours: readonly number[], r
 }
 
 /** A broadcast's pairs (`hour`, `derivation` of the rows grouped) as one string, the same for the same pairs. */
-const SIGNATURE = `arrayStringConcat(arraySort(groupArray(concat(toString(hour), '/', toString(derivation)))), ',')`;
+export const SIGNATURE = `arrayStringConcat(arraySort(groupArray(concat(toString(hour), '/', toString(derivation)))), ',')`;
 
 /** Each hour's newest listed derivation (as `rangeHours` reads it). */
 const NEWEST = 'SELECT tenant_seq, hour, argMax(derivation, derived_at) FROM rollup_versions GROUP BY tenant_seq, hour';
 
 /** The current signature of every broadcast (as `answerBroadcasts` computes them), as a relation of (tenant_seq, broadcast_id, signature). */
-const CURRENT_SIGNATURES = `SELECT tenant_seq, broadcast_id, ${SIGNATURE} AS signature FROM (
+export const CURRENT_SIGNATURES = `SELECT tenant_seq, broadcast_id, ${SIGNATURE} AS signature FROM (
     SELECT DISTINCT tenant_seq, broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE}
     WHERE broadcast_id != ${sqlString(RECORDED)} AND (tenant_seq, hour, derivation) IN (${NEWEST}))
   GROUP BY tenant_seq, broadcast_id`;
@@ -192,99 +191,4 @@ async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[
     .map((b, i) => `(${sqlInteger(tenantSeq)}, ${sqlString(b.broadcast_id)}, ${sqlString(b.signature)}, ${sqlInteger(ids[i]!)}, ${sqlInteger(computedAt)})`)
     .join(', ')}`;
   await db.command(made, roomFor(made));
-}
-
-/** The broadcasts of a range whose answers serve it: each with the answer to read. */
-export interface AnsweredBroadcasts {
-  /** Broadcast id and answer id of each. */
-  answers: Array<[string, number]>;
-  /** Whether the range's derived hours hold rows of other broadcasts too. */
-  othersLeft: boolean;
-}
-
-/**
- * The broadcasts whose answers serve the filter's range (see above). Null when none can: a
- * country or campaign narrows rows within a broadcast, or a derived hour of the range was derived
- * by a version that did not record its broadcasts.
- */
-export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
-  if (filter.campaignId !== undefined || filter.country !== undefined) return null;
-  if (!range.derived.length) return { answers: [], othersLeft: false };
-  const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
-  const broadcast = filter.broadcastId === undefined ? '' : ` AND broadcast_id IN (${sqlString(filter.broadcastId)}, ${sqlString(RECORDED)})`;
-  const inRange = `SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
-      SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant}${broadcast} AND ${derivedRunsCondition(range)})
-    GROUP BY broadcast_id`;
-  // Broadcasts with events in the times read from the events are read from their rows.
-  const live = `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
-  const [signatures, pending] = await Promise.all([
-    db.query<{ broadcast_id: string; signature: string }>(inRange, roomFor(inRange)),
-    range.pending.length ? db.query<{ broadcast_id: string }>(live, roomFor(live)) : [],
-  ]);
-  const recorded = signatures.find((row) => row.broadcast_id === RECORDED)?.signature.split(',').length ?? 0;
-  if (recorded !== range.derivedHours) return null;
-  const present = signatures.filter((row) => row.broadcast_id !== RECORDED);
-  const readLive = new Set(pending.map((row) => row.broadcast_id));
-  const candidates = present.filter((row) => !readLive.has(row.broadcast_id));
-  if (!candidates.length) return { answers: [], othersLeft: present.length > 0 };
-  const sql = `SELECT broadcast_id, any(answer) AS answer FROM ${BROADCAST_ANSWERED_TABLE}
-    WHERE ${tenant} AND (broadcast_id, signature) IN (${candidates.map((row) => `(${sqlString(row.broadcast_id)}, ${sqlString(row.signature)})`).join(', ')})
-    GROUP BY broadcast_id`;
-  const answers = (await db.query<{ broadcast_id: string; answer: string }>(sql, roomFor(sql))).map((row): [string, number] => [row.broadcast_id, chNumber(row.answer)]);
-  return { answers, othersLeft: answers.length < present.length };
-}
-
-/** The rows `panel` keeps for the answered broadcasts, as a relation of (broadcast_id, text, key, number, count). */
-export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | null, panel: AnswerPanel): string {
-  if (!answered?.answers.length) return `(SELECT '' AS broadcast_id, '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
-  return `(SELECT broadcast_id, text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
-    AND answer IN (${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')}))`;
-}
-
-/**
- * The conditions on a rollup's rows that leave the answered broadcasts' out (`0`: no other
- * broadcast has rows in the derived hours).
- */
-export function unansweredRows(answered: AnsweredBroadcasts | null): string[] {
-  if (!answered?.answers.length) return [];
-  if (!answered.othersLeft) return ['0'];
-  return [`broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`];
-}
-
-export interface RetiredAnswers {
-  /** Answers made before the cutoff from a signature that is no broadcast's any more. */
-  retired: number;
-  /** Rows of those answers, and rows of every answer. */
-  rows: number;
-  allRows: number;
-  /** Whether their deletion was started (it runs in the background on the server). */
-  deleting: boolean;
-}
-
-/**
- * Deletes the answers no read will use again: made more than `afterSeconds` before server
- * second `now` (a read looks its answers up just before it reads them) from a signature that is
- * no broadcast's any more (an hour of it derived again since: a newer answer replaces it, or the
- * broadcast outgrew the answered length). Once their rows are `shareToDelete` of the answers'
- * (or `rowsToDelete`), their rows go, then their records, by background deletions.
- */
-export async function retireAnswers(db: ChDatabase, now: number, afterSeconds: number, shareToDelete: number, rowsToDelete: number): Promise<RetiredAnswers> {
-  const old = await db.query<{ answer: string }>(
-    `SELECT answer FROM ${BROADCAST_ANSWERED_TABLE}
-     WHERE computed_at < ${sqlInteger(now - afterSeconds)} AND (tenant_seq, broadcast_id, signature) NOT IN (${CURRENT_SIGNATURES})`,
-  );
-  if (!old.length) return { retired: 0, rows: 0, allRows: 0, deleting: false };
-  const ids = `(${old.map((row) => sqlInteger(chNumber(row.answer))).join(', ')})`;
-  const [counts] = await db.query<{ retired_rows: string; all_rows: string }>(
-    `SELECT countIf(answer IN ${ids}) AS retired_rows, count() AS all_rows FROM ${BROADCAST_ANSWERS_TABLE}`,
-    roomFor(ids),
-  );
-  const rows = chNumber(counts?.retired_rows ?? 0);
-  const allRows = chNumber(counts?.all_rows ?? 0);
-  const deleting = rows >= allRows * shareToDelete || rows >= rowsToDelete;
-  if (deleting) {
-    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} DELETE WHERE answer IN ${ids}`, roomFor(ids));
-    await db.command(`ALTER TABLE ${BROADCAST_ANSWERED_TABLE} DELETE WHERE answer IN ${ids}`, roomFor(ids));
-  }
-  return { retired: old.length, rows, allRows, deleting };
 }

@@ -1,7 +1,7 @@
 import type { PollDefinition } from '@svc/protocol';
 import { newestPollFirst, type AnalyticsFilter, type PollResult } from '../analytics-store';
 import { chNumber, type ChDatabase } from './ch-database';
-import { answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-broadcast-answers';
+import { answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
 import { pendingEvents, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { VOTE_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';

@@ -1,6 +1,8 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
-import { answerBroadcasts, answeredBroadcasts, answerRows, retireAnswers, unansweredRows, type AnsweredBroadcasts, type AnswerPanel, type RetiredAnswers } from './ch-broadcast-answers';
+import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
+import { answeredBroadcasts, answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
+import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
