@@ -12,6 +12,8 @@ import type { MetadataChangeFeed } from './metadata-change-feed';
 export class PollCopyingContentStore implements ContentStore {
   /** Other nodes' poll changes, copied one after the other so that an older copy never lands last. */
   private applyingChanges: Promise<void> = Promise.resolve();
+  /** Polls whose votes are to be derived again (`tenantSeq/id`), until that succeeds: the next full copy tries again. */
+  private readonly votesToDerive = new Map<string, { tenantSeq: number; id: string }>();
   /**
    * @param votesOfPollsCopied called after copies of a tenant's polls written through another
    *   node landed here, new or changed in what decides their votes (broadcast, creation time,
@@ -37,14 +39,13 @@ export class PollCopyingContentStore implements ContentStore {
       if (kept.has(keyOf(copy))) copied.set(keyOf(copy), copy);
       else await this.copies.deleteOverlay(copy.tenantSeq, copy.id);
     }
-    const votesToDerive = new Map<number, string[]>();
     for (const poll of polls) {
       const copy = copied.get(keyOf(poll));
       if (copy && isDeepStrictEqual(copy, poll)) continue;
       await this.copy(poll);
-      if (!copy || decidesVotesDifferently(copy, poll)) votesToDerive.set(poll.tenantSeq, [...(votesToDerive.get(poll.tenantSeq) ?? []), poll.id]);
+      if (!copy || decidesVotesDifferently(copy, poll)) this.votesToDerive.set(keyOf(poll), { tenantSeq: poll.tenantSeq, id: poll.id });
     }
-    for (const [tenantSeq, ids] of votesToDerive) await this.votesOfPollsCopied(tenantSeq, ids);
+    await this.deriveVotes();
   }
 
   /**
@@ -61,7 +62,10 @@ export class PollCopyingContentStore implements ContentStore {
           if (record?.type === 'poll') {
             const copy = await this.copies.getOverlay(change.tenantSeq, id);
             await this.copy(record);
-            if (!copy || decidesVotesDifferently(copy, record)) await this.votesOfPollsCopied(change.tenantSeq, [id]);
+            if (!copy || decidesVotesDifferently(copy, record)) {
+              this.votesToDerive.set(`${change.tenantSeq}/${id}`, { tenantSeq: change.tenantSeq, id });
+              await this.deriveVotes();
+            }
           } else if (!record) await this.copies.deleteOverlay(change.tenantSeq, id);
         });
       },
@@ -119,9 +123,23 @@ export class PollCopyingContentStore implements ContentStore {
     this.applyingChanges = this.applyingChanges.then(job).catch(() => undefined);
   }
 
+  /**
+   * Writes the copy of a poll, in place when there is one: a copy deleted and made again would
+   * leave a moment without it, and votes derived then would be left out.
+   */
   private async copy(poll: OverlayRecord): Promise<void> {
-    await this.copies.deleteOverlay(poll.tenantSeq, poll.id);
-    await this.copies.createOverlay(poll);
+    const patch = { content: poll.content, active: poll.active, ...(poll.shownAt === null ? {} : { shownAt: poll.shownAt }) };
+    if (!(await this.copies.updateOverlay(poll.tenantSeq, poll.id, patch, poll.updatedAt))) await this.copies.createOverlay(poll);
+  }
+
+  /** Derives again the votes of the polls waiting for it, per tenant; those that fail wait for the next full copy. */
+  private async deriveVotes(): Promise<void> {
+    const byTenant = new Map<number, string[]>();
+    for (const { tenantSeq, id } of this.votesToDerive.values()) byTenant.set(tenantSeq, [...(byTenant.get(tenantSeq) ?? []), id]);
+    for (const [tenantSeq, ids] of byTenant) {
+      await this.votesOfPollsCopied(tenantSeq, ids);
+      for (const id of ids) this.votesToDerive.delete(`${tenantSeq}/${id}`);
+    }
   }
 }
 

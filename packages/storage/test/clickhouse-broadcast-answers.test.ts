@@ -52,12 +52,17 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
       crossing(3, 'checkout.started', 'b2', 45),
       crossing(4, 'checkout.completed', 'b2', 50, { orderId: 'o-crossing', items: '[]', total: 0, data: '{"currency":"EUR"}' }),
     ];
+    // Another tenant's broadcast in the same hours is none of this tenant's.
+    const elsewhere = { ...crossing(5, 'broadcast.joined', 'elsewhere', 30), tenantSeq: 2, sessionId: 'svc_elsewhere' };
+    await insertEvents(db, [elsewhere]);
     await storeWithCopies(db, events);
     await nextSecond();
-    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf(), 2: pollsOf() }), DERIVE_AT_ONCE);
     await store.compact();
-    const [made] = await db.query<{ n: string }>(`SELECT uniqExact(broadcast_id) AS n FROM ${BROADCAST_ANSWERED_TABLE}`);
+    const [made] = await db.query<{ n: string }>(`SELECT uniqExact(broadcast_id) AS n FROM ${BROADCAST_ANSWERED_TABLE} WHERE tenant_seq = 1`);
     expect(Number(made!.n)).toBe(3);
+    const [mixed] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_HOURS_TABLE} WHERE tenant_seq = 1 AND broadcast_id = 'elsewhere'`);
+    expect(Number(mixed!.n)).toBe(0);
     // Kept answers give the raw events' results.
     const whole = { tenantSeq: 1 };
     for (const filter of [whole, { tenantSeq: 1, broadcastId: 'b2' }, { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 12 * HOUR }]) {

@@ -2,7 +2,7 @@ import type { AnalyticsFilter } from '../analytics-store';
 import { RECORDED, SIGNATURE, type AnswerPanel } from './ch-broadcast-answers';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, type ChDatabase } from './ch-database';
-import { derivedRunsCondition, pendingTimesCondition, type RangeHours } from './ch-rollup-reads';
+import { derivedRunsCondition, pendingTimesCondition, type RangeHours, type RowConditions } from './ch-rollup-reads';
 import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
@@ -15,7 +15,7 @@ export interface AnsweredBroadcasts {
 }
 
 /**
- * The broadcasts whose answers serve the filter's range (see above). Null when none can: a
+ * The broadcasts whose answers serve the filter's range (ch-broadcast-answers.ts). Null when none can: a
  * country or campaign narrows rows within a broadcast, or a derived hour of the range was derived
  * by a version that did not record its broadcasts.
  */
@@ -54,11 +54,13 @@ export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | nul
 }
 
 /**
- * The conditions on a rollup's rows that leave the answered broadcasts' out (`0`: no other
- * broadcast has rows in the derived hours).
+ * The conditions on a rollup's rows that leave the answered broadcasts' out: on the rows of
+ * derived hours (`0` when no other broadcast has any there), and on the events read on the spot
+ * (an event of an answered broadcast stored since the answers were looked up is left to the
+ * next read: the answer holds the broadcast as it was then).
  */
-export function unansweredRows(answered: AnsweredBroadcasts | null): string[] {
-  if (!answered?.answers.length) return [];
-  if (!answered.othersLeft) return ['0'];
-  return [`broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`];
+export function unansweredRows(answered: AnsweredBroadcasts | null): RowConditions {
+  if (!answered?.answers.length) return {};
+  const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
+  return { stored: [answered.othersLeft ? others : '0'], pending: [others] };
 }

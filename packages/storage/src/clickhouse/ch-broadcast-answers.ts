@@ -64,10 +64,11 @@ export type AnswerPanel =
  * in a rolling upgrade, records none: a read cannot know which broadcasts its hours hold).
  */
 export function broadcastHoursSql(tenantSeq: number, hours: readonly number[], range: string, startedAt: number, derivation: number): string {
-  const made = `toUInt32(${sqlInteger(startedAt)}) AS derived_at, toUInt64(${sqlInteger(derivation)}) AS derivation, toUInt32(${sqlInteger(tenantSeq)}) AS tenant_seq`;
+  // (No alias named as a column of events: an alias would stand for the column in the WHERE.)
+  const made = `toUInt32(${sqlInteger(startedAt)}) AS derived_at, toUInt64(${sqlInteger(derivation)}) AS derivation`;
   return `INSERT INTO ${BROADCAST_HOURS_TABLE} (derived_at, derivation, tenant_seq, hour, broadcast_id)
-    SELECT DISTINCT ${made}, toInt64(${EVENT_HOUR}) AS hour, broadcast_id FROM events WHERE ${range}
-    UNION ALL SELECT ${made}, toInt64(arrayJoin([${hours.map(sqlInteger).join(', ')}])) AS hour, ${sqlString(RECORDED)} AS broadcast_id`;
+    SELECT DISTINCT ${made}, toUInt32(tenant_seq), toInt64(${EVENT_HOUR}) AS hour, broadcast_id FROM events WHERE ${range}
+    UNION ALL SELECT ${made}, toUInt32(${sqlInteger(tenantSeq)}), toInt64(arrayJoin([${hours.map(sqlInteger).join(', ')}])) AS hour, ${sqlString(RECORDED)}`;
 }
 
 /** A broadcast's pairs (`hour`, `derivation` of the rows grouped) as one string, the same for the same pairs. */

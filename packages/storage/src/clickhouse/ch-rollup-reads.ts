@@ -95,6 +95,12 @@ export function derivedRunsCondition(range: RangeHours): string {
   return `(${runs.join(' OR ')})`;
 }
 
+/** A panel's own conditions on the rows it reads: on the rows of derived hours, on the events of pending times. */
+export interface RowConditions {
+  stored?: string[];
+  pending?: string[];
+}
+
 /** The range's pending times as a condition on `timestamp_ms` (`0` without any). */
 export function pendingTimesCondition(range: RangeHours): string {
   return range.pending.length ? `(${range.pending.map(timeRun).join(' OR ')})` : '0';
@@ -110,20 +116,28 @@ export function storedRows(rollup: ChRollup, filter: AnalyticsFilter, range: Ran
  * The events of the range's pending times the rollup derives rows from, each once (a copy of a
  * retried event not merged yet is taken out first); null when there are none.
  */
-export function pendingEvents(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean): string | null {
+export function pendingEvents(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, also: string[] = []): string | null {
   if (!range.pending.length) return null;
   const sponsor = withSponsor && filter.sponsorId !== undefined ? ` AND ${EVENT_SPONSOR} = ${sqlString(filter.sponsorId)}` : '';
-  return `(SELECT * FROM events WHERE ${eventConditions(filter, rollup.events ?? 'any', false)} AND (${range.pending.map(timeRun).join(' OR ')})${sponsor} LIMIT 1 BY event_id)`;
+  const more = also.map((condition) => ` AND ${condition}`).join('');
+  return `(SELECT * FROM events WHERE ${eventConditions(filter, rollup.events ?? 'any', false)} AND (${range.pending.map(timeRun).join(' OR ')})${sponsor}${more} LIMIT 1 BY event_id)`;
 }
 
 /**
- * The rollup's rows for the filter, as a relation: those of the derived hours from its table
- * (matching `also`), and those of the pending times derived on the spot from the events
- * (`polls`: the polls votes are checked against there).
+ * The rollup's rows for the filter, as a relation: those of the derived hours from its table,
+ * and those of the pending times derived on the spot from the events (`polls`: the polls votes
+ * are checked against there); each part matching the panel's own conditions in `also`.
  */
-export function rollupRows(rollup: ChRollup, filter: AnalyticsFilter, range: RangeHours, withSponsor: boolean, polls: readonly PollDefinition[] = [], also: string[] = []): string {
-  const stored = storedRows(rollup, filter, range, withSponsor, also);
-  const events = pendingEvents(rollup, filter, range, withSponsor);
+export function rollupRows(
+  rollup: ChRollup,
+  filter: AnalyticsFilter,
+  range: RangeHours,
+  withSponsor: boolean,
+  polls: readonly PollDefinition[] = [],
+  also: RowConditions = {},
+): string {
+  const stored = storedRows(rollup, filter, range, withSponsor, also.stored);
+  const events = pendingEvents(rollup, filter, range, withSponsor, also.pending);
   const derived = events === null ? null : derivationSql(rollup, events, '0', '0', polls);
   const parts = [stored, derived].filter((part): part is string => part !== null);
   // No hour to read: the table's rows of no hour, for the column names and types.

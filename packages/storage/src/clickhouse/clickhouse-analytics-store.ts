@@ -18,6 +18,12 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 /** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
 export const RETIRE_INTERVAL_MS = 15 * 60_000;
 
+/** A range as a panel reads it: its hours, and the broadcasts whose kept answers serve it. */
+interface RangeView {
+  range: RangeHours;
+  answered: AnsweredBroadcasts | null;
+}
+
 export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
   /** Decides when the next look for retired rollup rows is due; the system clock by default. */
   clock?: Clock;
@@ -40,8 +46,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    * (whatever their other filters: the hours depend on the tenant and range only).
    */
   private readonly hoursInProgress = new Map<string, Promise<RangeHours>>();
-  /** The answered broadcasts of a range while they are looked up: shared the same way (ch-broadcast-answers.ts). */
-  private readonly answersInProgress = new Map<string, Promise<AnsweredBroadcasts | null>>();
+  /** The views of a range (its hours and answered broadcasts) while they are looked up: shared the same way. */
+  private readonly viewsInProgress = new Map<string, Promise<RangeView>>();
   private readonly deriver: ChRollupDeriver;
   private readonly clock: Clock;
   private lastRetirementMs: number;
@@ -72,23 +78,22 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return hours;
   }
 
-  /** The broadcasts whose kept answers serve the filter (null: none can). */
-  private answered(filter: AnalyticsFilter): Promise<AnsweredBroadcasts | null> {
+  /**
+   * The hours of the filter's range and the broadcasts whose kept answers serve it (null: none
+   * can), looked up together: a panel reads its rows and the answers from this one view of the
+   * range, never from two (an hour stored into between two looks would be read twice).
+   */
+  private view(filter: AnalyticsFilter): Promise<RangeView> {
     const narrowed = filter.campaignId !== undefined || filter.country !== undefined;
     const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null, narrowed]);
-    let answered = this.answersInProgress.get(key);
-    if (!answered) {
-      answered = this.rangeHours(filter)
-        .then((range) => answeredBroadcasts(this.db, filter, range))
-        .finally(() => this.answersInProgress.delete(key));
-      this.answersInProgress.set(key, answered);
+    let view = this.viewsInProgress.get(key);
+    if (!view) {
+      view = this.rangeHours(filter)
+        .then(async (range) => ({ range, answered: await answeredBroadcasts(this.db, filter, range) }))
+        .finally(() => this.viewsInProgress.delete(key));
+      this.viewsInProgress.set(key, view);
     }
-    return answered;
-  }
-
-  /** The rollup's rows for the filter, but those of broadcasts whose answers serve it (`answered`). */
-  private async unansweredRows(rollup: ChRollup, filter: AnalyticsFilter, answered: AnsweredBroadcasts | null, withSponsor = false): Promise<string> {
-    return rollupRows(rollup, filter, await this.rangeHours(filter), withSponsor, [], unansweredRows(answered));
+    return view;
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -103,7 +108,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
-    const answered = await this.answered(filter);
+    const { range, answered } = await this.view(filter);
     const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
     // A session (in one broadcast) lasts from its first to its last event and counts in every
     // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
@@ -112,7 +117,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     const sessions = `(
       SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
         argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
-      FROM ${await this.unansweredRows(SESSION_HOURS, filter, answered)}
+      FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
       GROUP BY session_key)`;
     const [totals, changes] = await Promise.all([
       this.query<{ sessions: string; viewers: string }>(
@@ -132,13 +137,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    const answered = await this.answered(filter);
+    const { range, answered } = await this.view(filter);
     const kept = answerRows(filter.tenantSeq, answered, 'viewer');
     const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
       `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
        FROM (
          SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM (
-           SELECT viewer_key, joined, engaged FROM ${await this.unansweredRows(SESSION_HOURS, filter, answered)}
+           SELECT viewer_key, joined, engaged FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
            UNION ALL SELECT key AS viewer_key, toUInt8(number % 2 = 1) AS joined, toUInt8(number >= 2) AS engaged FROM ${kept})
          GROUP BY viewer_key)`,
     );
@@ -146,15 +151,17 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    return pollResults(this.db, this.polls, filter, await this.rangeHours(filter), await this.answered(filter));
+    const { range, answered } = await this.view(filter);
+    return pollResults(this.db, this.polls, filter, range, answered);
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
+    const { range, answered: served } = await this.view(filter);
     // A sponsor narrows rows within a broadcast: no kept answer serves it.
-    const answered = filter.sponsorId === undefined ? await this.answered(filter) : null;
+    const answered = filter.sponsorId === undefined ? served : null;
     return sponsorPerformance(
       this.db,
-      (rollup) => (rollup === SPONSOR_HOURS ? this.unansweredRows(SPONSOR_HOURS, filter, answered, true) : this.rows(rollup, filter, true)),
+      async (rollup) => rollupRows(rollup, filter, range, true, [], rollup === SPONSOR_HOURS ? unansweredRows(answered) : {}),
       { moments: answerRows(filter.tenantSeq, answered, 'moment'), exposed: answerRows(filter.tenantSeq, answered, 'exposed') },
     );
   }
@@ -187,11 +194,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
     const all = { ...filter, country: undefined };
-    const answered = await this.answered(all);
+    const { range, answered } = await this.view(all);
     const rows = await this.query<{ country: string }>(
-      `SELECT DISTINCT country FROM (
-         SELECT assumeNotNull(country) AS country FROM ${await this.unansweredRows(SESSION_HOURS, all, answered)} WHERE isNotNull(country) AND country != ''
-         UNION ALL SELECT text AS country FROM ${answerRows(filter.tenantSeq, answered, 'country')})`,
+      `SELECT DISTINCT known AS country FROM (
+         SELECT assumeNotNull(country) AS known FROM ${rollupRows(SESSION_HOURS, all, range, false, [], unansweredRows(answered))} WHERE isNotNull(country) AND country != ''
+         UNION ALL SELECT text AS known FROM ${answerRows(filter.tenantSeq, answered, 'country')})`,
     );
     return rows.map((row) => row.country).sort();
   }
@@ -209,23 +216,23 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
+    const { range, answered: served } = await this.view(filter);
     // A sponsor narrows rows within a broadcast: no kept answer serves it.
-    const answered = filter.sponsorId === undefined ? await this.answered(filter) : null;
+    const answered = filter.sponsorId === undefined ? served : null;
     const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
     let sessions: string;
     if (!answered?.answers.length) {
-      sessions = stages(await this.rows(FUNNEL_HOURS, filter, true));
+      sessions = stages(rollupRows(FUNNEL_HOURS, filter, range, true));
     } else {
       // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
       // as −1), or in one answered and in the rows read here, is counted from all its rows.
-      const range = await this.rangeHours(filter);
       const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
-      const others = sqlList(answered.answers.map(([broadcast]) => broadcast));
-      const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], [`broadcast_id NOT IN ${others}`]);
+      const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
+      const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [others], pending: [others] });
       const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
       sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
         FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
-        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], [`(broadcast_id NOT IN ${others} OR session_key IN ${crossing})`]))}`;
+        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others} OR session_key IN ${crossing})`], pending: [others] }))}`;
     }
     const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
       `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
@@ -260,10 +267,16 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    */
   async compact(): Promise<void> {
     await this.deriveHours();
-    await this.answerBroadcasts();
-    if (this.clock.now() - this.lastRetirementMs < RETIRE_INTERVAL_MS) return;
-    this.lastRetirementMs = this.clock.now();
-    await this.retireRows();
-    await this.retireAnswers();
+    // A failure to make answers (they are only a shortcut) holds up no retirement; it is reported after.
+    const answering = await this.answerBroadcasts().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    if (this.clock.now() - this.lastRetirementMs >= RETIRE_INTERVAL_MS) {
+      this.lastRetirementMs = this.clock.now();
+      await this.retireRows();
+      await this.retireAnswers();
+    }
+    if (answering) throw answering;
   }
 }

@@ -2,6 +2,7 @@ import { SvcError } from '@svc/protocol';
 import { hashUserId, type DeletionJob, type ErasedCounts } from '../deletion-job-store';
 import type { UserErasureStore } from '../user-erasure-store';
 import { chNumber, DEFAULT_MUTATION_WAIT_MS, type ChDatabase } from './ch-database';
+import { deleteAnswers } from './ch-answer-retirement';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS, EVENT_HOUR, SESSION_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
@@ -58,7 +59,10 @@ export class ClickHouseErasureStore implements UserErasureStore {
     const match = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND user_id IS NOT NULL AND ${column} = ${user}`;
     // The hours of the user's events, found before they go (their ids hold the times), and their broadcasts.
     const hours = await this.db.query<{ hour: string }>(`SELECT DISTINCT ${EVENT_HOUR} AS hour FROM event_ids WHERE ${match}`);
-    const broadcasts = (await this.db.query<{ broadcast_id: string }>(`SELECT DISTINCT broadcast_id FROM events WHERE ${match}`)).map((row) => row.broadcast_id);
+    // (From the rollups too: a deletion tried again finds no event left.)
+    const broadcasts = (
+      await this.db.query<{ broadcast_id: string }>(`SELECT DISTINCT broadcast_id FROM events WHERE ${match} UNION ALL SELECT DISTINCT broadcast_id FROM ${SESSION_HOURS.table} WHERE ${match}`)
+    ).map((row) => row.broadcast_id);
     // Counted before deleting (a mutation reports no count); copies of an event count once.
     const deletedEvents = await this.count('events', match);
     const deletedRejects = await this.count('rejected_events', match);
@@ -81,13 +85,7 @@ export class ClickHouseErasureStore implements UserErasureStore {
     // The answers kept for those broadcasts hold the user's viewer and session keys: they go too
     // (made again from the rows once the hours are derived again).
     if (broadcasts.length) {
-      const kept = `tenant_seq = ${sqlInteger(job.tenantSeq)} AND broadcast_id IN ${sqlList(broadcasts)}`;
-      for (const table of [BROADCAST_ANSWERS_TABLE, BROADCAST_ANSWERED_TABLE]) {
-        const [left] = await this.db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${kept}`, roomFor(kept));
-        if (chNumber(left?.n ?? 0) === 0) continue;
-        await this.db.command(`ALTER TABLE ${table} DELETE WHERE ${kept}`, roomFor(kept));
-        await this.db.waitForMutations(table, this.mutationWaitMs);
-      }
+      await deleteAnswers(this.db, `tenant_seq = ${sqlInteger(job.tenantSeq)} AND broadcast_id IN ${sqlList([...new Set(broadcasts)])}`, this.mutationWaitMs);
     }
     return { deletedEvents, deletedRejects };
   }

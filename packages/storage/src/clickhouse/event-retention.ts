@@ -1,6 +1,7 @@
 import type { ChDatabase } from './ch-database';
 import { monthPartition } from './ch-migrations';
 import { HOUR_MS } from '../analytics-store';
+import { answersBefore, deleteAnswers } from './ch-answer-retirement';
 import { BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { CH_ROLLUPS, SESSION_HOURS } from './ch-rollups';
 import { sqlInteger } from './sql-literal';
@@ -68,6 +69,9 @@ async function purgeRollupsBefore(db: ChDatabase, tenantSeq: number, cutoffMs: n
   if (cutHour < cutoffMs) {
     await db.command(`INSERT INTO touched_hours (tenant_seq, hour, touched_at) VALUES (${sqlInteger(tenantSeq)}, ${sqlInteger(cutHour)}, toUInt32(now()))`);
   }
+  // The answers kept per broadcast made from those hours' rows go first (never used again: their
+  // signatures name hours that no longer hold rows), then the rows.
+  await deleteAnswers(db, answersBefore(tenantSeq, cutoffMs));
   for (const table of [...CH_ROLLUPS.map((rollup) => rollup.table), BROADCAST_HOURS_TABLE]) {
     const [left] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${table} WHERE ${old}`);
     if (Number(left?.n ?? 0) === 0) continue;
