@@ -3,6 +3,7 @@ import { VIEWER_MINUTE_MS } from '../analytics-store';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { funnelStages } from './ch-funnel-stages';
+import { sessionSpans } from './ch-session-spans';
 import { EVENT_HOUR, FUNNEL_HOURS, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS } from './ch-rollups';
 import { votesCounted } from './ch-vote-rule';
 import { roomFor } from './query-size-settings';
@@ -121,9 +122,7 @@ const MINUTE = sqlInteger(VIEWER_MINUTE_MS);
  * what the panel's read computes from those rows (clickhouse-analytics-store.ts).
  */
 function panelRows(tenantSeq: number, rows: (table: string) => string): Array<[AnswerPanel, string]> {
-  const sessions = `(SELECT any(broadcast_id) AS broadcast_id, intDiv(min(first_ms), ${MINUTE}) * ${MINUTE} AS first_bucket,
-      intDiv(max(last_ms), ${MINUTE}) * ${MINUTE} AS last_bucket, argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
-    FROM ${rows(SESSION_HOURS.table)} GROUP BY session_key)`;
+  const sessions = sessionSpans(rows(SESSION_HOURS.table), true);
   return [
     ['poll', `SELECT broadcast_id, poll_id AS a_text, toUInt64(0) AS a_key, option_index AS a_number, toInt64(votes) AS a_count FROM (${votesCounted(rows('vote_hours'), 'broadcast_id')})`],
     [

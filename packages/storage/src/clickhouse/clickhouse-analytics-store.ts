@@ -12,6 +12,7 @@ import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS,
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnelStages } from './ch-funnel-stages';
+import { sessionSpans } from './ch-session-spans';
 import { sqlInteger, sqlList } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
@@ -114,11 +115,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
     // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
     // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
-    const sessions = `(
-      SELECT intDiv(min(first_ms), ${bucket}) * ${bucket} AS first_bucket, intDiv(max(last_ms), ${bucket}) * ${bucket} AS last_bucket,
-        argMin(viewer_key, first_ms) AS viewer, max(joined) AS session_joined
-      FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
-      GROUP BY session_key)`;
+    const sessions = sessionSpans(rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered)));
     const [totals, changes] = await Promise.all([
       this.query<{ sessions: string; viewers: string }>(
         `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
