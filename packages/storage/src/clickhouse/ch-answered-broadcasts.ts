@@ -3,6 +3,7 @@ import { RECORDED, SIGNATURE, type AnswerPanel } from './ch-broadcast-answers';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, type ChDatabase } from './ch-database';
 import { derivedRunsCondition, pendingTimesCondition, type RangeHours, type RowConditions } from './ch-rollup-reads';
+import { SESSION_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
 
@@ -27,8 +28,12 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
   const inRange = `SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
       SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant}${broadcast} AND ${derivedRunsCondition(range)})
     GROUP BY broadcast_id`;
-  // Broadcasts with events in the times read from the events are read from their rows.
-  const live = `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
+  // Broadcasts with events in the times read from the events are read from their rows: as the
+  // panels read those times (every event makes a session row), or from the events.
+  const pendingSessions = range.pendingTables?.[SESSION_HOURS.table];
+  const live = pendingSessions
+    ? `SELECT DISTINCT broadcast_id FROM ${pendingSessions} WHERE ${tenant}${broadcast}`
+    : `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
   const [signatures, pending] = await Promise.all([
     db.query<{ broadcast_id: string; signature: string }>(inRange, roomFor(inRange)),
     range.pending.length ? db.query<{ broadcast_id: string }>(live, roomFor(live)) : [],

@@ -22,6 +22,12 @@ export interface PollLookup {
   readAgain?(notBeforeMs: number): Promise<void>;
 }
 
+/** The polls `lookup` knows among `ids`, with options (votes on others count nowhere). */
+export async function knownPolls(lookup: PollLookup, tenantSeq: number, ids: Iterable<string>): Promise<PollDefinition[]> {
+  const found = await Promise.all([...ids].map((id) => lookup.find(tenantSeq, id)));
+  return found.filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
+}
+
 /**
  * Poll results by the vote rule: of the valid votes in the range, a vote counts when it is the
  * first (time, then event id) of its session and, when it has one, of its userId on that poll.
@@ -32,11 +38,10 @@ export interface PollLookup {
  */
 export async function pollResults(db: ChDatabase, polls: PollLookup, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts | null): Promise<PollResult[]> {
   if (!range.derived.length && !range.pending.length) return [];
-  const known = async (ids: Iterable<string>) =>
-    (await Promise.all([...ids].map((id) => polls.find(filter.tenantSeq, id)))).filter((poll): poll is PollDefinition => poll !== undefined && poll.options.length > 0);
+  const known = (ids: Iterable<string>) => knownPolls(polls, filter.tenantSeq, ids);
   // The votes read on the spot are checked against the polls they name (derived hours were
-  // checked when derived).
-  const events = pendingEvents(VOTE_HOURS, filter, range, false);
+  // checked when derived, the pending rows derived ahead when derived).
+  const events = range.pendingTables?.[VOTE_HOURS.table] === undefined ? pendingEvents(VOTE_HOURS, filter, range, false) : null;
   const namedSql = events === null ? null : `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
   const named = namedSql === null ? [] : await db.query<{ poll_id: string }>(namedSql, roomFor(namedSql));
   // The votes of broadcasts the range holds whole come counted (ch-broadcast-answers.ts), the

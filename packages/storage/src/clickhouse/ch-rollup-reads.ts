@@ -25,6 +25,11 @@ export interface RangeHours {
   derivedHours: number;
   /** Runs of time read from the events, [from, to) (undefined: unbounded): hours stored into since their last derivation, and the range's cut hours. */
   pending: Array<[number | undefined, number | undefined]>;
+  /**
+   * Tables holding the rows of the pending times already derived, by rollup table, for every
+   * event of the tenant there (ch-pending-tables.ts); a rollup without one derives them on the spot.
+   */
+  pendingTables?: Record<string, string>;
 }
 
 /**
@@ -95,7 +100,10 @@ export function derivedRunsCondition(range: RangeHours): string {
   return `(${runs.join(' OR ')})`;
 }
 
-/** A panel's own conditions on the rows it reads: on the rows of derived hours, on the events of pending times. */
+/**
+ * A panel's own conditions on the rows it reads: on the rows of derived hours, on the events of
+ * pending times (and on their rows when derived ahead: only on columns both have).
+ */
 export interface RowConditions {
   stored?: string[];
   pending?: string[];
@@ -137,8 +145,15 @@ export function rollupRows(
   also: RowConditions = {},
 ): string {
   const stored = storedRows(rollup, filter, range, withSponsor, also.stored);
-  const events = pendingEvents(rollup, filter, range, withSponsor, also.pending);
-  const derived = events === null ? null : derivationSql(rollup, events, '0', '0', polls);
+  const table = range.pendingTables?.[rollup.table];
+  let derived: string | null;
+  if (table !== undefined) {
+    // Derived once for the tenant: the rows carry what the filter and the panel's conditions are on.
+    derived = `SELECT * FROM ${table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, ...rowConditions(filter, withSponsor), ...(also.pending ?? [])].join(' AND ')}`;
+  } else {
+    const events = pendingEvents(rollup, filter, range, withSponsor, also.pending);
+    derived = events === null ? null : derivationSql(rollup, events, '0', '0', polls);
+  }
   const parts = [stored, derived].filter((part): part is string => part !== null);
   // No hour to read: the table's rows of no hour, for the column names and types.
   return `(${parts.length ? parts.join(' UNION ALL ') : `SELECT * FROM ${rollup.table} WHERE 0`})`;

@@ -4,26 +4,22 @@ import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
 import { answeredBroadcasts, answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
 import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
-import { pollResults, type PollLookup } from './ch-poll-results';
+import { knownPolls, pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
 import { RETIRE_AFTER_SECONDS, RETIRED_ROWS_TO_DELETE, RETIRED_SHARE_TO_DELETE, retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
+import { dropLeftPendingTables, makePendingTables } from './ch-pending-tables';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnelStages } from './ch-funnel-stages';
 import { sessionSpans } from './ch-session-spans';
+import { SharedReads } from './shared-reads';
 import { sqlInteger, sqlList } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 /** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
 export const RETIRE_INTERVAL_MS = 15 * 60_000;
-
-/** A range as a panel reads it: its hours, and the broadcasts whose kept answers serve it. */
-interface RangeView {
-  range: RangeHours;
-  answered: AnsweredBroadcasts | null;
-}
 
 export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
   /** Decides when the next look for retired rollup rows is due; the system clock by default. */
@@ -43,12 +39,13 @@ export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
   /**
-   * The hours of a tenant's range while they are looked up: the panels of one overview share them
-   * (whatever their other filters: the hours depend on the tenant and range only).
+   * The hours of a tenant's range, with its pending rows derived ahead, shared by the panels of
+   * one overview (asked for together; the hours depend on the tenant and range only) and
+   * released when the last of them is done.
    */
-  private readonly hoursInProgress = new Map<string, Promise<RangeHours>>();
-  /** The views of a range (its hours and answered broadcasts) while they are looked up: shared the same way. */
-  private readonly viewsInProgress = new Map<string, Promise<RangeView>>();
+  private readonly ranges = new SharedReads<RangeHours>();
+  /** Per range, the broadcasts whose kept answers serve it, by what decides them (broadcast, narrowed), shared the same way. */
+  private readonly answersOf = new WeakMap<RangeHours, Map<string, Promise<AnsweredBroadcasts | null>>>();
   private readonly deriver: ChRollupDeriver;
   private readonly clock: Clock;
   private lastRetirementMs: number;
@@ -69,32 +66,51 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     this.lastRetirementMs = this.clock.now();
   }
 
-  private rangeHours(filter: AnalyticsFilter): Promise<RangeHours> {
+  /**
+   * Runs `panel` on the hours of the filter's range: whole hours derived after their last insert,
+   * and the pending times, whose rows of the rollups several panels read are derived once for
+   * all the panels of an overview (ch-pending-tables.ts) and dropped when they are done (the
+   * last of them answers once they are dropped).
+   */
+  private async read<T>(filter: AnalyticsFilter, panel: (range: RangeHours) => Promise<T>): Promise<T> {
     const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null]);
-    let hours = this.hoursInProgress.get(key);
-    if (!hours) {
-      hours = rangeHours(this.db, filter, this.deriver.settleSeconds).finally(() => this.hoursInProgress.delete(key));
-      this.hoursInProgress.set(key, hours);
+    const hold = this.ranges.hold(key, async () => {
+      const range = await rangeHours(this.db, filter, this.deriver.settleSeconds);
+      const pending = await makePendingTables(this.db, filter.tenantSeq, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.clock.now());
+      if (pending) range.pendingTables = pending.tables;
+      return { value: range, release: async () => pending?.drop() };
+    });
+    try {
+      return await panel(await hold.value);
+    } finally {
+      await hold.done();
     }
-    return hours;
   }
 
   /**
-   * The hours of the filter's range and the broadcasts whose kept answers serve it (null: none
-   * can), looked up together: a panel reads its rows and the answers from this one view of the
-   * range, never from two (an hour stored into between two looks would be read twice).
+   * The broadcasts whose kept answers serve the filter in `range` (null: none can), looked up once
+   * per range for the panels that share it: a panel reads its rows and the answers from this one
+   * view of the range, never from two (an hour stored into between two looks would be read twice).
    */
-  private view(filter: AnalyticsFilter): Promise<RangeView> {
+  private answered(filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
     const narrowed = filter.campaignId !== undefined || filter.country !== undefined;
-    const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null, narrowed]);
-    let view = this.viewsInProgress.get(key);
-    if (!view) {
-      view = this.rangeHours(filter)
-        .then(async (range) => ({ range, answered: await answeredBroadcasts(this.db, filter, range) }))
-        .finally(() => this.viewsInProgress.delete(key));
-      this.viewsInProgress.set(key, view);
+    const key = JSON.stringify([filter.broadcastId ?? null, narrowed]);
+    let views = this.answersOf.get(range);
+    if (!views) {
+      views = new Map();
+      this.answersOf.set(range, views);
     }
-    return view;
+    let answered = views.get(key);
+    if (!answered) {
+      answered = answeredBroadcasts(this.db, filter, range);
+      views.set(key, answered);
+    }
+    return answered;
+  }
+
+  /** Runs `panel` on the filter's range and the broadcasts whose kept answers serve it there. */
+  private view<T>(filter: AnalyticsFilter, panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
+    return this.read(filter, async (range) => panel({ range, answered: await this.answered(filter, range) }));
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -102,78 +118,77 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return this.db.query<T>(sql, roomFor(sql));
   }
 
-  /** The rollup's rows for the filter (see `rollupRows`). */
-  private async rows(rollup: ChRollup, filter: AnalyticsFilter, withSponsor: boolean): Promise<string> {
-    return rollupRows(rollup, filter, await this.rangeHours(filter), withSponsor);
-  }
-
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
-    const { range, answered } = await this.view(filter);
-    const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
-    // A session (in one broadcast) lasts from its first to its last event and counts in every
-    // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
-    // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
-    // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
-    const sessions = sessionSpans(rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered)));
-    const [totals, changes] = await Promise.all([
-      this.query<{ sessions: string; viewers: string }>(
-        `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
-          (SELECT uniqExact(viewer) FROM (SELECT viewer FROM ${sessions} WHERE session_joined UNION ALL SELECT key AS viewer FROM ${kept('joined_viewer')})) AS viewers`,
-      ),
-      this.query<{ at: string; change: string }>(
-        `SELECT at, sum(change) AS change FROM (
-           SELECT step.1 AS at, step.2 AS change FROM ${sessions}
-           ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
-           UNION ALL SELECT number AS at, count AS change FROM ${kept('step')})
-         GROUP BY at HAVING change != 0`,
-      ),
-    ]);
-    const steps = changes.map((row) => ({ at: chNumber(row.at), change: chNumber(row.change) })).sort((a, b) => a.at - b.at);
-    return { steps, uniqueViewers: chNumber(totals[0]?.viewers ?? 0), sessions: chNumber(totals[0]?.sessions ?? 0) };
+    return this.view(filter, async ({ range, answered }) => {
+      const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
+      // A session (in one broadcast) lasts from its first to its last event and counts in every
+      // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
+      // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
+      // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
+      const sessions = sessionSpans(rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered)));
+      const [totals, changes] = await Promise.all([
+        this.query<{ sessions: string; viewers: string }>(
+          `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
+            (SELECT uniqExact(viewer) FROM (SELECT viewer FROM ${sessions} WHERE session_joined UNION ALL SELECT key AS viewer FROM ${kept('joined_viewer')})) AS viewers`,
+        ),
+        this.query<{ at: string; change: string }>(
+          `SELECT at, sum(change) AS change FROM (
+             SELECT step.1 AS at, step.2 AS change FROM ${sessions}
+             ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
+             UNION ALL SELECT number AS at, count AS change FROM ${kept('step')})
+           GROUP BY at HAVING change != 0`,
+        ),
+      ]);
+      const steps = changes.map((row) => ({ at: chNumber(row.at), change: chNumber(row.change) })).sort((a, b) => a.at - b.at);
+      return { steps, uniqueViewers: chNumber(totals[0]?.viewers ?? 0), sessions: chNumber(totals[0]?.sessions ?? 0) };
+    });
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    const { range, answered } = await this.view(filter);
-    const kept = answerRows(filter.tenantSeq, answered, 'viewer');
-    const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
-      `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
-       FROM (
-         SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM (
-           SELECT viewer_key, joined, engaged FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
-           UNION ALL SELECT key AS viewer_key, toUInt8(number % 2 = 1) AS joined, toUInt8(number >= 2) AS engaged FROM ${kept})
-         GROUP BY viewer_key)`,
-    );
-    return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
+    return this.view(filter, async ({ range, answered }) => {
+      const kept = answerRows(filter.tenantSeq, answered, 'viewer');
+      const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
+        `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
+         FROM (
+           SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM (
+             SELECT viewer_key, joined, engaged FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
+             UNION ALL SELECT key AS viewer_key, toUInt8(number % 2 = 1) AS joined, toUInt8(number >= 2) AS engaged FROM ${kept})
+           GROUP BY viewer_key)`,
+      );
+      return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
+    });
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    const { range, answered } = await this.view(filter);
-    return pollResults(this.db, this.polls, filter, range, answered);
+    return this.view(filter, ({ range, answered }) => pollResults(this.db, this.polls, filter, range, answered));
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
-    const { range, answered: served } = await this.view(filter);
-    // A sponsor narrows rows within a broadcast: no kept answer serves it.
-    const answered = filter.sponsorId === undefined ? served : null;
-    return sponsorPerformance(
-      this.db,
-      async (rollup) => rollupRows(rollup, filter, range, true, [], rollup === SPONSOR_HOURS ? unansweredRows(answered) : {}),
-      { moments: answerRows(filter.tenantSeq, answered, 'moment'), exposed: answerRows(filter.tenantSeq, answered, 'exposed') },
-    );
+    return this.view(filter, async ({ range, answered: served }) => {
+      // A sponsor narrows rows within a broadcast: no kept answer serves it.
+      const answered = filter.sponsorId === undefined ? served : null;
+      return sponsorPerformance(
+        this.db,
+        async (rollup) => rollupRows(rollup, filter, range, true, [], rollup === SPONSOR_HOURS ? unansweredRows(answered) : {}),
+        { moments: answerRows(filter.tenantSeq, answered, 'moment'), exposed: answerRows(filter.tenantSeq, answered, 'exposed') },
+      );
+    });
   }
 
   /** Each order once, as its first report (time, then id) gives it: its time, currency, total and items. */
-  private async firstReports(filter: AnalyticsFilter): Promise<string> {
+  private firstReports(filter: AnalyticsFilter, range: RangeHours): string {
     return `(SELECT argMin(order_ms, first_report) AS at_ms, argMin(currency, first_report) AS order_currency, argMin(total, first_report) AS order_total,
         argMin(items, first_report) AS order_items
-      FROM ${await this.rows(ORDER_HOURS, filter, true)} GROUP BY order_id)`;
+      FROM ${rollupRows(ORDER_HOURS, filter, range, true)} GROUP BY order_id)`;
   }
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
-    const rows = await this.query<{ currency: string; orders: string; gross: number | null; items: string }>(
-      `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${await this.firstReports(filter)} GROUP BY currency`,
+    const rows = await this.read(filter, (range) =>
+      this.query<{ currency: string; orders: string; gross: number | null; items: string }>(
+        `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${this.firstReports(filter, range)} GROUP BY currency`,
+      ),
     );
     return rows
       .map((row) => ({ currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)), items: chNumber(row.items) }))
@@ -181,8 +196,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
-    const rows = await this.query<{ contest_id: string; contest_entries: string; entrants: string }>(
-      `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${await this.rows(CONTEST_HOURS, filter, false)} GROUP BY contest_id`,
+    const rows = await this.read(filter, (range) =>
+      this.query<{ contest_id: string; contest_entries: string; entrants: string }>(
+        `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${rollupRows(CONTEST_HOURS, filter, range, false)} GROUP BY contest_id`,
+      ),
     );
     return rows
       .map((row) => ({ contestId: row.contest_id, entries: chNumber(row.contest_entries), entrants: chNumber(row.entrants) }))
@@ -191,21 +208,24 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
     const all = { ...filter, country: undefined };
-    const { range, answered } = await this.view(all);
-    const rows = await this.query<{ country: string }>(
-      `SELECT DISTINCT known AS country FROM (
-         SELECT assumeNotNull(country) AS known FROM ${rollupRows(SESSION_HOURS, all, range, false, [], unansweredRows(answered))} WHERE isNotNull(country) AND country != ''
-         UNION ALL SELECT text AS known FROM ${answerRows(filter.tenantSeq, answered, 'country')})`,
-    );
-    return rows.map((row) => row.country).sort();
+    return this.view(all, async ({ range, answered }) => {
+      const rows = await this.query<{ country: string }>(
+        `SELECT DISTINCT known AS country FROM (
+           SELECT assumeNotNull(country) AS known FROM ${rollupRows(SESSION_HOURS, all, range, false, [], unansweredRows(answered))} WHERE isNotNull(country) AND country != ''
+           UNION ALL SELECT text AS known FROM ${answerRows(filter.tenantSeq, answered, 'country')})`,
+      );
+      return rows.map((row) => row.country).sort();
+    });
   }
 
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const rows = await this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
-      `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
-       FROM ${await this.firstReports(filter)} GROUP BY at, currency`,
+    const rows = await this.read(filter, (range) =>
+      this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
+        `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
+         FROM ${this.firstReports(filter, range)} GROUP BY at, currency`,
+      ),
     );
     return rows
       .map((row) => ({ at: chNumber(row.at), currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)) }))
@@ -213,28 +233,29 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
-    const { range, answered: served } = await this.view(filter);
-    // A sponsor narrows rows within a broadcast: no kept answer serves it.
-    const answered = filter.sponsorId === undefined ? served : null;
-    const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
-    let sessions: string;
-    if (!answered?.answers.length) {
-      sessions = stages(rollupRows(FUNNEL_HOURS, filter, range, true));
-    } else {
-      // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
-      // as −1), or in one answered and in the rows read here, is counted from all its rows.
-      const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
-      const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
-      const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [others], pending: [others] });
-      const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
-      sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
-        FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
-        UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others} OR session_key IN ${crossing})`], pending: [others] }))}`;
-    }
-    const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
-      `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
-    );
-    return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
+    return this.view(filter, async ({ range, answered: served }) => {
+      // A sponsor narrows rows within a broadcast: no kept answer serves it.
+      const answered = filter.sponsorId === undefined ? served : null;
+      const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
+      let sessions: string;
+      if (!answered?.answers.length) {
+        sessions = stages(rollupRows(FUNNEL_HOURS, filter, range, true));
+      } else {
+        // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
+        // as −1), or in one answered and in the rows read here, is counted from all its rows.
+        const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
+        const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
+        const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [others], pending: [others] });
+        const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
+        sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
+          FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
+          UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others} OR session_key IN ${crossing})`], pending: [others] }))}`;
+      }
+      const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
+        `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
+      );
+      return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
+    });
   }
 
   /** Derives the rollups of quiet hours stored into since (ch-rollup-deriver.ts); returns how many hours, in a bounded run. */
@@ -260,7 +281,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   /**
    * Derives the rollups of the hours stored into since and the answers of the broadcasts they
    * hold, part of them each time; every `RETIRE_INTERVAL_MS`, retires the rows their older
-   * derivations left and the answers made from them.
+   * derivations left and the answers made from them, and drops the tables of pending rows of
+   * reads that never dropped them (their node died mid-read).
    */
   async compact(): Promise<void> {
     await this.deriveHours();
@@ -273,6 +295,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       this.lastRetirementMs = this.clock.now();
       await this.retireRows();
       await this.retireAnswers();
+      await dropLeftPendingTables(this.db, this.clock.now());
     }
     if (answering) throw answering;
   }

@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AnalyticsFilter, AnalyticsStore } from '../src';
+import { ChDatabase } from '../src/clickhouse/ch-database';
+import { dropLeftPendingTables, PENDING_TABLE_MAX_AGE_MS, PENDING_TABLE_PREFIX, SHARED_PENDING_ROLLUPS } from '../src/clickhouse/ch-pending-tables';
+import { ClickHouseAnalyticsStore, RETIRE_INTERVAL_MS } from '../src/clickhouse/clickhouse-analytics-store';
+import type { EventRow } from '../src/records';
+import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
+import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
+import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
+
+const available = clickhouseAvailable();
+const DERIVE_AT_ONCE = { quietSeconds: 0, settleSeconds: 1 };
+
+/** Every panel of the filter asked for together, as the overview asks, checked against the model. */
+async function expectPanelsTogether(store: AnalyticsStore, events: EventRow[], filter: AnalyticsFilter): Promise<void> {
+  const [series, engagement, polls, sponsors, revenue, funnel, contests, minutes, countries] = await Promise.all([
+    store.viewerSeries(filter),
+    store.engagement(filter),
+    store.pollResults(filter),
+    store.sponsorPerformance(filter),
+    store.revenue(filter),
+    store.funnel(filter),
+    store.contestEntries(filter),
+    store.revenueMinutes(filter),
+    store.countries(filter),
+  ]);
+  expect(series).toEqual(modelViewerSeries(events, filter));
+  expect(engagement).toEqual(modelEngagement(events, filter));
+  expect(polls).toEqual(modelPollResults(events, filter, pollsOf()));
+  expect(sponsors).toEqual(modelSponsorPerformance(events, filter));
+  expect(revenue).toEqual(modelRevenue(events, filter));
+  expect(funnel).toEqual(modelFunnel(events, filter));
+  expect(contests).toEqual(modelContestEntries(events, filter));
+  expect(minutes).toEqual(modelRevenueMinutes(events, filter));
+  expect(countries).toEqual(modelCountries(events, filter));
+}
+
+async function pendingTables(db: ChDatabase): Promise<string[]> {
+  const rows = await db.query<{ name: string }>(`SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, '${PENDING_TABLE_PREFIX}')`);
+  return rows.map((row) => row.name);
+}
+
+/** Records the statements sent through `db` while `run` runs. */
+async function statementsOf(db: ChDatabase, run: () => Promise<void>): Promise<string[]> {
+  const sent: string[] = [];
+  const [query, command] = [db.query.bind(db), db.command.bind(db)];
+  db.query = ((sql: string, ...rest: never[]) => (sent.push(sql), query(sql, ...rest))) as typeof db.query;
+  db.command = ((sql: string, ...rest: never[]) => (sent.push(sql), command(sql, ...rest))) as typeof db.command;
+  try {
+    await run();
+  } finally {
+    db.query = query;
+    db.command = command;
+  }
+  return sent;
+}
+
+describe.skipIf(!available)('pending rows derived once per read (ClickHouse)', () => {
+  let server: ClickHouseServer;
+  let db: ChDatabase;
+  let events: EventRow[];
+  let store: ClickHouseAnalyticsStore;
+  beforeAll(async () => {
+    server = await startClickHouse();
+    db = await ChDatabase.open(server.url, await server.createDatabase());
+    events = dataset(4, 1);
+    await storeWithCopies(db, events);
+    await nextSecond();
+    store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await store.compact();
+  }, 60_000);
+  afterAll(() => server?.stop());
+
+  it('derives the cut hours of a range once for the panels read together, and drops them when they are done', async () => {
+    const cut = { tenantSeq: 1, fromMs: START + HOUR + 1234, toMs: START + 5 * HOUR - 4321 };
+    const sent = await statementsOf(db, () => expectPanelsTogether(store, events, cut));
+    const made = sent.filter((sql) => sql.startsWith(`CREATE TABLE ${PENDING_TABLE_PREFIX}`));
+    expect(made).toHaveLength(SHARED_PENDING_ROLLUPS.length);
+    // Only the tables read the events (and the votes' poll lookup, and the one panel not shared: contest entries).
+    const readingEvents = sent.filter((sql) => /FROM events\b/.test(sql) && !sql.startsWith('CREATE') && !sql.includes('data_poll_id AS poll_id'));
+    expect(readingEvents.map((sql) => sql.slice(0, 60))).toEqual([expect.stringContaining('contest_id')]);
+    // Dropped when the last panel is done, before it answers.
+    expect(await pendingTables(db)).toEqual([]);
+    // Panels asked one by one each have tables of their own, dropped as well; narrowed filters read them too.
+    for (const filter of [cut, { ...cut, campaignId: 1 }, { ...cut, broadcastId: 'b1', country: 'FR', sponsorId: 'bolt' }, { ...cut, country: 'DE' }]) {
+      await expectModel(store, events, filter);
+      await expectPanelsTogether(store, events, filter);
+    }
+    expect(await pendingTables(db)).toEqual([]);
+  });
+
+  it('derives the pending rows in each statement when their tables cannot be made', async () => {
+    const command = db.command.bind(db);
+    db.command = ((sql: string, ...rest: never[]) =>
+      sql.startsWith(`CREATE TABLE ${PENDING_TABLE_PREFIX}`) ? Promise.reject(new Error('refused')) : command(sql, ...rest)) as typeof db.command;
+    try {
+      await expectPanelsTogether(store, events, { tenantSeq: 1, fromMs: START + HOUR + 1234, toMs: START + 5 * HOUR - 4321 });
+    } finally {
+      db.command = command;
+    }
+    expect(await pendingTables(db)).toEqual([]);
+  });
+
+  it('drops the tables reads left behind once they are old, at the next retirement', async () => {
+    const now = Date.now();
+    const old = `${PENDING_TABLE_PREFIX}${now - PENDING_TABLE_MAX_AGE_MS - 1}_left`;
+    const recent = `${PENDING_TABLE_PREFIX}${now - 1_000}_inuse`;
+    for (const name of [old, recent]) await db.command(`CREATE TABLE ${name} ENGINE = Memory AS SELECT 1 AS x`);
+    expect(await dropLeftPendingTables(db, now)).toBe(1);
+    expect(await pendingTables(db)).toEqual([recent]);
+    // The store's compaction does it every retirement interval.
+    let clock = now;
+    const compacting = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), { ...DERIVE_AT_ONCE, clock: { now: () => clock } });
+    await compacting.compact();
+    expect(await pendingTables(db)).toEqual([recent]);
+    clock = now + RETIRE_INTERVAL_MS + PENDING_TABLE_MAX_AGE_MS;
+    await compacting.compact();
+    expect(await pendingTables(db)).toEqual([]);
+  });
+});
