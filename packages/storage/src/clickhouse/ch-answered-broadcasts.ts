@@ -15,39 +15,56 @@ export interface AnsweredBroadcasts {
   othersLeft: boolean;
 }
 
+/** The broadcasts of a range's derived hours, each with its signature there and the answer made for it (null: none yet). */
+export interface RangeBroadcasts {
+  /** By broadcast id (`RECORDED`: the hours that recorded their broadcasts). */
+  signatures: Map<string, { signature: string; answer: number | null }>;
+}
+
 /**
- * The broadcasts whose answers serve the filter's range (ch-broadcast-answers.ts). Null when none can: a
- * country or campaign narrows rows within a broadcast, or a derived hour of the range was derived
- * by a version that did not record its broadcasts.
+ * The broadcasts of the range's derived hours with their signatures there and the answers made
+ * for those signatures, in one statement that needs only the derived hours (it runs while the
+ * range's pending rows are derived).
  */
-export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
+export async function rangeBroadcasts(db: ChDatabase, tenantSeq: number, range: RangeHours): Promise<RangeBroadcasts> {
+  const signatures: RangeBroadcasts['signatures'] = new Map();
+  if (!range.derived.length) return { signatures };
+  const tenant = `tenant_seq = ${sqlInteger(tenantSeq)}`;
+  const sql = `SELECT broadcast_id, signature, answer, answered FROM (
+      SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
+        SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant} AND ${derivedRunsCondition(range)})
+      GROUP BY broadcast_id) AS present
+    ANY LEFT JOIN (
+      SELECT broadcast_id, signature, any(answer) AS answer, toUInt8(1) AS answered FROM ${BROADCAST_ANSWERED_TABLE} WHERE ${tenant} GROUP BY broadcast_id, signature) AS made
+    USING (broadcast_id, signature)`;
+  const rows = await db.query<{ broadcast_id: string; signature: string; answer: string; answered: number }>(sql, roomFor(sql));
+  for (const row of rows) signatures.set(row.broadcast_id, { signature: row.signature, answer: chNumber(row.answered) === 1 ? chNumber(row.answer) : null });
+  return { signatures };
+}
+
+/**
+ * The broadcasts whose answers serve the filter's range (ch-broadcast-answers.ts), of those
+ * `rangeBroadcasts` found. Null when none can: a country or campaign narrows rows within a
+ * broadcast, or a derived hour of the range was derived by a version that did not record its
+ * broadcasts.
+ */
+export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, broadcasts: RangeBroadcasts): Promise<AnsweredBroadcasts | null> {
   if (filter.campaignId !== undefined || filter.country !== undefined) return null;
   if (!range.derived.length) return { answers: [], othersLeft: false };
-  const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
-  const broadcast = filter.broadcastId === undefined ? '' : ` AND broadcast_id IN (${sqlString(filter.broadcastId)}, ${sqlString(RECORDED)})`;
-  const inRange = `SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
-      SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant}${broadcast} AND ${derivedRunsCondition(range)})
-    GROUP BY broadcast_id`;
+  const recorded = broadcasts.signatures.get(RECORDED)?.signature.split(',').length ?? 0;
+  if (recorded !== range.derivedHours) return null;
+  const present = [...broadcasts.signatures].filter(([id]) => id !== RECORDED && (filter.broadcastId === undefined || id === filter.broadcastId));
+  if (!present.length) return { answers: [], othersLeft: false };
   // Broadcasts with events in the times read from the events are read from their rows: as the
   // panels read those times (every event makes a session row), or from the events.
+  const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
+  const broadcast = filter.broadcastId === undefined ? '' : ` AND broadcast_id = ${sqlString(filter.broadcastId)}`;
   const pendingSessions = range.pendingTables?.[SESSION_HOURS.table];
   const live = pendingSessions
     ? `SELECT DISTINCT broadcast_id FROM ${pendingSessions} WHERE ${tenant}${broadcast}`
     : `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
-  const [signatures, pending] = await Promise.all([
-    db.query<{ broadcast_id: string; signature: string }>(inRange, roomFor(inRange)),
-    range.pending.length ? db.query<{ broadcast_id: string }>(live, roomFor(live)) : [],
-  ]);
-  const recorded = signatures.find((row) => row.broadcast_id === RECORDED)?.signature.split(',').length ?? 0;
-  if (recorded !== range.derivedHours) return null;
-  const present = signatures.filter((row) => row.broadcast_id !== RECORDED);
-  const readLive = new Set(pending.map((row) => row.broadcast_id));
-  const candidates = present.filter((row) => !readLive.has(row.broadcast_id));
-  if (!candidates.length) return { answers: [], othersLeft: present.length > 0 };
-  const sql = `SELECT broadcast_id, any(answer) AS answer FROM ${BROADCAST_ANSWERED_TABLE}
-    WHERE ${tenant} AND (broadcast_id, signature) IN (${candidates.map((row) => `(${sqlString(row.broadcast_id)}, ${sqlString(row.signature)})`).join(', ')})
-    GROUP BY broadcast_id`;
-  const answers = (await db.query<{ broadcast_id: string; answer: string }>(sql, roomFor(sql))).map((row): [string, number] => [row.broadcast_id, chNumber(row.answer)]);
+  const readLive = new Set(range.pending.length ? (await db.query<{ broadcast_id: string }>(live, roomFor(live))).map((row) => row.broadcast_id) : []);
+  const answers = present.filter(([id, { answer }]) => answer !== null && !readLive.has(id)).map(([id, { answer }]): [string, number] => [id, answer!]);
   return { answers, othersLeft: answers.length < present.length };
 }
 

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { PollDefinition } from '@svc/protocol';
+import type { AnalyticsFilter } from '../analytics-store';
 import type { ChDatabase } from './ch-database';
 import { pendingEvents, type RangeHours } from './ch-rollup-reads';
-import type { PollDefinition } from '@svc/protocol';
 import { derivationSql, FUNNEL_HOURS, ORDER_HOURS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
 import { roomFor } from './query-size-settings';
+import { isPlainIdentifier } from './sql-literal';
 
 /**
  * The rollups whose rows of the range's pending times (cut hours, hours stored into since their
@@ -13,19 +15,15 @@ import { roomFor } from './query-size-settings';
  */
 export const SHARED_PENDING_ROLLUPS: readonly ChRollup[] = [SESSION_HOURS, ORDER_HOURS, FUNNEL_HOURS, SPONSOR_HOURS, VOTE_HOURS];
 
-/** The polls the service knows among `ids` (votes on others count nowhere). */
-export type KnownPolls = (ids: string[]) => Promise<PollDefinition[]>;
-
 /** Names of the tables of pending rows start with this, then the epoch ms they were made at. */
 export const PENDING_TABLE_PREFIX = 'read_pending_';
 /** A table of pending rows older than this is a left-over of a read that never dropped it (its node died): dropped. */
 export const PENDING_TABLE_MAX_AGE_MS = 10 * 60_000;
+/** After the server refused to make a table (no right to, out of memory…), reads derive on the spot for this long before trying again. */
+export const PENDING_TABLES_PAUSE_MS = 10 * 60_000;
 
-/** The tables of a range's pending rows, by rollup table; `drop` removes them once every panel is done. */
-export interface PendingTables {
-  tables: Record<string, string>;
-  drop(): Promise<void>;
-}
+/** The polls the service knows among `ids` (votes on others count nowhere). */
+export type KnownPolls = (ids: string[]) => Promise<PollDefinition[]>;
 
 async function dropTable(db: ChDatabase, name: string): Promise<void> {
   // Emptied first: a current release's Atomic database frees a dropped table's data minutes later.
@@ -33,44 +31,78 @@ async function dropTable(db: ChDatabase, name: string): Promise<void> {
   await db.command(`DROP TABLE IF EXISTS ${name}`);
 }
 
+/** When the tables of pending rows may be made: shared by a store's reads. */
+export interface PendingTablesState {
+  /** Epoch ms before which no table is made (the server refused one). */
+  pausedUntilMs: number;
+}
+
 /**
- * Derives the pending rows of the range's tenant (every event of the pending times, whatever the
- * panels' filters: the rows carry what they filter on) into Memory tables, one per shared rollup.
- * Null when the range has no pending time, or when a table could not be made (the panels then
- * derive the pending rows in their own statements, as they would without).
+ * The tables of one read's pending rows: for the range's tenant (and broadcast, when the read is
+ * of one), every event of the pending times, whatever the panels' other filters (the rows carry
+ * what they filter on). Made per rollup when a panel first needs it, shared by the panels of the
+ * read, dropped by `drop` once they are done. A rollup whose table could not be made has none: its
+ * panels derive its pending rows in their own statements, as they would without.
  */
-export async function makePendingTables(db: ChDatabase, tenantSeq: number, range: RangeHours, knownPolls: KnownPolls, nowMs: number): Promise<PendingTables | null> {
-  if (!range.pending.length) return null;
-  const made: string[] = [];
-  const drop = async () => {
-    await Promise.all(made.map((name) => dropTable(db, name).catch(() => undefined)));
-  };
-  try {
-    const tables: Record<string, string> = {};
+export class PendingTables {
+  private readonly making = new Map<ChRollup, Promise<void>>();
+  private readonly made: string[] = [];
+
+  constructor(
+    private readonly db: ChDatabase,
+    private readonly scope: Pick<AnalyticsFilter, 'tenantSeq' | 'broadcastId'>,
+    private readonly range: RangeHours,
+    private readonly knownPolls: KnownPolls,
+    private readonly state: PendingTablesState,
+    private readonly now: () => number,
+  ) {}
+
+  /** Makes the tables of `rollups` not made yet (each once, however many panels ask) and lists them in `range.pendingTables`. */
+  async prepare(rollups: readonly ChRollup[]): Promise<void> {
     await Promise.all(
-      SHARED_PENDING_ROLLUPS.map(async (rollup) => {
-        const name = `${PENDING_TABLE_PREFIX}${Math.floor(nowMs)}_${randomBytes(6).toString('hex')}`;
-        const events = pendingEvents(rollup, { tenantSeq }, range, false)!;
-        // Votes are checked against the polls they name, as the service knows them now.
-        let polls: PollDefinition[] = [];
-        if (rollup === VOTE_HOURS) {
-          const named = `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
-          polls = await knownPolls((await db.query<{ poll_id: string }>(named, roomFor(named))).map((row) => row.poll_id));
+      rollups.map((rollup) => {
+        let making = this.making.get(rollup);
+        if (!making) {
+          making = this.make(rollup);
+          this.making.set(rollup, making);
         }
-        const sql = `CREATE TABLE ${name} ENGINE = Memory AS ${derivationSql(rollup, events, '0', '0', polls)}`;
-        made.push(name);
-        await db.command(sql, roomFor(sql));
-        tables[rollup.table] = name;
+        return making;
       }),
     );
-    return { tables, drop };
-  } catch {
-    await drop();
-    return null;
+  }
+
+  private async make(rollup: ChRollup): Promise<void> {
+    if (!this.range.pending.length || !SHARED_PENDING_ROLLUPS.includes(rollup) || this.now() < this.state.pausedUntilMs) return;
+    const name = `${PENDING_TABLE_PREFIX}${Math.floor(this.now())}_${randomBytes(6).toString('hex')}`;
+    // Listed before any request: a table whose making fails half-way is dropped all the same.
+    this.made.push(name);
+    try {
+      const events = pendingEvents(rollup, { tenantSeq: this.scope.tenantSeq, broadcastId: this.scope.broadcastId }, this.range, false)!;
+      // Votes are checked against the polls they name, as the service knows them now.
+      let polls: PollDefinition[] = [];
+      if (rollup === VOTE_HOURS) {
+        const named = `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
+        polls = await this.knownPolls((await this.db.query<{ poll_id: string }>(named, roomFor(named))).map((row) => row.poll_id));
+      }
+      const sql = `CREATE TABLE ${name} ENGINE = Memory AS ${derivationSql(rollup, events, '0', '0', polls)}`;
+      await this.db.command(sql, roomFor(sql));
+      this.range.pendingTables = { ...this.range.pendingTables, [rollup.table]: name };
+    } catch {
+      this.state.pausedUntilMs = this.now() + PENDING_TABLES_PAUSE_MS;
+    }
+  }
+
+  /** Drops every table made, once those being made are made (or failed). */
+  async drop(): Promise<void> {
+    await Promise.allSettled(this.making.values());
+    await Promise.allSettled(this.made.map((name) => dropTable(this.db, name)));
   }
 }
 
-/** Drops the tables of pending rows reads left behind (made more than `maxAgeMs` before `nowMs`); returns how many. */
+/**
+ * Drops the tables of pending rows reads left behind (made more than `maxAgeMs` before `nowMs`);
+ * returns how many. One that cannot be dropped now is left for the next look.
+ */
 export async function dropLeftPendingTables(db: ChDatabase, nowMs: number, maxAgeMs = PENDING_TABLE_MAX_AGE_MS): Promise<number> {
   const rows = await db.query<{ name: string }>(
     `SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, '${PENDING_TABLE_PREFIX}')`,
@@ -79,8 +111,8 @@ export async function dropLeftPendingTables(db: ChDatabase, nowMs: number, maxAg
     .map((row) => row.name)
     .filter((name) => {
       const madeAt = Number(name.slice(PENDING_TABLE_PREFIX.length).split('_')[0]);
-      return Number.isFinite(madeAt) && madeAt < nowMs - maxAgeMs;
+      return isPlainIdentifier(name) && Number.isFinite(madeAt) && madeAt < nowMs - maxAgeMs;
     });
-  for (const name of old) await dropTable(db, name);
-  return old.length;
+  const dropped = await Promise.allSettled(old.map((name) => dropTable(db, name)));
+  return dropped.filter((result) => result.status === 'fulfilled').length;
 }

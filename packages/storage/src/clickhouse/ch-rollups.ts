@@ -50,8 +50,9 @@ export const SESSION_HOURS: ChRollup = {
 /**
  * A vote's place in the order of "first" (time, then event id as text) as one exact 64-bit
  * number: its millisecond times 2^20, plus its rank by id among the votes of that millisecond in
- * `source` (0 when it has that millisecond alone): all the tenant's when hours are derived, those
- * matching the filter when a panel reads cut times on the spot. Every vote of a millisecond is in
+ * `source` (0 when it has that millisecond alone): all the tenant's when hours are derived or a
+ * read derives its pending times ahead (ch-pending-tables.ts; the broadcast's when the read is of
+ * one), those matching the filter when a panel derives them on the spot. Every vote of a millisecond is in
  * one hour, so each relation holds all of a millisecond's votes it reads: the number is unique
  * among the votes a panel reads, and ordering or grouping by it is several times faster than by a
  * string of time and id. Exact for times from the year 1691 to 2248 and fewer than 2^20 votes of

@@ -1,15 +1,15 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
 import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
-import { answeredBroadcasts, answerRows, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
+import { answeredBroadcasts, answerRows, rangeBroadcasts, unansweredRows, type AnsweredBroadcasts, type RangeBroadcasts } from './ch-answered-broadcasts';
 import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { knownPolls, pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
 import { RETIRE_AFTER_SECONDS, RETIRED_ROWS_TO_DELETE, RETIRED_SHARE_TO_DELETE, retireRollupRows, type RetiredRows } from './ch-rollup-retirement';
-import { dropLeftPendingTables, makePendingTables } from './ch-pending-tables';
+import { dropLeftPendingTables, PendingTables, type PendingTablesState } from './ch-pending-tables';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
-import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, type ChRollup } from './ch-rollups';
+import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnelStages } from './ch-funnel-stages';
@@ -44,6 +44,12 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    * released when the last of them is done.
    */
   private readonly ranges = new SharedReads<RangeHours>();
+  /** Per range, its broadcasts with their signatures and kept answers, looked up while its pending rows are derived. */
+  private readonly broadcastsOf = new WeakMap<RangeHours, Promise<RangeBroadcasts>>();
+  /** Per range, the tables of its pending rows. */
+  private readonly tablesOf = new WeakMap<RangeHours, PendingTables>();
+  /** Whether reads make tables of pending rows now (not for a while after the server refused one). */
+  private readonly pendingTables: PendingTablesState = { pausedUntilMs: 0 };
   /** Per range, the broadcasts whose kept answers serve it, by what decides them (broadcast, narrowed), shared the same way. */
   private readonly answersOf = new WeakMap<RangeHours, Map<string, Promise<AnsweredBroadcasts | null>>>();
   private readonly deriver: ChRollupDeriver;
@@ -68,20 +74,27 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   /**
    * Runs `panel` on the hours of the filter's range: whole hours derived after their last insert,
-   * and the pending times, whose rows of the rollups several panels read are derived once for
-   * all the panels of an overview (ch-pending-tables.ts) and dropped when they are done (the
-   * last of them answers once they are dropped).
+   * and the pending times, whose rows of `rollups` are derived once for all the panels of an
+   * overview (ch-pending-tables.ts) and dropped when they are done (the last of them answers once
+   * they are dropped).
    */
-  private async read<T>(filter: AnalyticsFilter, panel: (range: RangeHours) => Promise<T>): Promise<T> {
-    const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null]);
+  private async read<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (range: RangeHours) => Promise<T>): Promise<T> {
+    const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null]);
     const hold = this.ranges.hold(key, async () => {
       const range = await rangeHours(this.db, filter, this.deriver.settleSeconds);
-      const pending = await makePendingTables(this.db, filter.tenantSeq, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.clock.now());
-      if (pending) range.pendingTables = pending.tables;
-      return { value: range, release: async () => pending?.drop() };
+      const broadcasts = rangeBroadcasts(this.db, filter.tenantSeq, range);
+      // Awaited by the panels that read kept answers; a failure is theirs.
+      broadcasts.catch(() => undefined);
+      this.broadcastsOf.set(range, broadcasts);
+      const scope = { tenantSeq: filter.tenantSeq, broadcastId: filter.broadcastId };
+      const tables = new PendingTables(this.db, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now());
+      this.tablesOf.set(range, tables);
+      return { value: range, release: () => tables.drop() };
     });
     try {
-      return await panel(await hold.value);
+      const range = await hold.value;
+      await this.tablesOf.get(range)!.prepare(rollups);
+      return await panel(range);
     } finally {
       await hold.done();
     }
@@ -102,15 +115,18 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     }
     let answered = views.get(key);
     if (!answered) {
-      answered = answeredBroadcasts(this.db, filter, range);
+      // The broadcasts with events in the pending times are read from the sessions' pending rows.
+      answered = Promise.all([this.broadcastsOf.get(range)!, narrowed ? null : this.tablesOf.get(range)!.prepare([SESSION_HOURS])]).then(([broadcasts]) =>
+        answeredBroadcasts(this.db, filter, range, broadcasts),
+      );
       views.set(key, answered);
     }
     return answered;
   }
 
-  /** Runs `panel` on the filter's range and the broadcasts whose kept answers serve it there. */
-  private view<T>(filter: AnalyticsFilter, panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
-    return this.read(filter, async (range) => panel({ range, answered: await this.answered(filter, range) }));
+  /** Runs `panel` on the filter's range (reading `rollups`) and the broadcasts whose kept answers serve it there. */
+  private view<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
+    return this.read(filter, rollups, async (range) => panel({ range, answered: await this.answered(filter, range) }));
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -120,7 +136,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
-    return this.view(filter, async ({ range, answered }) => {
+    return this.view(filter, [SESSION_HOURS], async ({ range, answered }) => {
       const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
       // A session (in one broadcast) lasts from its first to its last event and counts in every
       // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
@@ -146,7 +162,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    return this.view(filter, async ({ range, answered }) => {
+    return this.view(filter, [SESSION_HOURS], async ({ range, answered }) => {
       const kept = answerRows(filter.tenantSeq, answered, 'viewer');
       const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
         `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
@@ -161,11 +177,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async pollResults(filter: AnalyticsFilter): Promise<PollResult[]> {
-    return this.view(filter, ({ range, answered }) => pollResults(this.db, this.polls, filter, range, answered));
+    return this.view(filter, [VOTE_HOURS], ({ range, answered }) => pollResults(this.db, this.polls, filter, range, answered));
   }
 
   async sponsorPerformance(filter: AnalyticsFilter): Promise<SponsorRow[]> {
-    return this.view(filter, async ({ range, answered: served }) => {
+    return this.view(filter, [SPONSOR_HOURS, ORDER_HOURS], async ({ range, answered: served }) => {
       // A sponsor narrows rows within a broadcast: no kept answer serves it.
       const answered = filter.sponsorId === undefined ? served : null;
       return sponsorPerformance(
@@ -185,7 +201,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
-    const rows = await this.read(filter, (range) =>
+    const rows = await this.read(filter, [ORDER_HOURS], (range) =>
       this.query<{ currency: string; orders: string; gross: number | null; items: string }>(
         `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${this.firstReports(filter, range)} GROUP BY currency`,
       ),
@@ -196,7 +212,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
-    const rows = await this.read(filter, (range) =>
+    const rows = await this.read(filter, [], (range) =>
       this.query<{ contest_id: string; contest_entries: string; entrants: string }>(
         `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${rollupRows(CONTEST_HOURS, filter, range, false)} GROUP BY contest_id`,
       ),
@@ -208,7 +224,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async countries(filter: AnalyticsFilter): Promise<string[]> {
     const all = { ...filter, country: undefined };
-    return this.view(all, async ({ range, answered }) => {
+    return this.view(all, [SESSION_HOURS], async ({ range, answered }) => {
       const rows = await this.query<{ country: string }>(
         `SELECT DISTINCT known AS country FROM (
            SELECT assumeNotNull(country) AS known FROM ${rollupRows(SESSION_HOURS, all, range, false, [], unansweredRows(answered))} WHERE isNotNull(country) AND country != ''
@@ -221,7 +237,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const rows = await this.read(filter, (range) =>
+    const rows = await this.read(filter, [ORDER_HOURS], (range) =>
       this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
         `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
          FROM ${this.firstReports(filter, range)} GROUP BY at, currency`,
@@ -233,7 +249,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
-    return this.view(filter, async ({ range, answered: served }) => {
+    return this.view(filter, [FUNNEL_HOURS], async ({ range, answered: served }) => {
       // A sponsor narrows rows within a broadcast: no kept answer serves it.
       const answered = filter.sponsorId === undefined ? served : null;
       const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
@@ -293,9 +309,10 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     );
     if (this.clock.now() - this.lastRetirementMs >= RETIRE_INTERVAL_MS) {
       this.lastRetirementMs = this.clock.now();
+      // Left-over tables are only memory: a failed look is tried again at the next one, whatever the rest does.
+      await dropLeftPendingTables(this.db, this.clock.now()).catch(() => 0);
       await this.retireRows();
       await this.retireAnswers();
-      await dropLeftPendingTables(this.db, this.clock.now());
     }
     if (answering) throw answering;
   }
