@@ -15,7 +15,7 @@ import { roomFor } from './query-size-settings';
 import { funnelStages } from './ch-funnel-stages';
 import { sessionSpans } from './ch-session-spans';
 import { SharedReads } from './shared-reads';
-import { sqlInteger, sqlList } from './sql-literal';
+import { sqlInteger } from './sql-literal';
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 /** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
@@ -260,12 +260,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
         // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
         // as −1), or in one answered and in the rows read here, is counted from all its rows.
         const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
-        const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
-        const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [others], pending: [others] });
+        // The other broadcasts' rows (on derived hours, none when every broadcast there is answered).
+        const others = unansweredRows(answered);
+        const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], others);
         const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
         sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
           FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
-          UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others} OR session_key IN ${crossing})`], pending: [others] }))}`;
+          UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending }))}`;
       }
       const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
         `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
