@@ -7,6 +7,7 @@ import type { EventRow } from '../src/records';
 import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
 import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
 import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { insertEvents } from './clickhouse-events';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 
 const available = clickhouseAvailable();
@@ -143,5 +144,23 @@ describe.skipIf(!available)('pending rows derived once per read (ClickHouse)', (
     clock = now + RETIRE_INTERVAL_MS + PENDING_TABLE_MAX_AGE_MS;
     await compacting.compact();
     expect(await pendingTables(db)).toEqual([]);
+  });
+
+  it('reads a broadcast with events in the pending times from its rows in every derived hour it has, the others from their answers', async () => {
+    const hoursOf = new Map<string, Set<number>>();
+    for (const event of events) {
+      if (!hoursOf.has(event.broadcastId)) hoursOf.set(event.broadcastId, new Set());
+      hoursOf.get(event.broadcastId)!.add(Math.floor(event.timestampMs / HOUR));
+    }
+    const [live] = [...hoursOf].sort((a, b) => b[1].size - a[1].size)[0]!;
+    expect(hoursOf.get(live)!.size).toBeGreaterThan(2);
+    const [answered] = await db.query<{ n: string }>(`SELECT count() AS n FROM broadcast_answered WHERE tenant_seq = 1`);
+    expect(Number(answered!.n)).toBeGreaterThan(1);
+    // A late event of the broadcast in its last hour: that hour is read from the events, the broadcast from its rows.
+    const newest = events.filter((event) => event.broadcastId === live).sort((a, b) => b.timestampMs - a.timestampMs)[0]!;
+    const late: EventRow = { ...newest, eventId: '0190a6a0-eeee-7000-8000-000000000001', event: 'product.viewed', timestampMs: newest.timestampMs + 1, receivedAtMs: newest.receivedAtMs + 1 };
+    await insertEvents(db, [late]);
+    const all = [...events, late];
+    for (const filter of [{ tenantSeq: 1 }, { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 20 * HOUR }]) await expectPanelsTogether(store, all, filter);
   });
 });

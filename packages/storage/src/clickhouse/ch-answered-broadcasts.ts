@@ -13,6 +13,8 @@ export interface AnsweredBroadcasts {
   answers: Array<[string, number]>;
   /** Whether the range's derived hours hold rows of other broadcasts too. */
   othersLeft: boolean;
+  /** The derived hours holding rows of the other broadcasts (their rows are in no other). */
+  otherHours: number[];
 }
 
 /** The broadcasts of a range's derived hours, each with its signature there and the answer made for it (null: none yet). */
@@ -50,11 +52,11 @@ export async function rangeBroadcasts(db: ChDatabase, tenantSeq: number, range: 
  */
 export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, broadcasts: RangeBroadcasts): Promise<AnsweredBroadcasts | null> {
   if (filter.campaignId !== undefined || filter.country !== undefined) return null;
-  if (!range.derived.length) return { answers: [], othersLeft: false };
+  if (!range.derived.length) return { answers: [], othersLeft: false, otherHours: [] };
   const recorded = broadcasts.signatures.get(RECORDED)?.signature.split(',').length ?? 0;
   if (recorded !== range.derivedHours) return null;
   const present = [...broadcasts.signatures].filter(([id]) => id !== RECORDED && (filter.broadcastId === undefined || id === filter.broadcastId));
-  if (!present.length) return { answers: [], othersLeft: false };
+  if (!present.length) return { answers: [], othersLeft: false, otherHours: [] };
   // Broadcasts with events in the times read from the events are read from their rows: as the
   // panels read those times (every event makes a session row), or from the events.
   const tenant = `tenant_seq = ${sqlInteger(filter.tenantSeq)}`;
@@ -65,7 +67,10 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
     : `SELECT DISTINCT broadcast_id FROM events WHERE ${tenant}${broadcast} AND ${pendingTimesCondition(range)}`;
   const readLive = new Set(range.pending.length ? (await db.query<{ broadcast_id: string }>(live, roomFor(live))).map((row) => row.broadcast_id) : []);
   const answers = present.filter(([id, { answer }]) => answer !== null && !readLive.has(id)).map(([id, { answer }]): [string, number] => [id, answer!]);
-  return { answers, othersLeft: answers.length < present.length };
+  const answeredIds = new Set(answers.map(([id]) => id));
+  // A signature lists its broadcast's hours as hour/derivation.
+  const otherHours = new Set(present.filter(([id]) => !answeredIds.has(id)).flatMap(([, { signature }]) => signature.split(',').map((pair) => Number(pair.split('/')[0]))));
+  return { answers, othersLeft: answers.length < present.length, otherHours: [...otherHours].sort((a, b) => a - b) };
 }
 
 /** The rows `panel` keeps for the answered broadcasts, as a relation of (broadcast_id, text, key, number, count). */
@@ -77,12 +82,15 @@ export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | nul
 
 /**
  * The conditions on a rollup's rows that leave the answered broadcasts' out: on the rows of
- * derived hours (`0` when no other broadcast has any there), and on the events read on the spot
+ * derived hours (only the hours holding the others' rows; `0` when no other broadcast has any
+ * there), and on the events read on the spot
  * (an event of an answered broadcast stored since the answers were looked up is left to the
  * next read: the answer holds the broadcast as it was then).
  */
 export function unansweredRows(answered: AnsweredBroadcasts | null): RowConditions {
   if (!answered?.answers.length) return {};
   const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
-  return { stored: [answered.othersLeft ? others : '0'], pending: [others] };
+  // On derived hours, only those holding the others' rows are read (the primary key finds them).
+  const stored = answered.othersLeft ? `(hour IN ${sqlList(answered.otherHours)} AND ${others})` : '0';
+  return { stored: [stored], pending: [others] };
 }
