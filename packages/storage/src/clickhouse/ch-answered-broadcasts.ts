@@ -24,20 +24,22 @@ export interface RangeBroadcasts {
 }
 
 /**
- * The broadcasts of the range's derived hours with their signatures there and the answers made
- * for those signatures, in one statement that needs only the derived hours (it runs while the
- * range's pending rows are derived).
+ * The broadcasts of the range's derived hours (`broadcastId` alone, when given) with their
+ * signatures there and the answers made for those signatures, in one statement that needs only
+ * the derived hours (it runs while the range's pending rows are derived).
  */
-export async function rangeBroadcasts(db: ChDatabase, tenantSeq: number, range: RangeHours): Promise<RangeBroadcasts> {
+export async function rangeBroadcasts(db: ChDatabase, tenantSeq: number, broadcastId: string | undefined, range: RangeHours): Promise<RangeBroadcasts> {
   const signatures: RangeBroadcasts['signatures'] = new Map();
   if (!range.derived.length) return { signatures };
   const tenant = `tenant_seq = ${sqlInteger(tenantSeq)}`;
+  const broadcast = broadcastId === undefined ? '' : ` AND broadcast_id IN (${sqlString(broadcastId)}, ${sqlString(RECORDED)})`;
+  const inRange = `${BROADCAST_HOURS_TABLE} WHERE ${tenant}${broadcast} AND ${derivedRunsCondition(range)}`;
   const sql = `SELECT broadcast_id, signature, answer, answered FROM (
-      SELECT broadcast_id, ${SIGNATURE} AS signature FROM (
-        SELECT DISTINCT broadcast_id, hour, derivation FROM ${BROADCAST_HOURS_TABLE} WHERE ${tenant} AND ${derivedRunsCondition(range)})
+      SELECT broadcast_id, ${SIGNATURE} AS signature FROM (SELECT DISTINCT broadcast_id, hour, derivation FROM ${inRange})
       GROUP BY broadcast_id) AS present
     ANY LEFT JOIN (
-      SELECT broadcast_id, signature, any(answer) AS answer, toUInt8(1) AS answered FROM ${BROADCAST_ANSWERED_TABLE} WHERE ${tenant} GROUP BY broadcast_id, signature) AS made
+      SELECT broadcast_id, signature, any(answer) AS answer, toUInt8(1) AS answered FROM ${BROADCAST_ANSWERED_TABLE}
+      WHERE ${tenant} AND broadcast_id IN (SELECT broadcast_id FROM ${inRange}) GROUP BY broadcast_id, signature) AS made
     USING (broadcast_id, signature)`;
   const rows = await db.query<{ broadcast_id: string; signature: string; answer: string; answered: number }>(sql, roomFor(sql));
   for (const row of rows) signatures.set(row.broadcast_id, { signature: row.signature, answer: chNumber(row.answered) === 1 ? chNumber(row.answer) : null });

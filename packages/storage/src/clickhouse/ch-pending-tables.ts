@@ -85,10 +85,16 @@ export class PendingTables {
         polls = await this.knownPolls((await this.db.query<{ poll_id: string }>(named, roomFor(named))).map((row) => row.poll_id));
       }
       const sql = `CREATE TABLE ${name} ENGINE = Memory AS ${derivationSql(rollup, events, '0', '0', polls)}`;
-      await this.db.command(sql, roomFor(sql));
+      try {
+        await this.db.command(sql, roomFor(sql));
+      } catch (error) {
+        // The server refused the table, or its answer was lost: none for a while.
+        this.state.pausedUntilMs = this.now() + PENDING_TABLES_PAUSE_MS;
+        throw error;
+      }
       this.range.pendingTables = { ...this.range.pendingTables, [rollup.table]: name };
     } catch {
-      this.state.pausedUntilMs = this.now() + PENDING_TABLES_PAUSE_MS;
+      // No table for this rollup: its panels derive the rows in their own statements.
     }
   }
 

@@ -27,7 +27,8 @@ export interface RangeHours {
   pending: Array<[number | undefined, number | undefined]>;
   /**
    * Tables holding the rows of the pending times already derived, by rollup table, for every
-   * event of the tenant there (ch-pending-tables.ts); a rollup without one derives them on the spot.
+   * event of the tenant there, or of the read's broadcast (ch-pending-tables.ts); a rollup without
+   * one derives them on the spot.
    */
   pendingTables?: Record<string, string>;
 }
@@ -148,7 +149,7 @@ export function rollupRows(
   const table = range.pendingTables?.[rollup.table];
   let derived: string | null;
   if (table !== undefined) {
-    // Derived once for the tenant: the rows carry what the filter and the panel's conditions are on.
+    // Derived once for the read (its tenant, or broadcast): the rows carry what the filter and the panel's conditions are on.
     derived = `SELECT * FROM ${table} WHERE ${[`tenant_seq = ${sqlInteger(filter.tenantSeq)}`, ...rowConditions(filter, withSponsor), ...(also.pending ?? [])].join(' AND ')}`;
   } else {
     const events = pendingEvents(rollup, filter, range, withSponsor, also.pending);

@@ -39,12 +39,12 @@ export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
   /**
-   * The hours of a tenant's range, with its pending rows derived ahead, shared by the panels of
-   * one overview (asked for together; the hours depend on the tenant and range only) and
-   * released when the last of them is done.
+   * The hours of a tenant's range (and broadcast), with its pending rows derived ahead, shared by
+   * the panels of one overview (asked for together; the hours depend on the tenant and range only,
+   * the pending rows on the broadcast too) and released when the last of them is done.
    */
   private readonly ranges = new SharedReads<RangeHours>();
-  /** Per range, its broadcasts with their signatures and kept answers, looked up while its pending rows are derived. */
+  /** Per range, its broadcasts with their signatures and kept answers, looked up by the first panel that reads answers. */
   private readonly broadcastsOf = new WeakMap<RangeHours, Promise<RangeBroadcasts>>();
   /** Per range, the tables of its pending rows. */
   private readonly tablesOf = new WeakMap<RangeHours, PendingTables>();
@@ -82,14 +82,15 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null]);
     const hold = this.ranges.hold(key, async () => {
       const range = await rangeHours(this.db, filter, this.deriver.settleSeconds);
-      const broadcasts = rangeBroadcasts(this.db, filter.tenantSeq, range);
-      // Awaited by the panels that read kept answers; a failure is theirs.
-      broadcasts.catch(() => undefined);
-      this.broadcastsOf.set(range, broadcasts);
       const scope = { tenantSeq: filter.tenantSeq, broadcastId: filter.broadcastId };
       const tables = new PendingTables(this.db, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now());
       this.tablesOf.set(range, tables);
-      return { value: range, release: () => tables.drop() };
+      // Nothing of the read runs after its last panel answered: the broadcasts' lookup ends first.
+      const release = async () => {
+        await this.broadcastsOf.get(range)?.catch(() => undefined);
+        await tables.drop();
+      };
+      return { value: range, release };
     });
     try {
       const range = await hold.value;
@@ -107,6 +108,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    */
   private answered(filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
     const narrowed = filter.campaignId !== undefined || filter.country !== undefined;
+    // A country or campaign narrows rows within broadcasts: no kept answer serves it.
+    if (narrowed) return Promise.resolve(null);
     const key = JSON.stringify([filter.broadcastId ?? null, narrowed]);
     let views = this.answersOf.get(range);
     if (!views) {
@@ -116,9 +119,12 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     let answered = views.get(key);
     if (!answered) {
       // The broadcasts with events in the pending times are read from the sessions' pending rows.
-      answered = Promise.all([this.broadcastsOf.get(range)!, narrowed ? null : this.tablesOf.get(range)!.prepare([SESSION_HOURS])]).then(([broadcasts]) =>
-        answeredBroadcasts(this.db, filter, range, broadcasts),
-      );
+      let broadcasts = this.broadcastsOf.get(range);
+      if (!broadcasts) {
+        broadcasts = rangeBroadcasts(this.db, filter.tenantSeq, filter.broadcastId, range);
+        this.broadcastsOf.set(range, broadcasts);
+      }
+      answered = Promise.all([broadcasts, this.tablesOf.get(range)!.prepare([SESSION_HOURS])]).then(([found]) => answeredBroadcasts(this.db, filter, range, found));
       views.set(key, answered);
     }
     return answered;
@@ -126,7 +132,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   /** Runs `panel` on the filter's range (reading `rollups`) and the broadcasts whose kept answers serve it there. */
   private view<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
-    return this.read(filter, rollups, async (range) => panel({ range, answered: await this.answered(filter, range) }));
+    return this.read(filter, [], async (range) => {
+      // The answers are looked up while the panel's pending rows are derived.
+      const [answered] = await Promise.all([this.answered(filter, range), this.tablesOf.get(range)!.prepare(rollups)]);
+      return panel({ range, answered });
+    });
   }
 
   /** A panel's query, however long the lists of hours it carries. */
