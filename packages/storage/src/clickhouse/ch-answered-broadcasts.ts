@@ -57,7 +57,8 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
   if (!range.derived.length) return { answers: [], othersLeft: false, otherHours: [] };
   const recorded = broadcasts.signatures.get(RECORDED)?.signature.split(',').length ?? 0;
   if (recorded !== range.derivedHours) return null;
-  const present = [...broadcasts.signatures].filter(([id]) => id !== RECORDED && (filter.broadcastId === undefined || id === filter.broadcastId));
+  // (`rangeBroadcasts` found those of the filter's broadcast only, when it has one.)
+  const present = [...broadcasts.signatures].filter(([id]) => id !== RECORDED);
   if (!present.length) return { answers: [], othersLeft: false, otherHours: [] };
   // Broadcasts with events in the times read from the events are read from their rows: as the
   // panels read those times (every event makes a session row), or from the events.

@@ -76,26 +76,27 @@ export class PendingTables {
     const name = `${PENDING_TABLE_PREFIX}${Math.floor(this.now())}_${randomBytes(6).toString('hex')}`;
     // Listed before any request: a table whose making fails half-way is dropped all the same.
     this.made.push(name);
-    try {
-      const events = pendingEvents(rollup, { tenantSeq: this.scope.tenantSeq, broadcastId: this.scope.broadcastId }, this.range, false)!;
+    // A rollup left without a table has its rows derived in its panels' own statements.
+    const events = pendingEvents(rollup, this.scope, this.range, false)!;
+    let polls: PollDefinition[] = [];
+    if (rollup === VOTE_HOURS) {
       // Votes are checked against the polls they name, as the service knows them now.
-      let polls: PollDefinition[] = [];
-      if (rollup === VOTE_HOURS) {
-        const named = `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
-        polls = await this.knownPolls((await this.db.query<{ poll_id: string }>(named, roomFor(named))).map((row) => row.poll_id));
-      }
-      const sql = `CREATE TABLE ${name} ENGINE = Memory AS ${derivationSql(rollup, events, '0', '0', polls)}`;
+      const named = `SELECT DISTINCT data_poll_id AS poll_id FROM ${events}`;
       try {
-        await this.db.command(sql, roomFor(sql));
-      } catch (error) {
-        // The server refused the table, or its answer was lost: none for a while.
-        this.state.pausedUntilMs = this.now() + PENDING_TABLES_PAUSE_MS;
-        throw error;
+        polls = await this.knownPolls((await this.db.query<{ poll_id: string }>(named, roomFor(named))).map((row) => row.poll_id));
+      } catch {
+        return;
       }
-      this.range.pendingTables = { ...this.range.pendingTables, [rollup.table]: name };
-    } catch {
-      // No table for this rollup: its panels derive the rows in their own statements.
     }
+    const sql = `CREATE TABLE ${name} ENGINE = Memory AS ${derivationSql(rollup, events, '0', '0', polls)}`;
+    try {
+      await this.db.command(sql, roomFor(sql));
+    } catch {
+      // The server refused the table, or its answer was lost: none for a while.
+      this.state.pausedUntilMs = this.now() + PENDING_TABLES_PAUSE_MS;
+      return;
+    }
+    this.range.pendingTables = { ...this.range.pendingTables, [rollup.table]: name };
   }
 
   /** Drops every table made, once those being made are made (or failed). */

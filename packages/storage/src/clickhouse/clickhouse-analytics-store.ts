@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '@svc/protocol';
 import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type ContestRow, type RevenueMinute, type Engagement, type FunnelCounts, type PollResult, type RevenueRow, type SponsorRow, type ViewerSeries } from '../analytics-store';
 import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
-import { answeredBroadcasts, answerRows, rangeBroadcasts, unansweredRows, type AnsweredBroadcasts, type RangeBroadcasts } from './ch-answered-broadcasts';
+import { answeredBroadcasts, answerRows, rangeBroadcasts, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
 import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { knownPolls, pollResults, type PollLookup } from './ch-poll-results';
@@ -21,6 +21,15 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 /** How often a node looks for rollup rows no reader will use again (ch-rollup-retirement.ts), ms. */
 export const RETIRE_INTERVAL_MS = 15 * 60_000;
 
+/** One read of a range, shared by the panels asked for together. */
+interface RangeRead {
+  range: RangeHours;
+  /** The tables of its pending rows. */
+  tables: PendingTables;
+  /** The broadcasts whose kept answers serve it, once a panel that reads answers looked them up. */
+  answered?: Promise<AnsweredBroadcasts | null>;
+}
+
 export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
   /** Decides when the next look for retired rollup rows is due; the system clock by default. */
   clock?: Clock;
@@ -39,19 +48,13 @@ export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
  */
 export class ClickHouseAnalyticsStore implements AnalyticsStore {
   /**
-   * The hours of a tenant's range (and broadcast), with its pending rows derived ahead, shared by
-   * the panels of one overview (asked for together; the hours depend on the tenant and range only,
-   * the pending rows on the broadcast too) and released when the last of them is done.
+   * The reads of a tenant's range (and broadcast), shared by the panels of one overview (asked for
+   * together; the hours depend on the tenant and range only, the pending rows on the broadcast
+   * too) and released when the last of them is done.
    */
-  private readonly ranges = new SharedReads<RangeHours>();
-  /** Per range, its broadcasts with their signatures and kept answers, looked up by the first panel that reads answers. */
-  private readonly broadcastsOf = new WeakMap<RangeHours, Promise<RangeBroadcasts>>();
-  /** Per range, the tables of its pending rows. */
-  private readonly tablesOf = new WeakMap<RangeHours, PendingTables>();
+  private readonly ranges = new SharedReads<RangeRead>();
   /** Whether reads make tables of pending rows now (not for a while after the server refused one). */
   private readonly pendingTables: PendingTablesState = { pausedUntilMs: 0 };
-  /** Per range, the broadcasts whose kept answers serve it, by what decides them (broadcast, narrowed), shared the same way. */
-  private readonly answersOf = new WeakMap<RangeHours, Map<string, Promise<AnsweredBroadcasts | null>>>();
   private readonly deriver: ChRollupDeriver;
   private readonly clock: Clock;
   private lastRetirementMs: number;
@@ -78,64 +81,53 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    * overview (ch-pending-tables.ts) and dropped when they are done (the last of them answers once
    * they are dropped).
    */
-  private async read<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (range: RangeHours) => Promise<T>): Promise<T> {
+  private async read<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (read: RangeRead) => Promise<T>): Promise<T> {
     const key = JSON.stringify([filter.tenantSeq, filter.fromMs ?? null, filter.toMs ?? null, filter.broadcastId ?? null]);
     const hold = this.ranges.hold(key, async () => {
       const range = await rangeHours(this.db, filter, this.deriver.settleSeconds);
       const scope = { tenantSeq: filter.tenantSeq, broadcastId: filter.broadcastId };
-      const tables = new PendingTables(this.db, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now());
-      this.tablesOf.set(range, tables);
-      // Nothing of the read runs after its last panel answered: the broadcasts' lookup ends first.
-      const release = async () => {
-        await this.broadcastsOf.get(range)?.catch(() => undefined);
-        await tables.drop();
+      const read: RangeRead = {
+        range,
+        tables: new PendingTables(this.db, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now()),
       };
-      return { value: range, release };
+      // Nothing of the read runs after its last panel answered: the answers' lookup ends first.
+      const release = async () => {
+        await read.answered?.catch(() => undefined);
+        await read.tables.drop();
+      };
+      return { value: read, release };
     });
     try {
-      const range = await hold.value;
-      await this.tablesOf.get(range)!.prepare(rollups);
-      return await panel(range);
+      const read = await hold.value;
+      await read.tables.prepare(rollups);
+      return await panel(read);
     } finally {
       await hold.done();
     }
   }
 
   /**
-   * The broadcasts whose kept answers serve the filter in `range` (null: none can), looked up once
-   * per range for the panels that share it: a panel reads its rows and the answers from this one
-   * view of the range, never from two (an hour stored into between two looks would be read twice).
+   * The broadcasts whose kept answers serve the filter in its read (null: none can), looked up
+   * once per read for the panels that share it (they share its broadcast): a panel reads its rows
+   * and the answers from this one view of the range, never from two (an hour stored into between
+   * two looks would be read twice).
    */
-  private answered(filter: AnalyticsFilter, range: RangeHours): Promise<AnsweredBroadcasts | null> {
-    const narrowed = filter.campaignId !== undefined || filter.country !== undefined;
+  private answered(filter: AnalyticsFilter, read: RangeRead): Promise<AnsweredBroadcasts | null> {
     // A country or campaign narrows rows within broadcasts: no kept answer serves it.
-    if (narrowed) return Promise.resolve(null);
-    const key = JSON.stringify([filter.broadcastId ?? null, narrowed]);
-    let views = this.answersOf.get(range);
-    if (!views) {
-      views = new Map();
-      this.answersOf.set(range, views);
-    }
-    let answered = views.get(key);
-    if (!answered) {
-      // The broadcasts with events in the pending times are read from the sessions' pending rows.
-      let broadcasts = this.broadcastsOf.get(range);
-      if (!broadcasts) {
-        broadcasts = rangeBroadcasts(this.db, filter.tenantSeq, filter.broadcastId, range);
-        this.broadcastsOf.set(range, broadcasts);
-      }
-      answered = Promise.all([broadcasts, this.tablesOf.get(range)!.prepare([SESSION_HOURS])]).then(([found]) => answeredBroadcasts(this.db, filter, range, found));
-      views.set(key, answered);
-    }
-    return answered;
+    if (filter.campaignId !== undefined || filter.country !== undefined) return Promise.resolve(null);
+    // The broadcasts with events in the pending times are read from the sessions' pending rows.
+    read.answered ??= Promise.all([rangeBroadcasts(this.db, filter.tenantSeq, filter.broadcastId, read.range), read.tables.prepare([SESSION_HOURS])]).then(
+      ([found]) => answeredBroadcasts(this.db, filter, read.range, found),
+    );
+    return read.answered;
   }
 
   /** Runs `panel` on the filter's range (reading `rollups`) and the broadcasts whose kept answers serve it there. */
   private view<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
-    return this.read(filter, [], async (range) => {
+    return this.read(filter, [], async (read) => {
       // The answers are looked up while the panel's pending rows are derived.
-      const [answered] = await Promise.all([this.answered(filter, range), this.tablesOf.get(range)!.prepare(rollups)]);
-      return panel({ range, answered });
+      const [answered] = await Promise.all([this.answered(filter, read), read.tables.prepare(rollups)]);
+      return panel({ range: read.range, answered });
     });
   }
 
@@ -211,7 +203,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
     // An order reported twice counts once: its first report.
-    const rows = await this.read(filter, [ORDER_HOURS], (range) =>
+    const rows = await this.read(filter, [ORDER_HOURS], ({ range }) =>
       this.query<{ currency: string; orders: string; gross: number | null; items: string }>(
         `SELECT order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items FROM ${this.firstReports(filter, range)} GROUP BY currency`,
       ),
@@ -222,7 +214,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   async contestEntries(filter: AnalyticsFilter): Promise<ContestRow[]> {
-    const rows = await this.read(filter, [], (range) =>
+    const rows = await this.read(filter, [], ({ range }) =>
       this.query<{ contest_id: string; contest_entries: string; entrants: string }>(
         `SELECT contest_id, sum(entries) AS contest_entries, uniqExact(viewer_key) AS entrants FROM ${rollupRows(CONTEST_HOURS, filter, range, false)} GROUP BY contest_id`,
       ),
@@ -247,7 +239,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const rows = await this.read(filter, [ORDER_HOURS], (range) =>
+    const rows = await this.read(filter, [ORDER_HOURS], ({ range }) =>
       this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
         `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
          FROM ${this.firstReports(filter, range)} GROUP BY at, currency`,
