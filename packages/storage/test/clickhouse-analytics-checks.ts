@@ -68,3 +68,18 @@ export async function expectModelThroughDerivations(db: ChDatabase, events: Even
   await Promise.all([store.compact(), openStore().compact()]);
   for (const filter of filters) await expectModel(store, events, filter);
 }
+
+/** Records the statements sent through `db` while `run` runs. */
+export async function statementsOf(db: ChDatabase, run: () => Promise<void>): Promise<string[]> {
+  const sent: string[] = [];
+  const [query, command] = [db.query.bind(db), db.command.bind(db)];
+  db.query = ((sql: string, ...rest: never[]) => (sent.push(sql), query(sql, ...rest))) as typeof db.query;
+  db.command = ((sql: string, ...rest: never[]) => (sent.push(sql), command(sql, ...rest))) as typeof db.command;
+  try {
+    await run();
+  } finally {
+    db.query = query;
+    db.command = command;
+  }
+  return sent;
+}

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AnalyticsFilter } from '../src';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from '../src/clickhouse/ch-broadcast-tables';
+import { FUNNEL_COUNTS_KEPT } from '../src/clickhouse/ch-broadcast-answers';
 import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
-import { modelPollResults, modelViewerSeries } from './analytics-model';
-import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { modelFunnel, modelPollResults, modelViewerSeries } from './analytics-model';
+import { expectModel, nextSecond, pollLookup, statementsOf, storeWithCopies } from './clickhouse-analytics-checks';
 import { insertEvents } from './clickhouse-events';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 
@@ -164,6 +165,57 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await markAnswers(db);
     const marks = await marksOf(store, events, { tenantSeq: 1 });
     expect([...marks.values()].every((mark) => mark > 0)).toBe(true);
+    await db.close();
+  }, 120_000);
+
+  it("counts the funnel of whole broadcasts from their kept counts, reading their sessions only when one crosses into rows read, and from the sessions for answers made before the counts", async () => {
+    const db = await ChDatabase.open(server.url, await server.createDatabase());
+    const events = dataset(9, 1);
+    await storeWithCopies(db, events);
+    await nextSecond();
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await store.compact();
+    const whole = { tenantSeq: 1 };
+    const model = modelFunnel(events, whole);
+    expect(model.checkoutCompleted).toBeGreaterThan(0);
+    // Every broadcast whole and none crossing: the counts alone, no kept session and no row read.
+    const sent = await statementsOf(db, async () => expect(await store.funnel(whole)).toEqual(model));
+    expect(sent.filter((sql) => sql.includes("'funnel_count'"))).toHaveLength(1);
+    expect(sent.filter((sql) => sql.includes("'funnel_session'") || sql.includes('funnel_hours'))).toEqual([]);
+    // The counts are what is read: marked, they show.
+    const shift = (by: number) => db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE count = count + ${by} WHERE panel = 'funnel_count' AND number = 4`);
+    const [completing] = await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_ANSWERS_TABLE} WHERE panel = 'funnel_count' AND number = 4`);
+    const marked = Number(completing!.n) * MARK;
+    expect(marked).toBeGreaterThan(0);
+    await shift(MARK);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    expect(await store.funnel(whole)).toEqual({ productViewed: model.productViewed + marked, cartItemAdded: model.cartItemAdded + marked, checkoutStarted: model.checkoutStarted + marked, checkoutCompleted: model.checkoutCompleted + marked });
+    await shift(-MARK);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    // A session of a kept broadcast with an event of a new broadcast in an hour being stored into
+    // (read from the events): counted once, from all its rows.
+    const viewed = new Set(events.filter((e) => e.event === 'product.viewed' && e.broadcastId === 'b1').map((e) => e.sessionId));
+    const session = events.find((e) => e.event === 'cart.item_added' && viewed.has(e.sessionId) && e.broadcastId === 'b1')!;
+    const lastMs = Math.max(...events.map((e) => e.timestampMs));
+    const moved: EventRow = { ...session, eventId: '0190a6a0-ffff-7000-8000-00000000c0de', event: 'checkout.started', broadcastId: 'b-later', timestampMs: lastMs + 2 * HOUR, receivedAtMs: lastMs + 2 * HOUR };
+    const later = [...events, moved];
+    await insertEvents(db, [moved]);
+    expect(await store.funnel(whole)).toEqual(modelFunnel(later, whole));
+    await nextSecond();
+    await store.compact();
+    // Derived: that session crosses two kept broadcasts (b1's answer, made before, does not say so).
+    expect(await store.funnel(whole)).toEqual(modelFunnel(later, whole));
+    // Answers made before answers kept their counts (no mark): read from their sessions.
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} DELETE WHERE panel = 'funnel_count' AND number = ${FUNNEL_COUNTS_KEPT} AND broadcast_id = 'b1'`);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    await shift(MARK);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    for (const filter of [whole, { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 12 * HOUR }, { tenantSeq: 1, broadcastId: 'b1' }]) {
+      expect(await store.funnel(filter), JSON.stringify(filter)).toEqual(modelFunnel(later, filter));
+    }
+    // b2's answer has them: read from its (marked) counts.
+    const b2 = { tenantSeq: 1, broadcastId: 'b2' };
+    expect((await store.funnel(b2)).checkoutCompleted).toBe(modelFunnel(later, b2).checkoutCompleted + MARK);
     await db.close();
   }, 120_000);
 });

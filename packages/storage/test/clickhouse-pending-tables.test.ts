@@ -6,7 +6,7 @@ import { ClickHouseAnalyticsStore, RETIRE_INTERVAL_MS } from '../src/clickhouse/
 import type { EventRow } from '../src/records';
 import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
 import { modelContestEntries, modelCountries, modelEngagement, modelFunnel, modelPollResults, modelRevenue, modelRevenueMinutes, modelSponsorPerformance, modelViewerSeries } from './analytics-model';
-import { expectModel, nextSecond, pollLookup, storeWithCopies } from './clickhouse-analytics-checks';
+import { expectModel, nextSecond, pollLookup, statementsOf, storeWithCopies } from './clickhouse-analytics-checks';
 import { insertEvents } from './clickhouse-events';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
 
@@ -40,21 +40,6 @@ async function expectPanelsTogether(store: AnalyticsStore, events: EventRow[], f
 async function pendingTables(db: ChDatabase): Promise<string[]> {
   const rows = await db.query<{ name: string }>(`SELECT name FROM system.tables WHERE database = currentDatabase() AND startsWith(name, '${PENDING_TABLE_PREFIX}')`);
   return rows.map((row) => row.name);
-}
-
-/** Records the statements sent through `db` while `run` runs. */
-async function statementsOf(db: ChDatabase, run: () => Promise<void>): Promise<string[]> {
-  const sent: string[] = [];
-  const [query, command] = [db.query.bind(db), db.command.bind(db)];
-  db.query = ((sql: string, ...rest: never[]) => (sent.push(sql), query(sql, ...rest))) as typeof db.query;
-  db.command = ((sql: string, ...rest: never[]) => (sent.push(sql), command(sql, ...rest))) as typeof db.command;
-  try {
-    await run();
-  } finally {
-    db.query = query;
-    db.command = command;
-  }
-  return sent;
 }
 
 describe.skipIf(!available)('pending rows derived once per read (ClickHouse)', () => {

@@ -34,6 +34,8 @@ const BROADCASTS_PER_ANSWER = 100;
 const ANSWERS_PER_RUN = 4;
 /** Answer ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
 const ANSWER_ID_LIMIT = 2 ** 48;
+/** The `number` of the `funnel_count` row that marks an answer holding its counts (read by ch-funnel.ts). */
+export const FUNNEL_COUNTS_KEPT = -2;
 /** The broadcast id of the rows that record a derivation's broadcasts as recorded (ids are never empty). */
 export const RECORDED = '';
 
@@ -56,7 +58,13 @@ export type AnswerPanel =
   /** The exposures (`key`, as `exposure_key`) of its sponsored order reports that had an impression. */
   | 'exposed'
   /** Per session of its funnel rows (`key`, as `session_key`), the steps it reached there (`number`, 0–4; −1: it has funnel rows in another broadcast too). */
-  | 'funnel_session';
+  | 'funnel_session'
+  /**
+   * Its `funnel_session` rows counted (`count`) per `number`, and one row of `number`
+   * FUNNEL_COUNTS_KEPT saying that the answer has them (answers made before
+   * they were kept have none).
+   */
+  | 'funnel_count';
 
 /**
  * The broadcasts with events in `range` (a condition on `events`) of the tenant's `hours`, as the
@@ -181,7 +189,12 @@ async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[
   );
   const rows = (table: string) => `(SELECT * FROM ${table} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND (broadcast_id, hour, derivation) IN (${pairs.join(', ')}))`;
   const answerOf = `transform(broadcast_id, [${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}], [${ids.map(sqlInteger).join(', ')}], 0)`;
-  for (const [panel, select] of panelRows(tenantSeq, rows)) {
+  // The funnel's counts, from the sessions just kept (the panels are stored in order).
+  const funnelCounts = `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, number AS a_number, toInt64(count()) AS a_count FROM ${BROADCAST_ANSWERS_TABLE}
+      WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = 'funnel_session' AND answer IN (${ids.map(sqlInteger).join(', ')}) GROUP BY broadcast_id, number
+    UNION ALL SELECT arrayJoin([${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}]) AS broadcast_id, '' AS a_text, toUInt64(0) AS a_key,
+      toInt64(${FUNNEL_COUNTS_KEPT}) AS a_number, toInt64(0) AS a_count`;
+  for (const [panel, select] of [...panelRows(tenantSeq, rows), ['funnel_count', funnelCounts] as const]) {
     const sql = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} (tenant_seq, panel, answer, broadcast_id, text, key, number, count)
       SELECT toUInt32(${sqlInteger(tenantSeq)}), ${sqlString(panel)}, toUInt64(${answerOf}), broadcast_id, a_text, a_key, a_number, a_count FROM (${select})`;
     await db.command(sql, roomFor(sql));

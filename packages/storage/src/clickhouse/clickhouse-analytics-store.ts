@@ -3,6 +3,7 @@ import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type Conte
 import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
 import { answeredBroadcasts, answerRows, rangeBroadcasts, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
 import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
+import { numbers, queryColumns } from './ch-column-results';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { knownPolls, pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
@@ -12,7 +13,7 @@ import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
-import { funnelStages } from './ch-funnel-stages';
+import { funnel } from './ch-funnel';
 import { sessionSpans } from './ch-session-spans';
 import { SharedReads } from './shared-reads';
 import { sqlInteger } from './sql-literal';
@@ -150,15 +151,20 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
           `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
             (SELECT uniqExact(viewer) FROM (SELECT viewer FROM ${sessions} WHERE session_joined UNION ALL SELECT key AS viewer FROM ${kept('joined_viewer')})) AS viewers`,
         ),
-        this.query<{ at: string; change: string }>(
+        queryColumns(
+          this.db,
           `SELECT at, sum(change) AS change FROM (
              SELECT step.1 AS at, step.2 AS change FROM ${sessions}
              ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
              UNION ALL SELECT number AS at, count AS change FROM ${kept('step')})
            GROUP BY at HAVING change != 0`,
+          ['at', 'change'],
+          ['at'],
         ),
       ]);
-      const steps = changes.map((row) => ({ at: chNumber(row.at), change: chNumber(row.change) })).sort((a, b) => a.at - b.at);
+      const [at, change] = [numbers(changes.at), numbers(changes.change)];
+      // (Sorted by the server already: the node's sort only checks it, in one pass.)
+      const steps = at.map((minute, i) => ({ at: minute, change: change[i]! })).sort((a, b) => a.at - b.at);
       return { steps, uniqueViewers: chNumber(totals[0]?.viewers ?? 0), sessions: chNumber(totals[0]?.sessions ?? 0) };
     });
   }
@@ -239,42 +245,24 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const rows = await this.read(filter, [ORDER_HOURS], ({ range }) =>
-      this.query<{ at: string; currency: string; orders: string; gross: number | null }>(
+    const columns = await this.read(filter, [ORDER_HOURS], ({ range }) =>
+      queryColumns(
+        this.db,
         `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
          FROM ${this.firstReports(filter, range)} GROUP BY at, currency`,
+        ['at', 'currency', 'orders', 'gross'],
+        ['at', 'currency'],
       ),
     );
-    return rows
-      .map((row) => ({ at: chNumber(row.at), currency: row.currency, orders: chNumber(row.orders), gross: round2(chNumber(row.gross ?? 0)) }))
+    const [at, orders, gross] = [numbers(columns.at), numbers(columns.orders), numbers(columns.gross)];
+    return at
+      .map((minute, i) => ({ at: minute, currency: String(columns.currency[i]), orders: orders[i]!, gross: round2(gross[i]!) }))
       .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   }
 
   async funnel(filter: AnalyticsFilter): Promise<FunnelCounts> {
-    return this.view(filter, [FUNNEL_HOURS], async ({ range, answered: served }) => {
-      // A sponsor narrows rows within a broadcast: no kept answer serves it.
-      const answered = filter.sponsorId === undefined ? served : null;
-      const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(rows)})`;
-      let sessions: string;
-      if (!answered?.answers.length) {
-        sessions = stages(rollupRows(FUNNEL_HOURS, filter, range, true));
-      } else {
-        // A session key is not a broadcast's: one with funnel rows in more than one broadcast (kept
-        // as −1), or in one answered and in the rows read here, is counted from all its rows.
-        const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
-        // The other broadcasts' rows (on derived hours, none when every broadcast there is answered).
-        const others = unansweredRows(answered);
-        const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], others);
-        const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
-        sessions = `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
-          FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
-          UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending }))}`;
-      }
-      const [row] = await this.query<{ a: string; b: string; c: string; d: string }>(
-        `SELECT countIf(s1) AS a, countIf(s2) AS b, countIf(s3) AS c, countIf(s4) AS d FROM (${sessions})`,
-      );
-      return { productViewed: chNumber(row?.a ?? 0), cartItemAdded: chNumber(row?.b ?? 0), checkoutStarted: chNumber(row?.c ?? 0), checkoutCompleted: chNumber(row?.d ?? 0) };
-    });
+    // A sponsor narrows rows within a broadcast: no kept answer serves it.
+    return this.view(filter, [FUNNEL_HOURS], ({ range, answered }) => funnel(this.db, filter, range, filter.sponsorId === undefined ? answered : null));
   }
 
   /** Derives the rollups of quiet hours stored into since (ch-rollup-deriver.ts); returns how many hours, in a bounded run. */
