@@ -146,26 +146,19 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
       // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
       const sessions = sessionSpans(rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered)));
-      const [totals, changes] = await Promise.all([
-        this.query<{ sessions: string; viewers: string }>(
-          `SELECT (SELECT count() FROM ${sessions}) + (SELECT sum(count) FROM ${kept('sessions')}) AS sessions,
-            (SELECT uniqExact(viewer) FROM (SELECT viewer FROM ${sessions} WHERE session_joined UNION ALL SELECT key AS viewer FROM ${kept('joined_viewer')})) AS viewers`,
-        ),
-        queryColumns(
-          this.db,
-          `SELECT at, sum(change) AS change FROM (
-             SELECT step.1 AS at, step.2 AS change FROM ${sessions}
-             ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${bucket}, toInt64(-1))] AS step
-             UNION ALL SELECT number AS at, count AS change FROM ${kept('step')})
-           GROUP BY at HAVING change != 0`,
-          ['at', 'change'],
-          ['at'],
-        ),
-      ]);
-      const [at, change] = [numbers(changes.at), numbers(changes.change)];
-      // (Sorted by the server already: the node's sort only checks it, in one pass.)
-      const steps = at.map((minute, i) => ({ at: minute, change: change[i]! })).sort((a, b) => a.at - b.at);
-      return { steps, uniqueViewers: chNumber(totals[0]?.viewers ?? 0), sessions: chNumber(totals[0]?.sessions ?? 0) };
+      // One pass over the sessions for their count, their viewers and the changes per minute
+      // (keys sorted by the server), the kept answers' beside them.
+      const none = 'CAST([] AS Array(Int64))';
+      const sql = `SELECT sum(counted) AS sessions, uniqExactIf(viewer, joined = 1) AS viewers, sumMap(minutes, changes) AS steps FROM (
+          SELECT toInt64(1) AS counted, viewer, session_joined AS joined, [first_bucket, last_bucket + ${bucket}] AS minutes, [toInt64(1), toInt64(-1)] AS changes FROM ${sessions}
+          UNION ALL SELECT count, toUInt64(0), toUInt8(0), ${none}, ${none} FROM ${kept('sessions')}
+          UNION ALL SELECT toInt64(0), key, toUInt8(1), ${none}, ${none} FROM ${kept('joined_viewer')}
+          UNION ALL SELECT toInt64(0), toUInt64(0), toUInt8(0), [number], [count] FROM ${kept('step')})`;
+      // (Counts and minutes in milliseconds: below 2^53, so as JSON numbers, parsed at once.)
+      const [totals] = await this.db.query<{ sessions: number; viewers: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), output_format_json_quote_64bit_integers: 0 });
+      const [minutes, changes] = totals?.steps ?? [[], []];
+      const steps = minutes.map((at, i) => ({ at: Number(at), change: Number(changes[i]) })).filter((step) => step.change !== 0);
+      return { steps, uniqueViewers: chNumber(totals?.viewers ?? 0), sessions: chNumber(totals?.sessions ?? 0) };
     });
   }
 
