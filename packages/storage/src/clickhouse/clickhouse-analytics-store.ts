@@ -3,7 +3,6 @@ import { VIEWER_MINUTE_MS, type AnalyticsFilter, type AnalyticsStore, type Conte
 import { retireAnswers, type RetiredAnswers } from './ch-answer-retirement';
 import { answeredBroadcasts, answerRows, rangeBroadcasts, unansweredRows, type AnsweredBroadcasts } from './ch-answered-broadcasts';
 import { answerBroadcasts, type AnswerPanel } from './ch-broadcast-answers';
-import { numbers, queryColumns } from './ch-column-results';
 import { chNumber, serverSecond, type ChDatabase } from './ch-database';
 import { knownPolls, pollResults, type PollLookup } from './ch-poll-results';
 import { ChRollupDeriver, type RollupDerivationOptions } from './ch-rollup-deriver';
@@ -11,6 +10,7 @@ import { RETIRE_AFTER_SECONDS, RETIRED_ROWS_TO_DELETE, RETIRED_SHARE_TO_DELETE, 
 import { dropLeftPendingTables, PendingTables, type PendingTablesState } from './ch-pending-tables';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
+import { sortedRows } from './ch-sorted-rows';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnel } from './ch-funnel';
@@ -238,18 +238,17 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async revenueMinutes(filter: AnalyticsFilter): Promise<RevenueMinute[]> {
     // The orders of `revenue`, each at the time of its first report.
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    const columns = await this.read(filter, [ORDER_HOURS], ({ range }) =>
-      queryColumns(
+    const rows = await this.read(filter, [ORDER_HOURS], ({ range }) =>
+      sortedRows(
         this.db,
         `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross
          FROM ${this.firstReports(filter, range)} GROUP BY at, currency`,
         ['at', 'currency', 'orders', 'gross'],
-        ['at', 'currency'],
       ),
     );
-    const [at, orders, gross] = [numbers(columns.at), numbers(columns.orders), numbers(columns.gross)];
-    return at
-      .map((minute, i) => ({ at: minute, currency: String(columns.currency[i]), orders: orders[i]!, gross: round2(gross[i]!) }))
+    // (Sorted by the server on minute then currency, as the node sorts them: the sort checks it in one pass.)
+    return rows
+      .map(([at, currency, orders, gross]) => ({ at: Number(at), currency: String(currency), orders: Number(orders), gross: round2(Number(gross)) }))
       .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
   }
 
