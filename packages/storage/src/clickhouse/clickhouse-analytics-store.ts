@@ -165,12 +165,13 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
     return this.view(filter, [SESSION_HOURS], async ({ range, answered }) => {
       const kept = answerRows(filter.tenantSeq, answered, 'viewer');
+      // Per viewer, the bits of its rows together: 1 joined, 2 engaged (as the kept rows hold them).
       const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
-        `SELECT countIf(viewer_joined) AS joined_viewers, countIf(viewer_joined AND viewer_engaged) AS engaged_viewers
+        `SELECT countIf(bitAnd(bits, 1) = 1) AS joined_viewers, countIf(bits = 3) AS engaged_viewers
          FROM (
-           SELECT max(joined) AS viewer_joined, max(engaged) AS viewer_engaged FROM (
-             SELECT viewer_key, joined, engaged FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
-             UNION ALL SELECT key AS viewer_key, toUInt8(number % 2 = 1) AS joined, toUInt8(number >= 2) AS engaged FROM ${kept})
+           SELECT groupBitOr(viewer_bits) AS bits FROM (
+             SELECT viewer_key, toUInt8(bitOr(joined, bitShiftLeft(engaged, 1))) AS viewer_bits FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
+             UNION ALL SELECT key AS viewer_key, toUInt8(number) AS viewer_bits FROM ${kept})
            GROUP BY viewer_key)`,
       );
       return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
