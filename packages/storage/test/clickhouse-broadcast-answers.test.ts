@@ -216,6 +216,19 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     // b2's answer has them: read from its (marked) counts.
     const b2 = { tenantSeq: 1, broadcastId: 'b2' };
     expect((await store.funnel(b2)).checkoutCompleted).toBe(modelFunnel(later, b2).checkoutCompleted + MARK);
+    await shift(-MARK);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    // The next compaction counts b1's kept sessions (here a second time, as after a run cut short
+    // before its mark): the counts are read, each once.
+    expect(await store.answerBroadcasts()).toBe(1);
+    expect(await store.answerBroadcasts()).toBe(0);
+    const [twice] = await db.query<{ rows: string; numbers: string }>(
+      `SELECT count() AS rows, uniqExact(number) AS numbers FROM ${BROADCAST_ANSWERS_TABLE} WHERE panel = 'funnel_count' AND number != ${FUNNEL_COUNTS_KEPT}
+         AND answer = (SELECT argMax(answer, computed_at) FROM ${BROADCAST_ANSWERED_TABLE} WHERE broadcast_id = 'b1')`,
+    );
+    expect(Number(twice!.rows)).toBe(2 * Number(twice!.numbers));
+    const counted = await statementsOf(db, async () => expect(await store.funnel(whole)).toEqual(modelFunnel(later, whole)));
+    expect(counted.filter((sql) => sql.includes("'funnel_count'"))).toHaveLength(1);
     await db.close();
   }, 120_000);
 });

@@ -152,7 +152,7 @@ describe.skipIf(!available)('pending rows derived once per read (ClickHouse)', (
       // (the hour of the late event is read from the events)
       const lateHour = Math.floor(late.timestampMs / HOUR);
       const hours = [...hoursOf.get(live)!].filter((hour) => hour !== lateHour).map((hour) => hour * HOUR).sort((a, b) => a - b);
-      const viewers = sent.filter((sql) => sql.includes('countIf(viewer_joined)'));
+      const viewers = sent.filter((sql) => sql.includes('groupBitOr(viewer_bits)'));
       expect(viewers).toHaveLength(1);
       expect(viewers[0]).toContain(`hour IN (${hours.join(', ')})`);
     }

@@ -119,7 +119,42 @@ export async function answerBroadcasts(db: ChDatabase): Promise<number> {
     batches.set(tenant, list);
   }
   for (const [tenantSeq, lists] of batches) for (const list of lists) await answer(db, tenantSeq, list);
-  return unanswered.length;
+  return unanswered.length + (await countFunnels(db));
+}
+
+/**
+ * Stores the `funnel_count` rows of the answers `ids` (their kept funnel sessions counted per
+ * steps reached), then each answer's mark, from `made`: a SELECT of (tenant_seq, answer,
+ * broadcast_id) giving every one of them. The mark goes in last: an answer with it has all its
+ * counts.
+ */
+async function storeFunnelCounts(db: ChDatabase, ids: number[], made: string): Promise<void> {
+  const columns = '(tenant_seq, panel, answer, broadcast_id, text, key, number, count)';
+  const counts = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} ${columns}
+    SELECT tenant_seq, 'funnel_count', answer, broadcast_id, '', toUInt64(0), number, toInt64(count()) FROM ${BROADCAST_ANSWERS_TABLE}
+    WHERE panel = 'funnel_session' AND answer IN (${ids.map(sqlInteger).join(', ')}) GROUP BY tenant_seq, answer, broadcast_id, number`;
+  await db.command(counts, roomFor(counts));
+  const marks = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} ${columns}
+    SELECT tenant_seq, 'funnel_count', answer, broadcast_id, '', toUInt64(0), toInt64(${FUNNEL_COUNTS_KEPT}), toInt64(0) FROM (${made})`;
+  await db.command(marks, roomFor(marks));
+}
+
+/**
+ * Counts the funnel sessions of answers made before answers kept their counts (a bounded number
+ * per run); the funnel reads their kept sessions until then. Two nodes doing it at once, or a run
+ * cut short before its marks, store the same counts twice, which the funnel reads once
+ * (ch-funnel.ts). Returns how many answers it counted.
+ */
+async function countFunnels(db: ChDatabase): Promise<number> {
+  const uncounted = await db.query<{ answer: string }>(
+    `SELECT answer FROM ${BROADCAST_ANSWERED_TABLE}
+     WHERE answer NOT IN (SELECT answer FROM ${BROADCAST_ANSWERS_TABLE} WHERE panel = 'funnel_count' AND number = ${FUNNEL_COUNTS_KEPT})
+     LIMIT ${BROADCASTS_PER_ANSWER * ANSWERS_PER_RUN}`,
+  );
+  if (!uncounted.length) return 0;
+  const ids = uncounted.map((row) => chNumber(row.answer));
+  await storeFunnelCounts(db, ids, `SELECT tenant_seq, answer, broadcast_id FROM ${BROADCAST_ANSWERED_TABLE} WHERE answer IN (${ids.map(sqlInteger).join(', ')})`);
+  return ids.length;
 }
 
 const MINUTE = sqlInteger(VIEWER_MINUTE_MS);
@@ -189,16 +224,14 @@ async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[
   );
   const rows = (table: string) => `(SELECT * FROM ${table} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND (broadcast_id, hour, derivation) IN (${pairs.join(', ')}))`;
   const answerOf = `transform(broadcast_id, [${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}], [${ids.map(sqlInteger).join(', ')}], 0)`;
-  // The funnel's counts, from the sessions just kept (the panels are stored in order).
-  const funnelCounts = `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, number AS a_number, toInt64(count()) AS a_count FROM ${BROADCAST_ANSWERS_TABLE}
-      WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = 'funnel_session' AND answer IN (${ids.map(sqlInteger).join(', ')}) GROUP BY broadcast_id, number
-    UNION ALL SELECT arrayJoin([${broadcasts.map((b) => sqlString(b.broadcast_id)).join(', ')}]) AS broadcast_id, '' AS a_text, toUInt64(0) AS a_key,
-      toInt64(${FUNNEL_COUNTS_KEPT}) AS a_number, toInt64(0) AS a_count`;
-  for (const [panel, select] of [...panelRows(tenantSeq, rows), ['funnel_count', funnelCounts] as const]) {
+  for (const [panel, select] of panelRows(tenantSeq, rows)) {
     const sql = `INSERT INTO ${BROADCAST_ANSWERS_TABLE} (tenant_seq, panel, answer, broadcast_id, text, key, number, count)
       SELECT toUInt32(${sqlInteger(tenantSeq)}), ${sqlString(panel)}, toUInt64(${answerOf}), broadcast_id, a_text, a_key, a_number, a_count FROM (${select})`;
     await db.command(sql, roomFor(sql));
   }
+  // The funnel's counts, from the sessions just kept.
+  const answers = broadcasts.map((b, i) => `(${sqlInteger(ids[i]!)}, ${sqlString(b.broadcast_id)})`).join(', ');
+  await storeFunnelCounts(db, ids, `SELECT toUInt32(${sqlInteger(tenantSeq)}) AS tenant_seq, toUInt64(made.1) AS answer, made.2 AS broadcast_id FROM (SELECT arrayJoin([${answers}]) AS made)`);
   // The record of the answers goes last: one cut short is never read.
   const made = `INSERT INTO ${BROADCAST_ANSWERED_TABLE} (tenant_seq, broadcast_id, signature, answer, computed_at) VALUES ${broadcasts
     .map((b, i) => `(${sqlInteger(tenantSeq)}, ${sqlString(b.broadcast_id)}, ${sqlString(b.signature)}, ${sqlInteger(ids[i]!)}, ${sqlInteger(computedAt)})`)

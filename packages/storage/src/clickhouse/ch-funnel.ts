@@ -56,7 +56,9 @@ export async function funnel(db: ChDatabase, filter: AnalyticsFilter, range: Ran
 async function fromKeptCounts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts): Promise<FunnelCounts | null> {
   const totals = answerRows(filter.tenantSeq, answered, 'funnel_count');
   const keptSql = `SELECT uniqExactIf(broadcast_id, number = ${FUNNEL_COUNTS_KEPT}) AS marked, sumIf(count, number = -1) AS crossing,
-      sumIf(count, number >= 1) AS a, sumIf(count, number >= 2) AS b, sumIf(count, number >= 3) AS c, sumIf(count, number >= 4) AS d FROM ${totals}`;
+      sumIf(count, number >= 1) AS a, sumIf(count, number >= 2) AS b, sumIf(count, number >= 3) AS c, sumIf(count, number >= 4) AS d
+    FROM (SELECT broadcast_id, number, any(count) AS count FROM ${totals} GROUP BY broadcast_id, number)`;
+  // (Each count once: counts made for answers of an earlier version may be stored twice, ch-broadcast-answers.ts.)
   const keptCounts = async () => (await db.query<StepCounts & { marked: string; crossing: string }>(keptSql, roomFor(keptSql)))[0];
   const sessions = answerRows(filter.tenantSeq, answered, 'funnel_session');
   const others = unansweredRows(answered);
