@@ -100,7 +100,9 @@ interface Unanswered {
 
 /**
  * Makes the answers of broadcasts whose current signature has none yet (hours derived since,
- * a new broadcast, data older than the answers), a bounded number per run. Returns how many.
+ * a new broadcast, data older than the answers), and counts the funnel sessions of answers made
+ * before their counts were kept, a bounded number of each per run. Returns how many answers it
+ * made or counted.
  */
 export async function answerBroadcasts(db: ChDatabase): Promise<number> {
   const unanswered = await db.query<Unanswered>(
@@ -146,9 +148,12 @@ async function storeFunnelCounts(db: ChDatabase, ids: number[], made: string): P
  * (ch-funnel.ts). Returns how many answers it counted.
  */
 async function countFunnels(db: ChDatabase): Promise<number> {
+  // Only answers of current signatures: others are being retired (rows stored after their
+  // deletion began would be left behind).
   const uncounted = await db.query<{ answer: string }>(
     `SELECT answer FROM ${BROADCAST_ANSWERED_TABLE}
      WHERE answer NOT IN (SELECT answer FROM ${BROADCAST_ANSWERS_TABLE} WHERE panel = 'funnel_count' AND number = ${FUNNEL_COUNTS_KEPT})
+       AND (tenant_seq, broadcast_id, signature) IN (SELECT tenant_seq, broadcast_id, signature FROM (${CURRENT_SIGNATURES}))
      LIMIT ${BROADCASTS_PER_ANSWER * ANSWERS_PER_RUN}`,
   );
   if (!uncounted.length) return 0;

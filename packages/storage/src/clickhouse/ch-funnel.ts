@@ -44,7 +44,25 @@ const stages = (rows: string) => `SELECT s1, s2, s3, s4 FROM (${funnelStages(row
  */
 export async function funnel(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts | null): Promise<FunnelCounts> {
   if (!answered?.answers.length) return stepCounts(db, stages(rollupRows(FUNNEL_HOURS, filter, range, true)));
-  return (await fromKeptCounts(db, filter, range, answered)) ?? fromKeptSessions(db, filter, range, answered);
+  // Pending times derived in each statement (no table of the read's: refused) would be read at
+  // different moments by the counts' statements: one statement reads them once.
+  const pendingSnapshot = range.pending.length === 0 || range.pendingTables?.[FUNNEL_HOURS.table] !== undefined;
+  return (pendingSnapshot ? await fromKeptCounts(db, filter, range, answered) : null) ?? fromKeptSessions(db, filter, range, answered);
+}
+
+/**
+ * The kept sessions of the answered broadcasts, the other broadcasts' rows (on derived hours,
+ * none when every broadcast there is answered; and in the pending times), the crossing session
+ * keys (kept as crossing broadcasts, or in those rows) and the rows counted from the rows: the
+ * others' and, when `withCrossing`, every row of the crossing sessions.
+ */
+function sessionParts(filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts) {
+  const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
+  const others = unansweredRows(answered);
+  const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${rollupRows(FUNNEL_HOURS, filter, range, true, [], others)})`;
+  const rows = (withCrossing: boolean) =>
+    stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], withCrossing ? { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending } : others));
+  return { kept, crossing, rows };
 }
 
 /**
@@ -55,14 +73,12 @@ export async function funnel(db: ChDatabase, filter: AnalyticsFilter, range: Ran
  */
 async function fromKeptCounts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts): Promise<FunnelCounts | null> {
   const totals = answerRows(filter.tenantSeq, answered, 'funnel_count');
+  // (Each count once: counts made for answers of an earlier version may be stored twice, ch-broadcast-answers.ts.)
   const keptSql = `SELECT uniqExactIf(broadcast_id, number = ${FUNNEL_COUNTS_KEPT}) AS marked, sumIf(count, number = -1) AS crossing,
       sumIf(count, number >= 1) AS a, sumIf(count, number >= 2) AS b, sumIf(count, number >= 3) AS c, sumIf(count, number >= 4) AS d
     FROM (SELECT broadcast_id, number, any(count) AS count FROM ${totals} GROUP BY broadcast_id, number)`;
-  // (Each count once: counts made for answers of an earlier version may be stored twice, ch-broadcast-answers.ts.)
   const keptCounts = async () => (await db.query<StepCounts & { marked: string; crossing: string }>(keptSql, roomFor(keptSql)))[0];
-  const sessions = answerRows(filter.tenantSeq, answered, 'funnel_session');
-  const others = unansweredRows(answered);
-  const crossing = `(SELECT key FROM ${sessions} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${rollupRows(FUNNEL_HOURS, filter, range, true, [], others)})`;
+  const { kept: sessions, crossing, rows } = sessionParts(filter, range, answered);
   // The kept sessions counted from all their rows instead: their steps come off the kept counts.
   const overlapSql = `SELECT count() AS n, countIf(number >= 1) AS a, countIf(number >= 2) AS b, countIf(number >= 3) AS c, countIf(number >= 4) AS d
     FROM ${sessions} WHERE key IN ${crossing}`;
@@ -76,23 +92,17 @@ async function fromKeptCounts(db: ChDatabase, filter: AnalyticsFilter, range: Ra
     if (chNumber(kept?.crossing ?? 0) === 0) return counts(kept);
     overlap = await keptOverlap();
   }
-  const overlapping = chNumber(overlap?.n ?? 0) > 0;
-  const rows = overlapping ? { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending } : others;
-  const read = await stepCounts(db, stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], rows)));
+  const read = await stepCounts(db, rows(chNumber(overlap?.n ?? 0) > 0));
   return plus(plus(counts(kept), counts(overlap), -1), read);
 }
 
-/** From every kept session (answers made before answers kept their counts). */
+/** From every kept session, in one statement (answers made before answers kept their counts, or pending times derived in the statement). */
 function fromKeptSessions(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts): Promise<FunnelCounts> {
-  const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
-  // The other broadcasts' rows (on derived hours, none when every broadcast there is answered).
-  const others = unansweredRows(answered);
-  const unanswered = rollupRows(FUNNEL_HOURS, filter, range, true, [], others);
-  const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${unanswered})`;
+  const { kept, crossing, rows } = sessionParts(filter, range, answered);
   return stepCounts(
     db,
     `SELECT toUInt8(number >= 1) AS s1, toUInt8(number >= 2) AS s2, toUInt8(number >= 3) AS s3, toUInt8(number >= 4) AS s4
       FROM ${kept} WHERE number >= 0 AND key NOT IN ${crossing}
-      UNION ALL ${stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending }))}`,
+      UNION ALL ${rows(true)}`,
   );
 }

@@ -10,7 +10,7 @@ import { RETIRE_AFTER_SECONDS, RETIRED_ROWS_TO_DELETE, RETIRED_SHARE_TO_DELETE, 
 import { dropLeftPendingTables, PendingTables, type PendingTablesState } from './ch-pending-tables';
 import { rangeHours, rollupRows, type RangeHours } from './ch-rollup-reads';
 import { CONTEST_HOURS, ORDER_HOURS, FUNNEL_HOURS, SESSION_HOURS, SPONSOR_HOURS, VOTE_HOURS, type ChRollup } from './ch-rollups';
-import { sortedRows } from './ch-sorted-rows';
+import { NUMBERS_AS_NUMBERS, sortedRows } from './ch-sorted-rows';
 import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnel } from './ch-funnel';
@@ -154,8 +154,8 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
           UNION ALL SELECT count, toUInt64(0), toUInt8(0), ${none}, ${none} FROM ${kept('sessions')}
           UNION ALL SELECT toInt64(0), key, toUInt8(1), ${none}, ${none} FROM ${kept('joined_viewer')}
           UNION ALL SELECT toInt64(0), toUInt64(0), toUInt8(0), [number], [count] FROM ${kept('step')})`;
-      // (Counts and minutes in milliseconds: below 2^53, so as JSON numbers, parsed at once.)
-      const [totals] = await this.db.query<{ sessions: number; viewers: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), output_format_json_quote_64bit_integers: 0 });
+      // (Counts and minutes in milliseconds: below 2^53.)
+      const [totals] = await this.db.query<{ sessions: number; viewers: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), ...NUMBERS_AS_NUMBERS });
       const [minutes, changes] = totals?.steps ?? [[], []];
       const steps = minutes.map((at, i) => ({ at: Number(at), change: Number(changes[i]) })).filter((step) => step.change !== 0);
       return { steps, uniqueViewers: chNumber(totals?.viewers ?? 0), sessions: chNumber(totals?.sessions ?? 0) };
@@ -247,7 +247,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
         ['at', 'currency', 'orders', 'gross'],
       ),
     );
-    // (Sorted by the server on minute then currency, as the node sorts them: the sort checks it in one pass.)
+    // (Sorted by the server on minute then currency: the node's sort, the same for currency codes, checks it in one pass.)
     return rows
       .map(([at, currency, orders, gross]) => ({ at: Number(at), currency: String(currency), orders: Number(orders), gross: round2(Number(gross)) }))
       .sort((a, b) => a.at - b.at || (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0));
@@ -263,7 +263,11 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     return this.deriver.deriveQuietHours();
   }
 
-  /** Makes the answers kept per broadcast that hours derived since call for (ch-broadcast-answers.ts), part of them each time; returns how many. */
+  /**
+   * Makes the answers kept per broadcast that hours derived since call for, and counts the funnel
+   * sessions of answers made before their counts were kept (ch-broadcast-answers.ts), part of them
+   * each time; returns how many answers it made or counted (0: nothing left to do).
+   */
   answerBroadcasts(): Promise<number> {
     return answerBroadcasts(this.db);
   }
