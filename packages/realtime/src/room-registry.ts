@@ -24,6 +24,12 @@ export class RoomRegistry {
   private readonly openings = new WeakMap<Room, Promise<Room>>();
   /** Loaded rooms, by key: those that overlay changes reach. */
   private readonly loaded = new Map<string, Room>();
+  /**
+   * Overlay changes that came while a room was being read, by key: its read may have missed
+   * them (a show stored just after its overlays were listed), so the room applies them, in order,
+   * once built.
+   */
+  private readonly changesWhileLoading = new Map<string, ContentChange[]>();
   private readonly resultsThrottle: KeyedThrottle;
   private readonly viewersThrottle: KeyedThrottle;
   /** Further reads of rooms' stored votes and entries, due (see `rereadAfterMs`). */
@@ -119,8 +125,12 @@ export class RoomRegistry {
 
   /** An overlay was shown, updated or hidden: the room of its broadcast (if loaded here) tells its viewers. */
   applyContentChange(tenantSeq: number, broadcastId: string, change: ContentChange): void {
-    const room = this.loaded.get(roomKey(tenantSeq, broadcastId));
-    if (!room) return;
+    const key = roomKey(tenantSeq, broadcastId);
+    const room = this.loaded.get(key);
+    if (!room) {
+      this.changesWhileLoading.get(key)?.push(change);
+      return;
+    }
     if (change.kind === 'hide') {
       room.removeOverlay(change.overlayId);
       room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
@@ -174,12 +184,24 @@ export class RoomRegistry {
   }
 
   private async load(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
-    const campaignId = await this.sources.campaignOf(tenant, broadcastId);
-    const [overlays, interactions] = await Promise.all([
-      this.sources.content.listOverlays(tenant.seq, broadcastId),
-      this.sources.interactions.listInteractions(tenant.seq, broadcastId),
-    ]);
-    const room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
+    const changes: ContentChange[] = [];
+    this.changesWhileLoading.set(key, changes);
+    let room: Room;
+    try {
+      const campaignId = await this.sources.campaignOf(tenant, broadcastId);
+      const [overlays, interactions] = await Promise.all([
+        this.sources.content.listOverlays(tenant.seq, broadcastId),
+        this.sources.interactions.listInteractions(tenant.seq, broadcastId),
+      ]);
+      room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
+    } finally {
+      if (this.changesWhileLoading.get(key) === changes) this.changesWhileLoading.delete(key);
+    }
+    // Applied again if the read already had them: the last change of an overlay wins either way.
+    for (const change of changes) {
+      if (change.kind === 'hide') room.removeOverlay(change.overlayId);
+      else room.setOverlay(change.overlay);
+    }
     this.loaded.set(key, room);
     if (this.rereadAfterMs.length) this.scheduleReread(room, 0);
     return room;

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { MAX_COUNTRIES_PER_ROOM_COUNT, systemClock } from '@svc/protocol';
+import { describe, expect, it, vi } from 'vitest';
+import { MAX_COUNTRIES_PER_ROOM_COUNT, systemClock, type Overlay } from '@svc/protocol';
 import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
 import type { Connection } from '../src/connection';
 import { RoomRegistry } from '../src/room-registry';
@@ -7,11 +7,11 @@ import { realTimers } from '../src/throttle';
 
 const tenant = { seq: 1 } as Tenant;
 
-function registry(): RoomRegistry {
+function registry(listOverlays: () => Promise<unknown[]> = async () => []): RoomRegistry {
   return new RoomRegistry(
     {
       campaignOf: async () => 1,
-      content: { listOverlays: async () => [], getSponsor: async () => null } as unknown as ContentStore,
+      content: { listOverlays, getSponsor: async () => null } as unknown as ContentStore,
       interactions: { listInteractions: async () => [] } as unknown as InteractionStore,
     },
     100,
@@ -46,6 +46,31 @@ describe('RoomRegistry', () => {
     expect(count!.countries!.slice(0, 3)).toEqual([['FR', 3], ['DE', 2], ['X0', 1]]);
     room.connections.clear();
     expect(rooms.countsHere()).toEqual([]);
+    rooms.close();
+  });
+
+  it('applies the overlay changes that came while it read the stored ones: a poll shown then is in the room', async () => {
+    let listed!: () => void;
+    const rooms = registry(async () => {
+      // The overlays are listed before the poll is stored; the room is built after its show was announced.
+      await new Promise<void>((resolve) => (listed = resolve));
+      return [];
+    });
+    const opening = rooms.open(tenant, 'k');
+    await vi.waitFor(() => expect(listed).toBeTypeOf('function'));
+    const poll = { id: 'p1', type: 'poll', active: true, question: 'Who?', options: ['A', 'B'] } as unknown as Overlay;
+    const contest = { id: 'c1', type: 'contest', active: true, title: 'Win' } as unknown as Overlay;
+    rooms.applyContentChange(1, 'k', { kind: 'show', overlay: poll });
+    rooms.applyContentChange(1, 'k', { kind: 'show', overlay: contest });
+    rooms.applyContentChange(1, 'k', { kind: 'hide', overlayId: 'c1', hiddenAt: new Date().toISOString() });
+    rooms.applyContentChange(1, 'other', { kind: 'show', overlay: { ...contest, id: 'c2' } });
+    listed();
+    const room = await opening;
+    expect(room.activeOverlays().map((o) => o.id)).toEqual(['p1']);
+    expect(room.activeResults()).toHaveLength(1);
+    // Once loaded, changes reach the room directly.
+    rooms.applyContentChange(1, 'k', { kind: 'hide', overlayId: 'p1', hiddenAt: new Date().toISOString() });
+    expect(room.activeOverlays()).toEqual([]);
     rooms.close();
   });
 
