@@ -157,6 +157,21 @@ describe.runIf(available)('ClickHouse database', () => {
     }
   });
 
+  it('gives a view settings of its own on every statement, under a statement\'s own, through the same connection', async () => {
+    const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
+    const setting = `SELECT value FROM system.settings WHERE name = 'max_threads'`;
+    const view = db.withSettings({ max_threads: 1 });
+    expect((await view.query<{ value: string }>(setting))[0]?.value).toBe('1');
+    expect((await view.query<{ value: string }>(setting, { max_threads: 3 }))[0]?.value).toBe('3');
+    expect((await db.query<{ value: string }>(setting))[0]?.value).not.toBe('1');
+    await view.command('CREATE TABLE view_made (x UInt8) ENGINE = Memory');
+    expect(await db.query('SELECT * FROM view_made')).toEqual([]);
+    await db.command('DROP TABLE view_made');
+    // Closing the view closes the database.
+    await view.close();
+    await expect(db.query('SELECT 1')).rejects.toMatchObject({ code: 'not_ready' });
+  });
+
   it('keeps a statement error as it is, with its code', async () => {
     const db = await ChDatabase.open(server.url, `svc_db_${++databases}`);
     const error = await db.query('SELECT * FROM no_such_table').catch((e: unknown) => e);

@@ -66,6 +66,8 @@ describe.skipIf(!available)('pending rows derived once per read (ClickHouse)', (
     // Only the tables read the events (and the votes' poll lookup, and the one panel not shared: contest entries).
     const readingEvents = sent.filter((sql) => /FROM events\b/.test(sql) && !sql.startsWith('CREATE') && !sql.includes('data_poll_id AS poll_id'));
     expect(readingEvents.map((sql) => sql.slice(0, 60))).toEqual([expect.stringContaining('contest_id')]);
+    // Revenue and revenue over time count the orders' first reports in one statement.
+    expect(sent.filter((sql) => sql.includes('argMin(order_ms, first_report)'))).toHaveLength(1);
     // Dropped when the last panel is done, before it answers.
     expect(await pendingTables(db)).toEqual([]);
     // Panels asked one by one each have tables of their own, dropped as well; narrowed filters read them too.

@@ -121,6 +121,20 @@ export class ChDatabase {
     return db;
   }
 
+  /**
+   * This database with `settings` on each of its queries and commands (a statement's own
+   * settings win): a view through this object's methods, sharing its connection and its close.
+   */
+  withSettings(settings: ClickHouseSettings): ChDatabase {
+    const view = Object.create(this) as ChDatabase;
+    view.query = (sql, own) => this.query(sql, { ...settings, ...own });
+    view.command = (sql, own) => this.command(sql, { ...settings, ...own });
+    view.queryWithTable = (table, sql, own) => this.queryWithTable(table, sql, { ...settings, ...own });
+    view.stream = (sql, own) => this.stream(sql, { ...settings, ...own });
+    view.close = () => this.close();
+    return view;
+  }
+
   /** All rows of a SELECT (JSONEachRow). */
   async query<T = ChRow>(sql: string, settings?: ClickHouseSettings): Promise<T[]> {
     return this.run(async () => {
