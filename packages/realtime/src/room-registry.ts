@@ -1,6 +1,6 @@
 import { overlayViews } from '@svc/content';
-import { MAX_COUNTRIES_PER_ROOM_COUNT, type Clock, type ContentChange, type CountryViewers } from '@svc/protocol';
-import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
+import { MAX_COUNTRIES_PER_ROOM_COUNT, type Clock, type ContentChange, type CountryViewers, type Overlay } from '@svc/protocol';
+import type { ContentStore, Interaction, InteractionStore, Tenant } from '@svc/storage';
 import { Room, type StoredEntry, type StoredVote } from './room';
 import type { RoomCount } from './cluster-viewer-counts';
 import { KeyedThrottle, type Timers } from './throttle';
@@ -186,22 +186,32 @@ export class RoomRegistry {
   private async load(tenant: Tenant, broadcastId: string, key: string): Promise<Room> {
     const changes: ContentChange[] = [];
     this.changesWhileLoading.set(key, changes);
-    let room: Room;
+    let campaignId: number;
+    let overlays: Overlay[];
+    let interactions: Interaction[];
     try {
-      const campaignId = await this.sources.campaignOf(tenant, broadcastId);
-      const [overlays, interactions] = await Promise.all([
+      campaignId = await this.sources.campaignOf(tenant, broadcastId);
+      const [listed, stored] = await Promise.all([
         this.sources.content.listOverlays(tenant.seq, broadcastId),
         this.sources.interactions.listInteractions(tenant.seq, broadcastId),
       ]);
-      room = new Room(key, tenant.seq, broadcastId, campaignId, await overlayViews(this.sources.content, overlays), interactions);
+      overlays = await overlayViews(this.sources.content, listed);
+      interactions = stored;
     } finally {
       if (this.changesWhileLoading.get(key) === changes) this.changesWhileLoading.delete(key);
     }
-    // Applied again if the read already had them: the last change of an overlay wins either way.
+    // The changes go into the overlays before the room counts the stored votes and entries (those
+    // on a poll shown meanwhile count); applied again if the read already had them, the last
+    // change of an overlay wins either way.
+    const byId = new Map(overlays.map((overlay) => [overlay.id, overlay]));
     for (const change of changes) {
-      if (change.kind === 'hide') room.removeOverlay(change.overlayId);
-      else room.setOverlay(change.overlay);
+      if (change.kind !== 'hide') byId.set(change.overlay.id, change.overlay);
+      else {
+        const hidden = byId.get(change.overlayId);
+        if (hidden) byId.set(hidden.id, { ...hidden, active: false });
+      }
     }
+    const room = new Room(key, tenant.seq, broadcastId, campaignId, [...byId.values()], interactions);
     this.loaded.set(key, room);
     if (this.rereadAfterMs.length) this.scheduleReread(room, 0);
     return room;

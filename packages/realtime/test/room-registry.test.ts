@@ -1,18 +1,18 @@
 import { describe, expect, it, vi } from 'vitest';
 import { MAX_COUNTRIES_PER_ROOM_COUNT, systemClock, type Overlay } from '@svc/protocol';
-import type { ContentStore, InteractionStore, Tenant } from '@svc/storage';
+import type { ContentStore, Interaction, InteractionStore, Tenant } from '@svc/storage';
 import type { Connection } from '../src/connection';
 import { RoomRegistry } from '../src/room-registry';
 import { realTimers } from '../src/throttle';
 
 const tenant = { seq: 1 } as Tenant;
 
-function registry(listOverlays: () => Promise<unknown[]> = async () => []): RoomRegistry {
+function registry(listOverlays: () => Promise<unknown[]> = async () => [], listInteractions: () => Promise<Interaction[]> = async () => []): RoomRegistry {
   return new RoomRegistry(
     {
       campaignOf: async () => 1,
       content: { listOverlays, getSponsor: async () => null } as unknown as ContentStore,
-      interactions: { listInteractions: async () => [] } as unknown as InteractionStore,
+      interactions: { listInteractions } as unknown as InteractionStore,
     },
     100,
     systemClock,
@@ -49,16 +49,23 @@ describe('RoomRegistry', () => {
     rooms.close();
   });
 
-  it('applies the overlay changes that came while it read the stored ones: a poll shown then is in the room', async () => {
+  it('applies the overlay changes that came while it read the stored ones: a poll shown then is in the room, with its votes stored meanwhile', async () => {
     let listed!: () => void;
-    const rooms = registry(async () => {
-      // The overlays are listed before the poll is stored; the room is built after its show was announced.
-      await new Promise<void>((resolve) => (listed = resolve));
-      return [];
-    });
+    const vote: Interaction = {
+      kind: 'vote', overlayId: 'p1', viewer: 'u1', eventId: 'e1', sessionId: 's1', userId: 'u1', timestampMs: 1_000, receivedAtMs: 1_000, optionIndex: 1, optionSelected: 'B',
+    };
+    const rooms = registry(
+      async () => {
+        // The overlays are listed before the poll is stored; the room is built after its show was announced.
+        await new Promise<void>((resolve) => (listed = resolve));
+        return [];
+      },
+      // A vote on the poll, stored by the time the votes are listed.
+      async () => [vote],
+    );
     const opening = rooms.open(tenant, 'k');
     await vi.waitFor(() => expect(listed).toBeTypeOf('function'));
-    const poll = { id: 'p1', type: 'poll', active: true, question: 'Who?', options: ['A', 'B'] } as unknown as Overlay;
+    const poll = { id: 'p1', broadcastId: 'k', type: 'poll', active: true, question: 'Who?', options: ['A', 'B'], createdAt: new Date(0).toISOString() } as unknown as Overlay;
     const contest = { id: 'c1', type: 'contest', active: true, title: 'Win' } as unknown as Overlay;
     rooms.applyContentChange(1, 'k', { kind: 'show', overlay: poll });
     rooms.applyContentChange(1, 'k', { kind: 'show', overlay: contest });
@@ -67,7 +74,7 @@ describe('RoomRegistry', () => {
     listed();
     const room = await opening;
     expect(room.activeOverlays().map((o) => o.id)).toEqual(['p1']);
-    expect(room.activeResults()).toHaveLength(1);
+    expect(room.activeResults()).toEqual([{ pollId: 'p1', counts: [0, 1], total: 1 }]);
     // Once loaded, changes reach the room directly.
     rooms.applyContentChange(1, 'k', { kind: 'hide', overlayId: 'p1', hiddenAt: new Date().toISOString() });
     expect(room.activeOverlays()).toEqual([]);

@@ -47,7 +47,7 @@ interface OrderMinute {
  * once: one thread each keeps a server's cores busy with less switching between threads than
  * several each (the benchmark's overviews took 3–6 % less of its CPU).
  */
-export const OVERVIEW_STATEMENT_SETTINGS = { max_threads: 1 };
+export const OVERVIEW_STATEMENT_SETTINGS = Object.freeze({ max_threads: 1 });
 
 export interface ClickHouseAnalyticsOptions extends RollupDerivationOptions {
   /** Decides when the next look for retired rollup rows is due; the system clock by default. */
