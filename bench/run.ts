@@ -18,7 +18,7 @@
  *       [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true|false], fanout's --wave   (needs the same engines)
  *     cluster: ingest's --seconds --warmup --connections --events, and [--cluster-max-nodes 3]
  *       [--cluster-fanout-viewers 3000] [--cluster-cycles 3] [--cluster-events 10000000] [--cluster-deletions 3]
- *       [--cluster-dashboard-runs 7] [--cluster-webhook-events 20000]   (needs the same engines and haproxy)
+ *       [--cluster-dashboard-runs 20] [--cluster-webhook-events 20000]   (needs the same engines and haproxy)
  */
 import { parseArgs } from 'node:util';
 import { dashboardBenchmark, DEFAULT_DASHBOARD_EVENTS } from './dashboard';
@@ -69,7 +69,7 @@ const { values } = parseArgs({
     'cluster-fanout-viewers': { type: 'string', default: String(DEFAULT_CLUSTER_FANOUT_VIEWERS) },
     'cluster-events': { type: 'string', default: String(DEFAULT_CLUSTER_EVENTS) },
     'cluster-deletions': { type: 'string', default: '3' },
-    'cluster-dashboard-runs': { type: 'string', default: '7' },
+    'cluster-dashboard-runs': { type: 'string', default: '20' },
     'cluster-webhook-events': { type: 'string', default: String(DEFAULT_CLUSTER_WEBHOOK_EVENTS) },
     only: { type: 'string', default: '' },
     help: { type: 'boolean', default: false },
@@ -92,7 +92,7 @@ if (values.help) {
       `  cluster-fanout: [--cluster-viewers ${DEFAULT_CLUSTER_TOTALS.join(',')}] [--cluster-nodes 3] [--cluster-client-processes 2] [--cluster-cycles 3] [--cluster-vote-rounds 1] [--cluster-embedded true] [--wave 500]`,
       '    (the same engines as cluster-ingest)',
       `  cluster: ingest's --seconds --warmup --connections --events, [--cluster-max-nodes 3] [--cluster-fanout-viewers ${DEFAULT_CLUSTER_FANOUT_VIEWERS}] [--cluster-cycles 3]`,
-      `    [--cluster-events ${DEFAULT_CLUSTER_EVENTS}] [--cluster-deletions 3] [--cluster-dashboard-runs 7] [--cluster-webhook-events ${DEFAULT_CLUSTER_WEBHOOK_EVENTS}]`,
+      `    [--cluster-events ${DEFAULT_CLUSTER_EVENTS}] [--cluster-deletions 3] [--cluster-dashboard-runs 20] [--cluster-webhook-events ${DEFAULT_CLUSTER_WEBHOOK_EVENTS}]`,
       '    (the same engines and haproxy: apt-get install haproxy)',
       '',
     ].join('\n'),

@@ -43,7 +43,7 @@ interface OrderMinute {
 }
 
 /**
- * Settings of the overview's statements. An overview runs its panels' statements (16–22) at
+ * Settings of the overview's statements. An overview runs its panels' statements (15–22) at
  * once: one thread each keeps a server's cores busy with less switching between threads than
  * several each (the benchmark's overviews took 3–6 % less of its CPU).
  */
