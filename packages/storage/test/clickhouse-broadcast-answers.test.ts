@@ -6,7 +6,7 @@ import { ChDatabase } from '../src/clickhouse/ch-database';
 import { ClickHouseAnalyticsStore } from '../src/clickhouse/clickhouse-analytics-store';
 import type { EventRow } from '../src/records';
 import { dataset, HOUR, pollsOf, START } from './analytics-dataset';
-import { modelFunnel, modelPollResults, modelViewerSeries } from './analytics-model';
+import { modelEngagement, modelFunnel, modelPollResults, modelViewerSeries } from './analytics-model';
 import { expectModel, nextSecond, pollLookup, statementsOf, storeWithCopies } from './clickhouse-analytics-checks';
 import { insertEvents } from './clickhouse-events';
 import { clickhouseAvailable, startClickHouse, type ClickHouseServer } from './clickhouse-server';
@@ -232,6 +232,43 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     expect(Number(twice!.rows)).toBe(2 * Number(twice!.numbers));
     const counted = await statementsOf(db, async () => expect(await store.funnel(whole)).toEqual(modelFunnel(later, whole)));
     expect(counted.filter((sql) => sql.includes("'funnel_count'"))).toHaveLength(1);
+    await db.close();
+  }, 120_000);
+  it('counts the viewers of the series and engagement in one grouping of the kept viewer rows, and with their joined sessions\' viewers for answers made before the rows flagged them', async () => {
+    const db = await ChDatabase.open(server.url, await server.createDatabase());
+    const events = dataset(11, 1);
+    await storeWithCopies(db, events);
+    await nextSecond();
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await store.compact();
+    const whole = { tenantSeq: 1 };
+    const half = { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 3 * HOUR + 1234 };
+    const expectViewers = async (label: string) => {
+      for (const filter of [whole, half, { tenantSeq: 1, broadcastId: 'b1' }]) {
+        const [series, engagement] = await Promise.all([store.viewerSeries(filter), store.engagement(filter)]);
+        expect(series, `${label} ${JSON.stringify(filter)}`).toEqual(modelViewerSeries(events, filter));
+        expect(engagement, `${label} ${JSON.stringify(filter)}`).toEqual(modelEngagement(events, filter));
+      }
+    };
+    // Read together, the two panels group the viewers once.
+    const sent = await statementsOf(db, () => expectViewers('flagged'));
+    expect(sent.filter((sql) => sql.includes('groupBitOr'))).toHaveLength(3);
+    expect(sent.filter((sql) => sql.includes("'joined_viewer'") && !sql.includes('groupBitOr'))).toEqual([]);
+    expect(sent.filter((sql) => sql.includes('uniqExact'))).toEqual([]);
+    // Flagged rows are read, not the joined sessions' viewers: made-up keys there count nowhere.
+    const moveJoinedKeys = async () => {
+      await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE key = bitXor(key, 1) WHERE panel = 'joined_viewer'`);
+      await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    };
+    await moveJoinedKeys();
+    await expectViewers('joined viewers moved');
+    await moveJoinedKeys();
+    // b1's answer made before its viewer rows flagged the viewers of its joined sessions: read with its joined sessions' viewers.
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE count = 0 WHERE panel = 'viewer' AND broadcast_id = 'b1'`);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE number = 0 WHERE panel = 'sessions' AND broadcast_id = 'b1'`);
+    await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    await expectViewers('b1 unflagged');
     await db.close();
   }, 120_000);
 });

@@ -34,6 +34,8 @@ const BROADCASTS_PER_ANSWER = 100;
 const ANSWERS_PER_RUN = 4;
 /** Answer ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
 const ANSWER_ID_LIMIT = 2 ** 48;
+/** The `number` of the `sessions` row of an answer whose `viewer` rows flag the viewers of its joined sessions (read by ch-viewer-counts.ts). */
+export const VIEWERS_FLAGGED = 1;
 /** The `number` of the `funnel_count` row that marks an answer holding its counts (read by ch-funnel.ts). */
 export const FUNNEL_COUNTS_KEPT = -2;
 /** The broadcast id of the rows that record a derivation's broadcasts as recorded (ids are never empty). */
@@ -45,11 +47,17 @@ export type AnswerPanel =
   | 'poll'
   /** Per minute (`number`), the change in concurrent viewers. */
   | 'step'
-  /** The broadcast's sessions. */
+  /**
+   * The broadcast's sessions (`count`); `number` VIEWERS_FLAGGED when its `viewer` rows say which
+   * viewers are those of its joined sessions (0: an answer made before they did).
+   */
   | 'sessions'
-  /** The viewers (`key`) of the sessions that joined, each once. */
+  /** The viewers (`key`) of the sessions that joined, each once (read for answers made before `viewer` rows flagged them). */
   | 'joined_viewer'
-  /** Per viewer (`key`): `number` 1 when joined, +2 when engaged. */
+  /**
+   * Per viewer (`key`) of its rows or of its joined sessions: `number` 1 when joined, +2 when
+   * engaged; `count` 2 when the viewer of a joined session, else 1 (0 in answers made before).
+   */
   | 'viewer'
   /** The countries (`text`) of its events. */
   | 'country'
@@ -178,12 +186,19 @@ function panelRows(tenantSeq: number, rows: (table: string) => string): Array<[A
       `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, step.1 AS a_number, sum(step.2) AS a_count FROM ${sessions}
        ARRAY JOIN [(first_bucket, toInt64(1)), (last_bucket + ${MINUTE}, toInt64(-1))] AS step GROUP BY broadcast_id, a_number HAVING a_count != 0`,
     ],
-    ['sessions', `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, toInt64(0) AS a_number, toInt64(count()) AS a_count FROM ${sessions} GROUP BY broadcast_id`],
+    [
+      'sessions',
+      `SELECT broadcast_id, '' AS a_text, toUInt64(0) AS a_key, toInt64(${VIEWERS_FLAGGED}) AS a_number, toInt64(count()) AS a_count FROM ${sessions} GROUP BY broadcast_id`,
+    ],
     ['joined_viewer', `SELECT DISTINCT broadcast_id, '' AS a_text, viewer AS a_key, toInt64(0) AS a_number, toInt64(0) AS a_count FROM ${sessions} WHERE session_joined`],
     [
       'viewer',
-      `SELECT broadcast_id, '' AS a_text, viewer_key AS a_key, toInt64(max(joined) + 2 * max(engaged)) AS a_number, toInt64(0) AS a_count
-       FROM ${rows(SESSION_HOURS.table)} GROUP BY broadcast_id, viewer_key`,
+      // The viewers of the rows and those of the joined sessions (`joined_viewer`), each once.
+      `SELECT broadcast_id, '' AS a_text, a_key, max(bits) AS a_number, toInt64(1) + max(of_joined) AS a_count FROM (
+         SELECT broadcast_id, viewer_key AS a_key, toInt64(max(joined) + 2 * max(engaged)) AS bits, toInt64(0) AS of_joined
+         FROM ${rows(SESSION_HOURS.table)} GROUP BY broadcast_id, viewer_key
+         UNION ALL SELECT DISTINCT broadcast_id, viewer AS a_key, toInt64(0) AS bits, toInt64(1) AS of_joined FROM ${sessions} WHERE session_joined)
+       GROUP BY broadcast_id, a_key`,
     ],
     [
       'moment',

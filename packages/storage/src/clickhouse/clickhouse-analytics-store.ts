@@ -15,6 +15,7 @@ import { sponsorPerformance } from './ch-sponsor-performance';
 import { roomFor } from './query-size-settings';
 import { funnel } from './ch-funnel';
 import { sessionSpans } from './ch-session-spans';
+import { viewerCounts, type ViewerCounts } from './ch-viewer-counts';
 import { SharedReads } from './shared-reads';
 import { sqlInteger } from './sql-literal';
 
@@ -31,6 +32,8 @@ interface RangeRead {
   answered?: Promise<AnsweredBroadcasts | null>;
   /** The orders per minute and currency of each filter (JSON) read, for revenue and revenue over time. */
   orderMinutes: Map<string, Promise<OrderMinute[]>>;
+  /** The viewers of each filter (JSON) read, for the viewer series and engagement. */
+  viewerCounts: Map<string, Promise<ViewerCounts>>;
 }
 
 /** Orders (first reports) of one minute and currency, with their gross unrounded and their items. */
@@ -111,6 +114,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       const read: RangeRead = {
         range,
         orderMinutes: new Map(),
+        viewerCounts: new Map(),
         tables: new PendingTables(this.reads, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now()),
       };
       // Nothing of the read runs after its last panel answered: the answers' lookup ends first.
@@ -146,12 +150,27 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
   }
 
   /** Runs `panel` on the filter's range (reading `rollups`) and the broadcasts whose kept answers serve it there. */
-  private view<T>(filter: AnalyticsFilter, rollups: readonly ChRollup[], panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null }) => Promise<T>): Promise<T> {
+  private view<T>(
+    filter: AnalyticsFilter,
+    rollups: readonly ChRollup[],
+    panel: (view: { range: RangeHours; answered: AnsweredBroadcasts | null; read: RangeRead }) => Promise<T>,
+  ): Promise<T> {
     return this.read(filter, [], async (read) => {
       // The answers are looked up while the panel's pending rows are derived.
       const [answered] = await Promise.all([this.answered(filter, read), read.tables.prepare(rollups)]);
-      return panel({ range: read.range, answered });
+      return panel({ range: read.range, answered, read });
     });
+  }
+
+  /** The viewers of the filter (ch-viewer-counts.ts), counted once per read for the viewer series and engagement. */
+  private viewerCounts(filter: AnalyticsFilter, read: RangeRead, answered: AnsweredBroadcasts | null): Promise<ViewerCounts> {
+    const key = JSON.stringify(filter);
+    let counts = read.viewerCounts.get(key);
+    if (!counts) {
+      counts = viewerCounts(this.reads, filter, read.range, answered);
+      read.viewerCounts.set(key, counts);
+    }
+    return counts;
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -161,42 +180,35 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
 
   async viewerSeries(filter: AnalyticsFilter): Promise<ViewerSeries> {
     const bucket = sqlInteger(VIEWER_MINUTE_MS);
-    return this.view(filter, [SESSION_HOURS], async ({ range, answered }) => {
+    return this.view(filter, [SESSION_HOURS], async ({ range, answered, read }) => {
       const kept = (panel: AnswerPanel) => answerRows(filter.tenantSeq, answered, panel);
       // A session (in one broadcast) lasts from its first to its last event and counts in every
-      // minute from the one it starts in to the one it ends in: +1 there, −1 after. Its viewer is
-      // that of its first event (a session keeps one userId; DuckDB takes any of its rows). The
-      // broadcasts whose answers serve the range come with their sessions counted (ch-broadcast-answers.ts).
+      // minute from the one it starts in to the one it ends in: +1 there, −1 after. The
+      // broadcasts whose answers serve the range come with their sessions counted
+      // (ch-broadcast-answers.ts). Its unique viewers are counted with engagement's viewers.
       const sessions = sessionSpans(rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered)));
-      // One pass over the sessions for their count, their viewers and the changes per minute
-      // (keys sorted by the server), the kept answers' beside them.
+      // One pass over the sessions for their count and the changes per minute (keys sorted by the
+      // server), the kept answers' beside them.
       const none = 'CAST([] AS Array(Int64))';
-      const sql = `SELECT sum(counted) AS sessions, uniqExactIf(viewer, joined = 1) AS viewers, sumMap(minutes, changes) AS steps FROM (
-          SELECT toInt64(1) AS counted, viewer, session_joined AS joined, [first_bucket, last_bucket + ${bucket}] AS minutes, [toInt64(1), toInt64(-1)] AS changes FROM ${sessions}
-          UNION ALL SELECT count, toUInt64(0), toUInt8(0), ${none}, ${none} FROM ${kept('sessions')}
-          UNION ALL SELECT toInt64(0), key, toUInt8(1), ${none}, ${none} FROM ${kept('joined_viewer')}
-          UNION ALL SELECT toInt64(0), toUInt64(0), toUInt8(0), [number], [count] FROM ${kept('step')})`;
+      const sql = `SELECT sum(counted) AS sessions, sumMap(minutes, changes) AS steps FROM (
+          SELECT toInt64(1) AS counted, [first_bucket, last_bucket + ${bucket}] AS minutes, [toInt64(1), toInt64(-1)] AS changes FROM ${sessions}
+          UNION ALL SELECT count, ${none}, ${none} FROM ${kept('sessions')}
+          UNION ALL SELECT toInt64(0), [number], [count] FROM ${kept('step')})`;
       // (Counts and minutes in milliseconds: below 2^53.)
-      const [totals] = await this.reads.query<{ sessions: number; viewers: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), ...NUMBERS_AS_NUMBERS });
+      const [[totals], viewers] = await Promise.all([
+        this.reads.query<{ sessions: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), ...NUMBERS_AS_NUMBERS }),
+        this.viewerCounts(filter, read, answered),
+      ]);
       const [minutes, changes] = totals?.steps ?? [[], []];
       const steps = minutes.map((at, i) => ({ at: Number(at), change: Number(changes[i]) })).filter((step) => step.change !== 0);
-      return { steps, uniqueViewers: chNumber(totals?.viewers ?? 0), sessions: chNumber(totals?.sessions ?? 0) };
+      return { steps, uniqueViewers: viewers.uniqueViewers, sessions: chNumber(totals?.sessions ?? 0) };
     });
   }
 
   async engagement(filter: AnalyticsFilter): Promise<Engagement> {
-    return this.view(filter, [SESSION_HOURS], async ({ range, answered }) => {
-      const kept = answerRows(filter.tenantSeq, answered, 'viewer');
-      // Per viewer, the bits of its rows together: 1 joined, 2 engaged (as the kept rows hold them).
-      const [row] = await this.query<{ joined_viewers: string; engaged_viewers: string }>(
-        `SELECT countIf(bitAnd(bits, 1) = 1) AS joined_viewers, countIf(bits = 3) AS engaged_viewers
-         FROM (
-           SELECT groupBitOr(viewer_bits) AS bits FROM (
-             SELECT viewer_key, toUInt8(bitOr(joined, bitShiftLeft(engaged, 1))) AS viewer_bits FROM ${rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered))}
-             UNION ALL SELECT key AS viewer_key, toUInt8(number) AS viewer_bits FROM ${kept})
-           GROUP BY viewer_key)`,
-      );
-      return { joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
+    return this.view(filter, [SESSION_HOURS], async ({ answered, read }) => {
+      const { joinedViewers, engagedViewers } = await this.viewerCounts(filter, read, answered);
+      return { joinedViewers, engagedViewers };
     });
   }
 
