@@ -243,6 +243,11 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await store.compact();
     const whole = { tenantSeq: 1 };
     const half = { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 3 * HOUR + 1234 };
+    const rowsOf = async (where: string) =>
+      Number((await db.query<{ n: string }>(`SELECT count() AS n FROM ${BROADCAST_ANSWERS_TABLE} WHERE ${where}`))[0]!.n);
+    // b1 is answered, its viewer rows flag viewers of joined sessions.
+    expect(await rowsOf("panel = 'sessions' AND broadcast_id = 'b1' AND number = 1")).toBe(1);
+    expect(await rowsOf("panel = 'viewer' AND broadcast_id = 'b1' AND count = 2")).toBeGreaterThan(0);
     const expectViewers = async (label: string) => {
       for (const filter of [whole, half, { tenantSeq: 1, broadcastId: 'b1' }]) {
         const [series, engagement] = await Promise.all([store.viewerSeries(filter), store.engagement(filter)]);
@@ -253,6 +258,7 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     // Read together, the two panels group the viewers once.
     const sent = await statementsOf(db, () => expectViewers('flagged'));
     expect(sent.filter((sql) => sql.includes('groupBitOr'))).toHaveLength(3);
+    expect(sent.filter((sql) => sql.includes('groupBitOr') && sql.includes("panel = 'viewer'")).length).toBeGreaterThan(0);
     expect(sent.filter((sql) => sql.includes("'joined_viewer'") && !sql.includes('groupBitOr'))).toEqual([]);
     expect(sent.filter((sql) => sql.includes('uniqExact'))).toEqual([]);
     // Flagged rows are read, not the joined sessions' viewers: made-up keys there count nowhere.
@@ -268,6 +274,8 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
     await db.command(`ALTER TABLE ${BROADCAST_ANSWERS_TABLE} UPDATE number = 0 WHERE panel = 'sessions' AND broadcast_id = 'b1'`);
     await db.waitForMutations(BROADCAST_ANSWERS_TABLE);
+    expect(await rowsOf("panel = 'viewer' AND broadcast_id = 'b1' AND count != 0")).toBe(0);
+    expect(await rowsOf("panel = 'sessions' AND broadcast_id = 'b1' AND number = 0")).toBe(1);
     await expectViewers('b1 unflagged');
     await db.close();
   }, 120_000);

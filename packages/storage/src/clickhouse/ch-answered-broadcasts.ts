@@ -76,11 +76,16 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
   return { answers, othersLeft: answers.length < present.length, otherHours: [...otherHours].sort((a, b) => a - b) };
 }
 
+/** The answers of the answered broadcasts (at least one) as an SQL list. */
+export function answerIds(answered: AnsweredBroadcasts): string {
+  return `(${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')})`;
+}
+
 /** The rows `panel` keeps for the answered broadcasts, as a relation of (broadcast_id, text, key, number, count). */
 export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | null, panel: AnswerPanel): string {
   if (!answered?.answers.length) return `(SELECT '' AS broadcast_id, '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
   return `(SELECT broadcast_id, text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
-    AND answer IN (${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')}))`;
+    AND answer IN ${answerIds(answered)})`;
 }
 
 /**

@@ -195,10 +195,15 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
           UNION ALL SELECT count, ${none}, ${none} FROM ${kept('sessions')}
           UNION ALL SELECT toInt64(0), [number], [count] FROM ${kept('step')})`;
       // (Counts and minutes in milliseconds: below 2^53.)
-      const [[totals], viewers] = await Promise.all([
+      // Both settled before the panel answers: nothing of the read runs after its last panel.
+      const [series, counted] = await Promise.allSettled([
         this.reads.query<{ sessions: number; steps: [number[], number[]] }>(sql, { ...roomFor(sql), ...NUMBERS_AS_NUMBERS }),
         this.viewerCounts(filter, read, answered),
       ]);
+      if (series.status === 'rejected') throw series.reason;
+      if (counted.status === 'rejected') throw counted.reason;
+      const [totals] = series.value;
+      const viewers = counted.value;
       const [minutes, changes] = totals?.steps ?? [[], []];
       const steps = minutes.map((at, i) => ({ at: Number(at), change: Number(changes[i]) })).filter((step) => step.change !== 0);
       return { steps, uniqueViewers: viewers.uniqueViewers, sessions: chNumber(totals?.sessions ?? 0) };
