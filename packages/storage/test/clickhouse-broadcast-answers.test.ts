@@ -38,6 +38,16 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
   }, 60_000);
   afterAll(() => server?.stop());
 
+  /** A database of its own holding `events` (with copies), every hour derived and every broadcast answered. */
+  async function compacted(events: EventRow[]): Promise<{ db: ChDatabase; store: ClickHouseAnalyticsStore }> {
+    const db = await ChDatabase.open(server.url, await server.createDatabase());
+    await storeWithCopies(db, events);
+    await nextSecond();
+    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
+    await store.compact();
+    return { db, store };
+  }
+
   it('answers the panels of broadcasts a range holds whole from them, and of the others from the rows', async () => {
     const db = await ChDatabase.open(server.url, await server.createDatabase());
     // With one session whose funnel crosses two broadcasts: a view in b1, the rest in b2.
@@ -97,16 +107,12 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
   }, 120_000);
 
   it("leaves a broadcast's answer unused once an hour of it is stored into, and makes it again once that hour is derived again", async () => {
-    const db = await ChDatabase.open(server.url, await server.createDatabase());
     const all = dataset(7, 1);
     // A vote on b1 in its last hour comes late.
     const lateIndex = all.findLastIndex((e) => e.event === 'poll.voted' && e.broadcastId === 'b1');
     const late = all[lateIndex]!;
     const early = all.filter((_, i) => i !== lateIndex);
-    await storeWithCopies(db, early);
-    await nextSecond();
-    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
-    await store.compact();
+    const { db, store } = await compacted(early);
     await markAnswers(db);
     const whole = { tenantSeq: 1 };
     const b1 = (marks: Map<string, number>) => [...marks].filter(([pollId]) => pollId.startsWith('b1-')).map(([, mark]) => mark);
@@ -169,12 +175,8 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
   }, 120_000);
 
   it("counts the funnel of whole broadcasts from their kept counts, reading their sessions only when one crosses into rows read, and from the sessions for answers made before the counts", async () => {
-    const db = await ChDatabase.open(server.url, await server.createDatabase());
     const events = dataset(9, 1);
-    await storeWithCopies(db, events);
-    await nextSecond();
-    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
-    await store.compact();
+    const { db, store } = await compacted(events);
     const whole = { tenantSeq: 1 };
     const model = modelFunnel(events, whole);
     expect(model.checkoutCompleted).toBeGreaterThan(0);
@@ -235,12 +237,8 @@ describe.skipIf(!available)('answers kept per broadcast (ClickHouse)', () => {
     await db.close();
   }, 120_000);
   it('counts the viewers of the series and engagement in one grouping of the kept viewer rows, and with their joined sessions\' viewers for answers made before the rows flagged them', async () => {
-    const db = await ChDatabase.open(server.url, await server.createDatabase());
     const events = dataset(11, 1);
-    await storeWithCopies(db, events);
-    await nextSecond();
-    const store = new ClickHouseAnalyticsStore(db, pollLookup({ 1: pollsOf() }), DERIVE_AT_ONCE);
-    await store.compact();
+    const { db, store } = await compacted(events);
     const whole = { tenantSeq: 1 };
     const half = { tenantSeq: 1, fromMs: START - HOUR, toMs: START + 3 * HOUR + 1234 };
     const rowsOf = async (where: string) =>

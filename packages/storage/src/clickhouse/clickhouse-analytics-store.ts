@@ -30,10 +30,8 @@ interface RangeRead {
   tables: PendingTables;
   /** The broadcasts whose kept answers serve it, once a panel that reads answers looked them up. */
   answered?: Promise<AnsweredBroadcasts | null>;
-  /** The orders per minute and currency of each filter (JSON) read, for revenue and revenue over time. */
-  orderMinutes: Map<string, Promise<OrderMinute[]>>;
-  /** The viewers of each filter (JSON) read, for the viewer series and engagement. */
-  viewerCounts: Map<string, Promise<ViewerCounts>>;
+  /** Statements whose answer two panels share (`once`), by what they read and filter (JSON). */
+  shared: Map<string, Promise<unknown>>;
 }
 
 /** Orders (first reports) of one minute and currency, with their gross unrounded and their items. */
@@ -113,8 +111,7 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
       const scope = { tenantSeq: filter.tenantSeq, broadcastId: filter.broadcastId };
       const read: RangeRead = {
         range,
-        orderMinutes: new Map(),
-        viewerCounts: new Map(),
+        shared: new Map(),
         tables: new PendingTables(this.reads, scope, range, (ids) => knownPolls(this.polls, filter.tenantSeq, ids), this.pendingTables, () => this.clock.now()),
       };
       // Nothing of the read runs after its last panel answered: the answers' lookup ends first.
@@ -162,15 +159,20 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
     });
   }
 
+  /** The answer of `make` for `what` of the filter, made once per read for the panels that share it. */
+  private once<T>(read: RangeRead, what: string, filter: AnalyticsFilter, make: () => Promise<T>): Promise<T> {
+    const key = JSON.stringify([what, filter]);
+    let made = read.shared.get(key) as Promise<T> | undefined;
+    if (!made) {
+      made = make();
+      read.shared.set(key, made);
+    }
+    return made;
+  }
+
   /** The viewers of the filter (ch-viewer-counts.ts), counted once per read for the viewer series and engagement. */
   private viewerCounts(filter: AnalyticsFilter, read: RangeRead, answered: AnsweredBroadcasts | null): Promise<ViewerCounts> {
-    const key = JSON.stringify(filter);
-    let counts = read.viewerCounts.get(key);
-    if (!counts) {
-      counts = viewerCounts(this.reads, filter, read.range, answered);
-      read.viewerCounts.set(key, counts);
-    }
-    return counts;
+    return this.once(read, 'viewers', filter, () => viewerCounts(this.reads, filter, read.range, answered));
   }
 
   /** A panel's query, however long the lists of hours it carries. */
@@ -246,20 +248,17 @@ export class ClickHouseAnalyticsStore implements AnalyticsStore {
    */
   private orderMinutes(filter: AnalyticsFilter): Promise<OrderMinute[]> {
     const minute = sqlInteger(VIEWER_MINUTE_MS);
-    return this.read(filter, [ORDER_HOURS], (read) => {
-      const key = JSON.stringify(filter);
-      let minutes = read.orderMinutes.get(key);
-      if (!minutes) {
-        minutes = sortedRows(
+    return this.read(filter, [ORDER_HOURS], (read) =>
+      this.once(read, 'order minutes', filter, async () => {
+        const rows = await sortedRows(
           this.reads,
           `SELECT intDiv(at_ms, ${minute}) * ${minute} AS at, order_currency AS currency, count() AS orders, sum(order_total) AS gross, sum(order_items) AS items
            FROM ${this.firstReports(filter, read.range)} GROUP BY at, currency`,
           ['at', 'currency', 'orders', 'gross', 'items'],
-        ).then((rows) => rows.map(([at, currency, orders, gross, items]) => ({ at: Number(at), currency: String(currency), orders: Number(orders), gross: Number(gross), items: Number(items) })));
-        read.orderMinutes.set(key, minutes);
-      }
-      return minutes;
-    });
+        );
+        return rows.map(([at, currency, orders, gross, items]) => ({ at: Number(at), currency: String(currency), orders: Number(orders), gross: Number(gross), items: Number(items) }));
+      }),
+    );
   }
 
   async revenue(filter: AnalyticsFilter): Promise<RevenueRow[]> {
