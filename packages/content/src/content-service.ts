@@ -4,6 +4,7 @@ import type { BroadcastRecord, CampaignRecord, ContentStore, InteractionStore, M
 import { OverlayValidator } from './overlay-validator';
 import { overlayViews } from './overlay-view';
 import type { PollCatalogue } from './poll-catalogue';
+import { TurnsByKey } from './turns-by-key';
 
 /** How often an automatic campaign id is drawn before a create gives up (concurrent creates). */
 const AUTOMATIC_ID_ATTEMPTS = 3;
@@ -20,6 +21,12 @@ export class ContentService {
   private changes: MetadataChangeFeed | null = null;
   /** Other nodes' overlay changes, applied one after the other so that an older read never lands last. */
   private applyingChanges: Promise<void> = Promise.resolve();
+  /**
+   * The changes to one overlay (update, show, hide, delete), one at a time: each publishes to the
+   * viewers after what it stored, so viewers get them in the order they were stored (a show
+   * still looking up its sponsor never lands after the hide that followed it).
+   */
+  private readonly overlayTurns = new TurnsByKey();
 
   constructor(
     private readonly store: ContentStore,
@@ -177,7 +184,11 @@ export class ContentService {
    * Replaces an overlay's content (same type). A poll that viewers are voting on cannot change,
    * except its `closesAt`. A new `closesAt` must lie ahead, and never void counted votes.
    */
-  async updateOverlay(tenant: Tenant, broadcastId: string, id: string, body: unknown): Promise<Overlay> {
+  updateOverlay(tenant: Tenant, broadcastId: string, id: string, body: unknown): Promise<Overlay> {
+    return this.overlayTurns.run(overlayKey(tenant, id), () => this.replaceOverlay(tenant, broadcastId, id, body));
+  }
+
+  private async replaceOverlay(tenant: Tenant, broadcastId: string, id: string, body: unknown): Promise<Overlay> {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     const content = await this.checkOverlay(tenant, { ...(body as object), type: current.type });
     const closesAt = closesAtOf(content);
@@ -205,7 +216,11 @@ export class ContentService {
     return overlay;
   }
 
-  async deleteOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
+  deleteOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
+    return this.overlayTurns.run(overlayKey(tenant, id), () => this.removeOverlay(tenant, broadcastId, id));
+  }
+
+  private async removeOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     await this.store.deleteOverlay(tenant.seq, id);
     this.polls?.forget(tenant.seq, id);
@@ -214,7 +229,11 @@ export class ContentService {
   }
 
   /** Shows or hides an overlay; a show records its time (`shownAt`), a hide tells viewers its time (`hiddenAt`). */
-  async setActive(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
+  setActive(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
+    return this.overlayTurns.run(overlayKey(tenant, id), () => this.showOrHide(tenant, broadcastId, id, active));
+  }
+
+  private async showOrHide(tenant: Tenant, broadcastId: string, id: string, active: boolean): Promise<Overlay> {
     const current = await this.overlayRecord(tenant, broadcastId, id);
     const now = this.clock.now();
     // Shown again while on screen, it keeps the moment it was first shown: a viewer behind the
@@ -292,6 +311,11 @@ function withCanonicalTimes(content: OverlayContent): OverlayContent {
   if ((content.type === 'poll' || content.type === 'contest') && content.closesAt !== undefined) return { ...content, closesAt: canonical(content.closesAt) };
   if (content.type === 'lineup') return { ...content, items: content.items.map((item) => (item.at === undefined ? item : { ...item, at: canonical(item.at) })) };
   return content;
+}
+
+/** An overlay's key among the changes waiting their turn: ids are unique within a tenant. */
+function overlayKey(tenant: Tenant, id: string): string {
+  return `${tenant.seq}:${id}`;
 }
 
 function closesAtOf(content: OverlayContent): string | undefined {

@@ -40,4 +40,44 @@ describe('content on the bus', () => {
     ]);
     expect(JSON.parse(JSON.stringify(seen))).toEqual(seen);
   });
+
+  it('tells viewers of a show and the hide that follows it in that order, though the show still looks up its sponsor when the hide is stored', async () => {
+    storage = await openEmbeddedStorage(mkdtempSync(join(tmpdir(), 'svc-content-')));
+    const tenant = await storage.meta.createTenant({ id: 'moments', name: 'Moments', retentionMonths: 12, createdAt: 0, settings: TEST_SETTINGS });
+    const bus = new LocalBus();
+    const kinds: string[] = [];
+    bus.subscribe('content.changed', (payload) => void kinds.push(payload.change.kind));
+    // The sponsor lookup of the show's view, held until the hide had its chance to go out.
+    const store = storage.content;
+    let holdLookup: Promise<void> | null = null;
+    let lookupHeld = () => undefined as void;
+    const lookupReached = new Promise<void>((resolve) => (lookupHeld = resolve));
+    const slowLookups = Object.assign(Object.create(store) as typeof store, {
+      getSponsor: async (tenantSeq: number, id: string) => {
+        if (holdLookup) {
+          lookupHeld();
+          await holdLookup;
+        }
+        return store.getSponsor(tenantSeq, id);
+      },
+    });
+    const content = new ContentService(slowLookups, storage.interactions, bus, new ManualClock(NOW));
+    await content.createBroadcast(tenant, { id: 'live', campaignId: 1 });
+    await content.createSponsor(tenant, { id: 'acme', name: 'Acme' });
+    const moment = await content.createOverlay(tenant, 'live', { type: 'sponsor_moment', sponsorId: 'acme', message: 'Brought to you by Acme' });
+    let release = () => undefined as void;
+    holdLookup = new Promise<void>((resolve) => (release = resolve));
+    const show = content.setActive(tenant, 'live', moment.id, true);
+    await lookupReached;
+    holdLookup = null;
+    const hide = content.setActive(tenant, 'live', moment.id, false);
+    // The hide goes as far as it can while the show waits for its sponsor.
+    await Promise.race([hide, new Promise((resolve) => setTimeout(resolve, 300))]);
+    release();
+    expect((await show).active).toBe(true);
+    expect((await hide).active).toBe(false);
+    expect(kinds).toEqual(['show', 'hide']);
+    expect((await storage.content.getOverlay(tenant.seq, moment.id))?.active).toBe(false);
+  });
 });
+
