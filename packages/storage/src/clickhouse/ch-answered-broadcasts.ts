@@ -2,7 +2,7 @@ import type { AnalyticsFilter } from '../analytics-store';
 import { RECORDED, SIGNATURE, type AnswerPanel } from './ch-broadcast-answers';
 import { BROADCAST_ANSWERED_TABLE, BROADCAST_ANSWERS_TABLE, BROADCAST_HOURS_TABLE } from './ch-broadcast-tables';
 import { chNumber, type ChDatabase } from './ch-database';
-import { derivedRunsCondition, pendingTimesCondition, type RangeHours, type RowConditions } from './ch-rollup-reads';
+import { derivedRunsCondition, NO_ROW, pendingTimesCondition, type RangeHours, type RowConditions } from './ch-rollup-reads';
 import { SESSION_HOURS } from './ch-rollups';
 import { roomFor } from './query-size-settings';
 import { sqlInteger, sqlList, sqlString } from './sql-literal';
@@ -76,21 +76,21 @@ export async function answeredBroadcasts(db: ChDatabase, filter: AnalyticsFilter
   return { answers, othersLeft: answers.length < present.length, otherHours: [...otherHours].sort((a, b) => a - b) };
 }
 
-/** The answers of the answered broadcasts (at least one) as an SQL list. */
-export function answerIds(answered: AnsweredBroadcasts): string {
-  return `(${answered.answers.map(([, answer]) => sqlInteger(answer)).join(', ')})`;
+/** The ids of answers (at least one; broadcast id and answer id each) as an SQL list. */
+export function answerIds(answers: AnsweredBroadcasts['answers']): string {
+  return `(${answers.map(([, answer]) => sqlInteger(answer)).join(', ')})`;
 }
 
 /** The rows `panel` keeps for the answered broadcasts, as a relation of (broadcast_id, text, key, number, count). */
 export function answerRows(tenantSeq: number, answered: AnsweredBroadcasts | null, panel: AnswerPanel): string {
   if (!answered?.answers.length) return `(SELECT '' AS broadcast_id, '' AS text, toUInt64(0) AS key, toInt64(0) AS number, toInt64(0) AS count WHERE 0)`;
   return `(SELECT broadcast_id, text, key, number, count FROM ${BROADCAST_ANSWERS_TABLE} WHERE tenant_seq = ${sqlInteger(tenantSeq)} AND panel = ${sqlString(panel)}
-    AND answer IN ${answerIds(answered)})`;
+    AND answer IN ${answerIds(answered.answers)})`;
 }
 
 /**
  * The conditions on a rollup's rows that leave the answered broadcasts' out: on the rows of
- * derived hours (only the hours holding the others' rows; `0` when no other broadcast has any
+ * derived hours (only the hours holding the others' rows; `NO_ROW` when no other broadcast has any
  * there), and on the events read on the spot
  * (an event of an answered broadcast stored since the answers were looked up is left to the
  * next read: the answer holds the broadcast as it was then).
@@ -99,6 +99,6 @@ export function unansweredRows(answered: AnsweredBroadcasts | null): RowConditio
   if (!answered?.answers.length) return {};
   const others = `broadcast_id NOT IN ${sqlList(answered.answers.map(([broadcast]) => broadcast))}`;
   // On derived hours, only those holding the others' rows are read (the primary key finds them).
-  const stored = answered.othersLeft ? `(hour IN ${sqlList(answered.otherHours)} AND ${others})` : '0';
+  const stored = answered.othersLeft ? `(hour IN ${sqlList(answered.otherHours)} AND ${others})` : NO_ROW;
   return { stored: [stored], pending: [others] };
 }

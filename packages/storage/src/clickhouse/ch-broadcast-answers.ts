@@ -32,8 +32,14 @@ export const ANSWERED_BROADCAST_MAX_HOURS = 72;
 /** Broadcasts answered per batch (statements over their rows), and batches per run at most. */
 const BROADCASTS_PER_ANSWER = 100;
 const ANSWERS_PER_RUN = 4;
-/** Answer ids: random, below 2^48 so that they stay exact in JSON numbers and SQL literals. */
-const ANSWER_ID_LIMIT = 2 ** 48;
+/** Answer ids: random, below 2^49 so that they stay exact in JSON numbers and SQL literals. */
+const ANSWER_ID_SPAN = 2 ** 48;
+/**
+ * Answers are made with ids from this up (below 2^49), and their `viewer` rows flag the viewers
+ * of joined sessions: a read knows it from the id alone. Answers made before have ids below it;
+ * their `sessions` row says whether they flag them (`VIEWERS_FLAGGED`).
+ */
+export const FLAGGING_ANSWER_IDS = 2 ** 48;
 /** The `number` of the `sessions` row of an answer whose `viewer` rows flag the viewers of its joined sessions (read by ch-viewer-counts.ts). */
 export const VIEWERS_FLAGGED = 1;
 /** The `number` of the `funnel_count` row that marks an answer holding its counts (read by ch-funnel.ts). */
@@ -235,7 +241,7 @@ function panelRows(tenantSeq: number, rows: (table: string) => string): Array<[A
 /** The answers of one tenant's broadcasts, each from the rows of its signature's pairs. */
 async function answer(db: ChDatabase, tenantSeq: number, broadcasts: Unanswered[]): Promise<void> {
   const computedAt = await serverSecond(db);
-  const ids = broadcasts.map(() => randomInt(1, ANSWER_ID_LIMIT));
+  const ids = broadcasts.map(() => FLAGGING_ANSWER_IDS + randomInt(1, ANSWER_ID_SPAN));
   const pairs = broadcasts.flatMap((b) =>
     b.signature.split(',').map((pair) => {
       const [hour, derivation] = pair.split('/');
