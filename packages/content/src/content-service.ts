@@ -22,9 +22,10 @@ export class ContentService {
   /** Other nodes' overlay changes, applied one after the other so that an older read never lands last. */
   private applyingChanges: Promise<void> = Promise.resolve();
   /**
-   * The changes to one overlay (update, show, hide, delete), one at a time: each publishes to the
-   * viewers after what it stored, so viewers get them in the order they were stored (a show
-   * still looking up its sponsor never lands after the hide that followed it).
+   * The changes to one overlay (update, show, hide, delete) this node makes, one at a time: each
+   * publishes to the viewers after what it stored, so viewers get this node's changes in the
+   * order they were stored (a show still looking up its sponsor never lands after the hide that
+   * followed it). Changes made at the same moment on two nodes are not ordered here.
    */
   private readonly overlayTurns = new TurnsByKey();
 

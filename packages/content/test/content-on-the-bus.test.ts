@@ -52,7 +52,12 @@ describe('content on the bus', () => {
     let holdLookup: Promise<void> | null = null;
     let lookupHeld = () => undefined as void;
     const lookupReached = new Promise<void>((resolve) => (lookupHeld = resolve));
+    let overlayReads = 0;
     const slowLookups = Object.assign(Object.create(store) as typeof store, {
+      getOverlay: (tenantSeq: number, id: string) => {
+        overlayReads++;
+        return store.getOverlay(tenantSeq, id);
+      },
       getSponsor: async (tenantSeq: number, id: string) => {
         if (holdLookup) {
           lookupHeld();
@@ -70,9 +75,13 @@ describe('content on the bus', () => {
     const show = content.setActive(tenant, 'live', moment.id, true);
     await lookupReached;
     holdLookup = null;
+    const readsBeforeHide = overlayReads;
     const hide = content.setActive(tenant, 'live', moment.id, false);
-    // The hide goes as far as it can while the show waits for its sponsor.
+    // While the show waits for its sponsor, the hide waits its turn: it has not even read the
+    // overlay (without turns it would have read it, stored the hide and told viewers by now).
     await Promise.race([hide, new Promise((resolve) => setTimeout(resolve, 300))]);
+    expect(overlayReads).toBe(readsBeforeHide);
+    expect(kinds).toEqual([]);
     release();
     expect((await show).active).toBe(true);
     expect((await hide).active).toBe(false);

@@ -12,6 +12,8 @@ describe('rollup rows of a range (ClickHouse statements)', () => {
   it('leaves the derived hours out of the statement when a condition says no row there is read', () => {
     expect(storedRows(SESSION_HOURS, filter, range, false, [NO_ROW])).toBeNull();
     expect(storedRows(SESSION_HOURS, filter, range, false, ['country = \'FR\''])).toContain('FROM session_hours WHERE');
+    // A condition that only holds a 0 (the funnel's crossing sessions) still reads the hours.
+    expect(storedRows(SESSION_HOURS, filter, range, false, ['(0 OR session_key IN (1, 2))'])).toContain('FROM session_hours WHERE');
     // Every broadcast of the derived hours answered: only the pending times are read.
     const allAnswered = rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows({ answers: [['b1', 5]], othersLeft: false, otherHours: [] }));
     expect(allAnswered).not.toContain('FROM session_hours');

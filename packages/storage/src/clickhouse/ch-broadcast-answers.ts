@@ -32,7 +32,7 @@ export const ANSWERED_BROADCAST_MAX_HOURS = 72;
 /** Broadcasts answered per batch (statements over their rows), and batches per run at most. */
 const BROADCASTS_PER_ANSWER = 100;
 const ANSWERS_PER_RUN = 4;
-/** Answer ids: random, below 2^49 so that they stay exact in JSON numbers and SQL literals. */
+/** How many answer ids there are to draw from at random: from FLAGGING_ANSWER_IDS up, all below 2^49 (exact in JSON numbers and SQL literals). */
 const ANSWER_ID_SPAN = 2 ** 48;
 /**
  * Answers are made with ids from this up (below 2^49), and their `viewer` rows flag the viewers
