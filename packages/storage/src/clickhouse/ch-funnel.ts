@@ -56,10 +56,12 @@ export async function funnel(db: ChDatabase, filter: AnalyticsFilter, range: Ran
  * keys (kept as crossing broadcasts, or in those rows) and the rows counted from the rows: the
  * others' and, when `withCrossing`, every row of the crossing sessions.
  */
-function sessionParts(filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts) {
+function sessionParts(filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts, keptCrossing = true) {
   const kept = answerRows(filter.tenantSeq, answered, 'funnel_session');
   const others = unansweredRows(answered);
-  const crossing = `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL SELECT session_key AS key FROM ${rollupRows(FUNNEL_HOURS, filter, range, true, [], others)})`;
+  // (The kept sessions crossing broadcasts are left out when the kept counts say there are none.)
+  const rowKeys = `SELECT session_key AS key FROM ${rollupRows(FUNNEL_HOURS, filter, range, true, [], others)}`;
+  const crossing = keptCrossing ? `(SELECT key FROM ${kept} WHERE number < 0 UNION ALL ${rowKeys})` : `(${rowKeys})`;
   const rows = (withCrossing: boolean) =>
     stages(rollupRows(FUNNEL_HOURS, filter, range, true, [], withCrossing ? { stored: [`(${others.stored![0]} OR session_key IN ${crossing})`], pending: others.pending } : others));
   return { kept, crossing, rows };
@@ -77,21 +79,18 @@ async function fromKeptCounts(db: ChDatabase, filter: AnalyticsFilter, range: Ra
   const keptSql = `SELECT uniqExactIf(broadcast_id, number = ${FUNNEL_COUNTS_KEPT}) AS marked, sumIf(count, number = -1) AS crossing,
       sumIf(count, number >= 1) AS a, sumIf(count, number >= 2) AS b, sumIf(count, number >= 3) AS c, sumIf(count, number >= 4) AS d
     FROM (SELECT broadcast_id, number, any(count) AS count FROM ${totals} GROUP BY broadcast_id, number)`;
-  const keptCounts = async () => (await db.query<StepCounts & { marked: string; crossing: string }>(keptSql, roomFor(keptSql)))[0];
-  const { kept: sessions, crossing, rows } = sessionParts(filter, range, answered);
-  // The kept sessions counted from all their rows instead: their steps come off the kept counts.
-  const overlapSql = `SELECT count() AS n, countIf(number >= 1) AS a, countIf(number >= 2) AS b, countIf(number >= 3) AS c, countIf(number >= 4) AS d
-    FROM ${sessions} WHERE key IN ${crossing}`;
-  const keptOverlap = async () => (await db.query<StepCounts & { n: string }>(overlapSql, roomFor(overlapSql)))[0];
+  const [kept] = await db.query<StepCounts & { marked: string; crossing: string }>(keptSql, roomFor(keptSql));
+  if (chNumber(kept?.marked ?? 0) !== answered.answers.length) return null;
+  const keptCrossing = chNumber(kept?.crossing ?? 0) > 0;
   // Rows of other broadcasts are read (on the derived hours holding theirs, and in the pending
   // times) or not; when not, the kept sessions are read only if one of them crosses broadcasts.
   const rowsRead = answered.othersLeft || range.pending.length > 0;
-  let [kept, overlap] = rowsRead ? await Promise.all([keptCounts(), keptOverlap()]) : [await keptCounts(), undefined];
-  if (chNumber(kept?.marked ?? 0) !== answered.answers.length) return null;
-  if (!rowsRead) {
-    if (chNumber(kept?.crossing ?? 0) === 0) return counts(kept);
-    overlap = await keptOverlap();
-  }
+  if (!rowsRead && !keptCrossing) return counts(kept);
+  const { kept: sessions, crossing, rows } = sessionParts(filter, range, answered, keptCrossing);
+  // The kept sessions counted from all their rows instead: their steps come off the kept counts.
+  const overlapSql = `SELECT count() AS n, countIf(number >= 1) AS a, countIf(number >= 2) AS b, countIf(number >= 3) AS c, countIf(number >= 4) AS d
+    FROM ${sessions} WHERE key IN ${crossing}`;
+  const [overlap] = await db.query<StepCounts & { n: string }>(overlapSql, roomFor(overlapSql));
   const read = await stepCounts(db, rows(chNumber(overlap?.n ?? 0) > 0));
   return plus(plus(counts(kept), counts(overlap), -1), read);
 }
