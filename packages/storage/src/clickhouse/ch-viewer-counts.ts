@@ -42,15 +42,16 @@ function keptOfUnflagged(tenantSeq: number, answered: AnsweredBroadcasts | null)
 export async function viewerCounts(db: ChDatabase, filter: AnalyticsFilter, range: RangeHours, answered: AnsweredBroadcasts | null): Promise<ViewerCounts> {
   const rows = rollupRows(SESSION_HOURS, filter, range, false, [], unansweredRows(answered));
   const unflagged = keptOfUnflagged(filter.tenantSeq, answered);
+  const viewerRows = [
+    `SELECT viewer_key, toUInt8(bitOr(joined, bitShiftLeft(engaged, 1))) AS viewer_bits FROM ${rows}`,
+    `SELECT viewer AS viewer_key, toUInt8(4) AS viewer_bits FROM ${sessionSpans(rows)} WHERE session_joined`,
+    `SELECT key AS viewer_key, toUInt8(bitOr(number, if(count = 2, 4, 0))) AS viewer_bits FROM ${answerRows(filter.tenantSeq, answered, 'viewer')}`,
+    ...(unflagged === null ? [] : [`SELECT key AS viewer_key, toUInt8(4) AS viewer_bits FROM ${unflagged}`]),
+  ];
   const sql = `SELECT countIf(bitAnd(bits, 4) = 4) AS unique_viewers, countIf(bitAnd(bits, 1) = 1) AS joined_viewers, countIf(bitAnd(bits, 3) = 3) AS engaged_viewers
     FROM (
       SELECT groupBitOr(viewer_bits) AS bits FROM (
-        SELECT viewer_key, toUInt8(bitOr(joined, bitShiftLeft(engaged, 1))) AS viewer_bits FROM ${rows}
-        UNION ALL SELECT viewer AS viewer_key, toUInt8(4) AS viewer_bits FROM ${sessionSpans(rows)} WHERE session_joined
-        UNION ALL SELECT key AS viewer_key, toUInt8(bitOr(number, if(count = 2, 4, 0))) AS viewer_bits FROM ${answerRows(filter.tenantSeq, answered, 'viewer')}${
-          unflagged === null ? '' : `
-        UNION ALL SELECT key AS viewer_key, toUInt8(4) AS viewer_bits FROM ${unflagged}`
-        })
+        ${viewerRows.join('\n        UNION ALL ')})
       GROUP BY viewer_key)`;
   const [row] = await db.query<{ unique_viewers: string; joined_viewers: string; engaged_viewers: string }>(sql, roomFor(sql));
   return { uniqueViewers: chNumber(row?.unique_viewers ?? 0), joinedViewers: chNumber(row?.joined_viewers ?? 0), engagedViewers: chNumber(row?.engaged_viewers ?? 0) };
