@@ -95,6 +95,9 @@ describe.runIf(available)('cluster storage: metadata in PostgreSQL, events in ea
     const a = await openClusterStorage(dataDir(), url, { postgres: { poolSize: 2 } });
     const b = await openClusterStorage(dataDir(), url, { postgres: { poolSize: 2 } });
     const copies = b.content as PollCopyingContentStore;
+    // Heard after the copying store's own listener (subscribed at opening), which queues the copy.
+    const heard: MetadataChange[] = [];
+    b.changes.subscribe({ changed: (change) => heard.push(change), missedChanges: () => {} });
     const tenant = await a.meta.createTenant({ id: 'acme', name: 'Acme', retentionMonths: 12, settings, createdAt: 0 });
     let n = 0;
     const vote = (pollId: string, sessionId: string, optionIndex: number): EventRow => ({
@@ -111,7 +114,7 @@ describe.runIf(available)('cluster storage: metadata in PostgreSQL, events in ea
     // p1's notice arrives: its copy lands, and its votes are derived again.
     await a.changes.publish({ kind: 'overlay', tenantSeq: tenant.seq, id: 'p1' });
     const deadline = Date.now() + 5_000;
-    while (!(await b.content.listPolls()).length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (!heard.some((change) => change.id === 'p1') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
     await copies.changesApplied();
     expect(await votesOn('p1')).toEqual([1, 1]);
     expect(await votesOn('p2')).toBeUndefined();
