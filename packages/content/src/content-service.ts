@@ -222,11 +222,13 @@ export class ContentService {
   }
 
   private async removeOverlay(tenant: Tenant, broadcastId: string, id: string): Promise<void> {
-    const current = await this.overlayRecord(tenant, broadcastId, id);
+    await this.overlayRecord(tenant, broadcastId, id);
     await this.store.deleteOverlay(tenant.seq, id);
     this.polls?.forget(tenant.seq, id);
     await this.published('overlay', tenant.seq, id);
-    if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(this.clock.now()).toISOString() });
+    // Told even when it was hidden as read here: a show through another node may have been
+    // stored since and reach rooms later; rooms drop it after the deletion.
+    this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(this.clock.now()).toISOString(), deleted: true });
   }
 
   /** Shows or hides an overlay; a show records its time (`shownAt`), a hide tells viewers its time (`hiddenAt`). */
@@ -241,8 +243,10 @@ export class ContentService {
     // live edge would otherwise lose it until the video reached the new moment.
     const record = found(await this.store.updateOverlay(tenant.seq, id, active && !current.active ? { active, shownAt: now } : { active }, now), `No overlay "${id}".`);
     if (!active) {
-      // Hidden twice, it is hidden once: a second hide would move the moment it went.
-      if (current.active) this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(now).toISOString() });
+      // Told even when it was hidden as read here: a show through another node may have been
+      // stored since, and reach rooms later than this hide. Rooms order the two by `updatedAt`,
+      // and tell viewers of a hide only when it was on screen (hidden twice, it goes once).
+      this.publish(tenant, broadcastId, { kind: 'hide', overlayId: id, hiddenAt: new Date(now).toISOString(), updatedAt: new Date(record.updatedAt).toISOString() });
       return this.view(record);
     }
     const overlay = await this.view(record);

@@ -29,14 +29,19 @@ describe('content on the bus', () => {
     const lineup = await content.createOverlay(tenant, 'live', { type: 'lineup', items: [{ title: 'Kick-off' }] });
     const shown = await content.setActive(tenant, 'live', lineup.id, true);
     const updated = await content.updateOverlay(tenant, 'live', lineup.id, { type: 'lineup', items: [{ title: 'Half time' }] });
-    await content.setActive(tenant, 'live', lineup.id, false);
+    const hidden = await content.setActive(tenant, 'live', lineup.id, false);
+    await content.deleteOverlay(tenant, 'live', lineup.id);
     const where = { tenantSeq: tenant.seq, broadcastId: 'live' };
+    // All at one time of the clock, each change later than the one before (rooms order them by it).
+    expect([shown, updated, hidden].map((o) => o.updatedAt)).toEqual([1, 2, 3].map((ms) => new Date(NOW + ms).toISOString()));
     expect(seen).toEqual([
       ['broadcast.registered', where],
       ['broadcast.registered', where],
       ['content.changed', { ...where, change: { kind: 'show', overlay: shown } }],
       ['content.changed', { ...where, change: { kind: 'update', overlay: updated } }],
-      ['content.changed', { ...where, change: { kind: 'hide', overlayId: lineup.id, hiddenAt: new Date(NOW).toISOString() } }],
+      ['content.changed', { ...where, change: { kind: 'hide', overlayId: lineup.id, hiddenAt: new Date(NOW).toISOString(), updatedAt: hidden.updatedAt } }],
+      // Deleted while hidden, it is told all the same: a show stored through another node just before may reach rooms later.
+      ['content.changed', { ...where, change: { kind: 'hide', overlayId: lineup.id, hiddenAt: new Date(NOW).toISOString(), deleted: true } }],
     ]);
     expect(JSON.parse(JSON.stringify(seen))).toEqual(seen);
   });

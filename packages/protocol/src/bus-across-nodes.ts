@@ -18,7 +18,9 @@ const isTime = (value: unknown): boolean => typeof value === 'number' && Number.
 
 const isOverlayChange = (change: unknown): boolean => {
   if (!isFields(change)) return false;
-  if (change.kind === 'hide') return isText(change.overlayId) && isText(change.hiddenAt);
+  if (change.kind === 'hide') {
+    return isText(change.overlayId) && isText(change.hiddenAt) && (change.updatedAt === undefined || isText(change.updatedAt)) && (change.deleted === undefined || change.deleted === true);
+  }
   if (change.kind !== 'show' && change.kind !== 'update') return false;
   const overlay = change.overlay;
   return isFields(overlay) && isText(overlay.id) && isText(overlay.type) && isText(overlay.broadcastId) && typeof overlay.active === 'boolean';

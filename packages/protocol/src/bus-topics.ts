@@ -2,10 +2,22 @@ import type { Overlay } from './overlays';
 
 /**
  * What the admin side publishes when an overlay viewers can see changes (`content.changed`).
+ * Changes made through several nodes may arrive out of order: a room applies a change only when
+ * it is later than what it has of the overlay, by the stored `updatedAt` (see
+ * `ContentStore.updateOverlay`), and nothing of an overlay after its deletion.
  */
 export type ContentChange =
   | { kind: 'show' | 'update'; overlay: Overlay }
-  | { kind: 'hide'; overlayId: string; /** ISO server time of the hide. */ hiddenAt: string };
+  | {
+      kind: 'hide';
+      overlayId: string;
+      /** ISO server time of the hide. */
+      hiddenAt: string;
+      /** The hidden overlay's stored `updatedAt` (ISO); absent from a deletion's hide and from older nodes' hides. */
+      updatedAt?: string;
+      /** The overlay was deleted: changes of it that arrive later are dropped. */
+      deleted?: true;
+    };
 
 /**
  * A stored `poll.voted` event, as much as the live results need. `data` is the event's `data`

@@ -131,16 +131,11 @@ export class RoomRegistry {
       this.changesWhileLoading.get(key)?.push(change);
       return;
     }
-    if (change.kind === 'hide') {
-      room.removeOverlay(change.overlayId);
-      room.broadcast({ type: 'overlay.hide', overlayId: change.overlayId, hiddenAt: change.hiddenAt });
-      return;
-    }
-    room.setOverlay(change.overlay);
-    if (!change.overlay.active) return;
-    room.broadcast({ type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay });
+    const message = room.applyChange(change);
+    if (!message) return;
+    room.broadcast(message);
     // A poll shown again carries the votes it already has; a fresh one needs no second message.
-    if (change.kind === 'show' && change.overlay.type === 'poll') room.sendResults(change.overlay.id);
+    if (message.type === 'overlay.show' && message.overlay.type === 'poll') room.sendResults(message.overlay.id);
   }
 
   /** Stored votes count in the live results of their room by the same rule as a rebuilt room's. */
@@ -200,18 +195,8 @@ export class RoomRegistry {
     } finally {
       if (this.changesWhileLoading.get(key) === changes) this.changesWhileLoading.delete(key);
     }
-    // The changes go into the overlays before the room counts the stored votes and entries (those
-    // on a poll shown meanwhile count); applied again if the read already had them, the last
-    // change of an overlay wins either way.
-    const byId = new Map(overlays.map((overlay) => [overlay.id, overlay]));
-    for (const change of changes) {
-      if (change.kind !== 'hide') byId.set(change.overlay.id, change.overlay);
-      else {
-        const hidden = byId.get(change.overlayId);
-        if (hidden) byId.set(hidden.id, { ...hidden, active: false });
-      }
-    }
-    const room = new Room(key, tenant.seq, broadcastId, campaignId, [...byId.values()], interactions);
+    // Those the read already had change nothing (see Room.applyChange).
+    const room = new Room(key, tenant.seq, broadcastId, campaignId, overlays, interactions, changes);
     this.loaded.set(key, room);
     if (this.rereadAfterMs.length) this.scheduleReread(room, 0);
     return room;

@@ -1,4 +1,4 @@
-import { PollTally, pollVoteProblem, type CastVote, type Overlay, type PollResults, type ServerMessage, type VoteClaim } from '@svc/protocol';
+import { PollTally, pollVoteProblem, type CastVote, type ContentChange, type Overlay, type PollResults, type ServerMessage, type VoteClaim } from '@svc/protocol';
 import type { Interaction } from '@svc/storage';
 import type { Connection } from './connection';
 
@@ -41,6 +41,14 @@ export class Room {
   private readonly contests = new Map<string, Set<string>>();
   private viewersSent = -1;
 
+  /** Overlays deleted since the room opened: their changes that arrive late are dropped. */
+  private readonly deleted = new Set<string>();
+
+  /**
+   * @param changesWhileLoading overlay changes heard while `overlays` were read: the read may
+   *   have missed them. They go into the overlays (by the rule of `applyChange`) before the
+   *   stored votes and entries count, so that votes on a poll shown meanwhile count.
+   */
   constructor(
     readonly key: string,
     readonly tenantSeq: number,
@@ -48,8 +56,10 @@ export class Room {
     readonly campaignId: number,
     overlays: Overlay[],
     interactions: Interaction[],
+    changesWhileLoading: readonly ContentChange[] = [],
   ) {
     for (const overlay of overlays) this.setOverlay(overlay);
+    for (const change of changesWhileLoading) this.applyChange(change);
     for (const interaction of interactions) this.addInteraction(interaction);
     for (const poll of this.polls.values()) poll.sentVersion = poll.version;
   }
@@ -63,14 +73,32 @@ export class Room {
     return overlay?.active ? overlay : undefined;
   }
 
-  setOverlay(overlay: Overlay): void {
-    this.overlays.set(overlay.id, overlay);
-    if (overlay.type === 'poll') this.pollState(overlay.id).tally.widen(overlay.options.length);
+  /**
+   * Applies an overlay's show, update or hide heard on the bus, and returns what its viewers
+   * must be told (null: nothing). Changes made through several nodes may arrive in another order
+   * than the store made them: one that is not later than what the room has of the overlay (by
+   * its stored `updatedAt`), or of an overlay deleted, changes nothing.
+   */
+  applyChange(change: ContentChange): ServerMessage | null {
+    const id = change.kind === 'hide' ? change.overlayId : change.overlay.id;
+    if (this.deleted.has(id)) return null;
+    const known = this.overlays.get(id);
+    if (change.kind === 'hide') {
+      if (change.deleted) this.deleted.add(id);
+      else if (known && !isLater(change.updatedAt, known.updatedAt)) return null;
+      if (known) this.overlays.set(id, { ...known, active: false, ...(change.updatedAt === undefined ? {} : { updatedAt: change.updatedAt }) });
+      // Viewers were shown only what the room had on screen.
+      return known?.active ? { type: 'overlay.hide', overlayId: id, hiddenAt: change.hiddenAt } : null;
+    }
+    if (known && !isLater(change.overlay.updatedAt, known.updatedAt)) return null;
+    this.setOverlay(change.overlay);
+    if (!change.overlay.active) return null;
+    return { type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay };
   }
 
-  removeOverlay(id: string): void {
-    const overlay = this.overlays.get(id);
-    if (overlay) this.overlays.set(id, { ...overlay, active: false });
+  private setOverlay(overlay: Overlay): void {
+    this.overlays.set(overlay.id, overlay);
+    if (overlay.type === 'poll') this.pollState(overlay.id).tally.widen(overlay.options.length);
   }
 
   /** Whether this session, or this user (also one the session took after voting), has voted in the poll. */
@@ -235,4 +263,10 @@ export class Room {
     if (!poll) this.polls.set(pollId, (poll = { tally: new PollTally(), bound: new Map(), version: 0, sentVersion: 0 }));
     return poll;
   }
+}
+
+/** Whether a change stored at `at` comes after the one the room has (`than`); a time missing or unreadable (older nodes) counts as later. */
+function isLater(at: string | undefined, than: string): boolean {
+  const [ms, thanMs] = [Date.parse(at ?? ''), Date.parse(than)];
+  return !(ms <= thanMs);
 }

@@ -163,7 +163,7 @@ export interface Harness {
    */
   announce<T extends BusTopic>(topic: T, payload: BusTopics[T]): Promise<void>;
   /** Announces an overlay change of `broadcastId` (`content.changed`), as `announce` does. */
-  publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string }): Promise<void>;
+  publish(broadcastId: string, change: { kind: 'show' | 'update'; overlay: Overlay } | { kind: 'hide'; overlayId: string; updatedAt?: string; deleted?: true }): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -12,7 +12,8 @@ const socketOf = (viewer: { ws: unknown }) => (viewer.ws as { _socket: { pause()
 /** A shown lineup of about 32 KB whose title starts with `n:`. */
 function bigUpdate(n: number): Overlay {
   const now = new Date(0).toISOString();
-  return { type: 'lineup', items: [{ title: `${n}:${'x'.repeat(32 * 1024)}` }], id: 'big', broadcastId: 'b', active: true, createdAt: now, updatedAt: now, shownAt: now };
+  // Each update stored after the one before (rooms drop one that is not later).
+  return { type: 'lineup', items: [{ title: `${n}:${'x'.repeat(32 * 1024)}` }], id: 'big', broadcastId: 'b', active: true, createdAt: now, updatedAt: new Date(n).toISOString(), shownAt: now };
 }
 const updateNumber = (m: Message) => Number(String((m.overlay as { items: Array<{ title: string }> }).items[0]!.title).split(':')[0]);
 
@@ -133,8 +134,8 @@ describe.each(BUS_KINDS)('gateway on %s', (kind) => {
     await first.next((m) => m.type === 'poll.results' && m.total === 1);
     h.timers.advance(100);
     await second.request({ type: 'poll.vote', pollId: 'poll-1', optionIndex: 1 });
-    const poll = { ...pollRecord('poll-1').content, id: 'poll-1', broadcastId: 'b', active: true, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString() } as Overlay;
-    await h.publish('b', { kind: 'hide', overlayId: 'poll-1' });
+    const poll = { ...pollRecord('poll-1').content, id: 'poll-1', broadcastId: 'b', active: true, createdAt: new Date(0).toISOString(), updatedAt: new Date(2).toISOString() } as Overlay;
+    await h.publish('b', { kind: 'hide', overlayId: 'poll-1', updatedAt: new Date(1).toISOString() });
     await h.publish('b', { kind: 'show', overlay: poll });
     await first.next((m) => m.type === 'poll.results' && m.total === 2);
     h.timers.advance(THROTTLE_MS);

@@ -81,6 +81,25 @@ describe('RoomRegistry', () => {
     rooms.close();
   });
 
+  it('drops a change heard while it read the overlays when the read already had a later one', async () => {
+    let listed!: () => void;
+    const at = (ms: number) => new Date(ms).toISOString();
+    const lineup = { id: 'l1', broadcastId: 'k', type: 'lineup', items: [], createdAt: at(0), shownAt: at(5) };
+    // Shown at 5 then hidden at 6, both stored before the read; the show's message comes late.
+    const rooms = registry(async () => {
+      await new Promise<void>((resolve) => (listed = resolve));
+      const content = { type: 'lineup', items: [] };
+      return [{ tenantSeq: 1, broadcastId: 'k', id: 'l1', type: 'lineup', content, active: false, createdAt: 0, updatedAt: 6, shownAt: 5 }];
+    });
+    const opening = rooms.open(tenant, 'k');
+    await vi.waitFor(() => expect(listed).toBeTypeOf('function'));
+    rooms.applyContentChange(1, 'k', { kind: 'hide', overlayId: 'l1', hiddenAt: at(6), updatedAt: at(6) });
+    rooms.applyContentChange(1, 'k', { kind: 'show', overlay: { ...lineup, active: true, updatedAt: at(5) } as unknown as Overlay });
+    listed();
+    expect((await opening).activeOverlays()).toEqual([]);
+    rooms.close();
+  });
+
   it('opens a room afresh once it was released', async () => {
     const rooms = registry();
     const first = await rooms.open(tenant, 'k');

@@ -77,6 +77,12 @@ export interface ContentStore {
   createOverlay(record: OverlayRecord): Promise<void>;
   getOverlay(tenantSeq: number, id: string): Promise<OverlayRecord | null>;
   listOverlays(tenantSeq: number, broadcastId: string): Promise<OverlayRecord[]>;
+  /**
+   * Changes the fields given. The overlay's `updatedAt` becomes `updatedAt`, or 1 ms after the
+   * stored one when that is not earlier: each change of an overlay is later than the one before,
+   * in the order the store made them, whatever the clocks of the nodes that asked. Viewers' rooms
+   * order the changes they hear from several nodes by it.
+   */
   updateOverlay(tenantSeq: number, id: string, patch: { content?: OverlayContent; active?: boolean; shownAt?: number }, updatedAt: number): Promise<OverlayRecord | null>;
   deleteOverlay(tenantSeq: number, id: string): Promise<boolean>;
   /** Every poll overlay of every tenant (the service keeps them in memory to check votes). */

@@ -61,6 +61,8 @@ export class PollCopyingContentStore implements ContentStore {
           const record = await this.source.getOverlay(change.tenantSeq, id);
           if (record?.type === 'poll') {
             const copy = await this.copies.getOverlay(change.tenantSeq, id);
+            // Already copied (a full copy came first): copied again, it would only move its updatedAt.
+            if (copy && isDeepStrictEqual(copy, record)) return;
             await this.copy(record);
             if (!copy || decidesVotesDifferently(copy, record)) {
               this.votesToDerive.set(`${change.tenantSeq}/${id}`, { tenantSeq: change.tenantSeq, id });
@@ -125,7 +127,8 @@ export class PollCopyingContentStore implements ContentStore {
 
   /**
    * Writes the copy of a poll, in place when there is one: a copy deleted and made again would
-   * leave a moment without it, and votes derived then would be left out.
+   * leave a moment without it, and votes derived then would be left out. The copy takes the
+   * poll's `updatedAt`: the poll's is later than the copy's, which came from an earlier version.
    */
   private async copy(poll: OverlayRecord): Promise<void> {
     const patch = { content: poll.content, active: poll.active, ...(poll.shownAt === null ? {} : { shownAt: poll.shownAt }) };

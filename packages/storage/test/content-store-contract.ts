@@ -36,6 +36,20 @@ export function contentStoreContract(name: string, open: () => Promise<ContentBa
       await storage.close();
     });
 
+    it("orders an overlay's changes by updatedAt in the order they were stored, whatever time the caller gave", async () => {
+      const storage = await open();
+      const t = await storage.meta.createTenant({ id: 'o', name: 'O', retentionMonths: 12, settings, createdAt: 0 });
+      const content = { type: 'lineup' as const, items: [{ title: 'Kick-off' }] };
+      await storage.content.createOverlay({ tenantSeq: t.seq, broadcastId: 'b1', id: 'line_1', type: 'lineup', content, active: false, createdAt: 1_000, updatedAt: 1_000, shownAt: null });
+      // A node whose clock is behind, then one whose clock is ahead, then the first again.
+      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: true, shownAt: 900 }, 900)).toMatchObject({ updatedAt: 1_001, shownAt: 900 });
+      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: false }, 1_001)).toMatchObject({ updatedAt: 1_002 });
+      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: true }, 5_000)).toMatchObject({ updatedAt: 5_000 });
+      expect(await storage.content.updateOverlay(t.seq, 'line_1', { active: false }, 1_100)).toMatchObject({ updatedAt: 5_001, active: false });
+      expect((await storage.content.getOverlay(t.seq, 'line_1'))?.updatedAt).toBe(5_001);
+      await storage.close();
+    });
+
     it('creates a campaign once per id and tenant, lists by id, and renames it', async () => {
       const storage = await open();
       const a = await storage.meta.createTenant({ id: 'ca', name: 'A', retentionMonths: 12, settings, createdAt: 0 });

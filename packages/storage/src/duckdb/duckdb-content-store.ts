@@ -162,7 +162,7 @@ export class DuckDbContentStore implements ContentStore, InteractionStore {
     updatedAt: number,
   ): Promise<OverlayRecord | null> {
     const rows = await this.writeRows(
-      `UPDATE overlays SET content = coalesce($3, content), active = coalesce($4, active), updated_at = epoch_ms($5::BIGINT),
+      `UPDATE overlays SET content = coalesce($3, content), active = coalesce($4, active), updated_at = greatest(updated_at + INTERVAL 1 MILLISECOND, epoch_ms($5::BIGINT)),
          shown_at = coalesce(epoch_ms($6::BIGINT), shown_at)
        WHERE tenant_seq = $1 AND id = $2 RETURNING ${OVERLAY_COLUMNS}`,
       [tenantSeq, id, patch.content ? JSON.stringify(patch.content) : null, patch.active ?? null, updatedAt, patch.shownAt ?? null],

@@ -213,7 +213,7 @@ export class PgContentStore implements ContentStore {
         UPDATE overlays SET
           content = coalesce(${patch.content === undefined ? null : JSON.stringify(patch.content)}::text::json, content),
           active = coalesce(${patch.active ?? null}::boolean, active),
-          updated_at = ${new Date(updatedAt)},
+          updated_at = greatest(updated_at + interval '1 millisecond', ${new Date(updatedAt)}::timestamptz),
           shown_at = coalesce(${patch.shownAt === undefined ? null : new Date(patch.shownAt)}::timestamptz, shown_at)
         WHERE tenant_seq = ${tenantSeq} AND id = ${id}
         RETURNING *`,
