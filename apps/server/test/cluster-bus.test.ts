@@ -82,7 +82,7 @@ describe.runIf(available)('three nodes share one bus on NATS: overlays, votes, e
     }
     expect((await call(a, 'POST', `/v1/broadcasts/bus-lineup/overlays/${lineupId}/hide`)).status).toBe(200);
     for (const watcher of [viewer, late.viewer]) expect(await watcher.next((m) => m.type === 'overlay.hide', CROSSES_WITHIN_MS)).toMatchObject({ overlayId: lineupId });
-    // Deleted through node C once hidden: every node hears of it, and viewers have nothing more to hide.
+    // Deleted through node C once hidden: its deletion is published all the same, and tells viewers nothing (no second hide).
     expect((await call(c, 'DELETE', `/v1/broadcasts/bus-lineup/overlays/${lineupId}`)).status).toBe(204);
     // Each change came once, though the message also went back to node A and on to node C.
     await new Promise((resolve) => setTimeout(resolve, 500));

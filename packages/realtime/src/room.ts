@@ -41,6 +41,11 @@ export class Room {
   private readonly contests = new Map<string, Set<string>>();
   private viewersSent = -1;
 
+  /**
+   * The stored time (`updatedAt`, ms) of the latest change the room has of each overlay, those
+   * it does not hold included (a hide of an overlay created since it opened).
+   */
+  private readonly storedAt = new Map<string, number>();
   /** Overlays deleted since the room opened: their changes that arrive late are dropped. */
   private readonly deleted = new Set<string>();
 
@@ -58,7 +63,10 @@ export class Room {
     interactions: Interaction[],
     changesWhileLoading: readonly ContentChange[] = [],
   ) {
-    for (const overlay of overlays) this.setOverlay(overlay);
+    for (const overlay of overlays) {
+      this.setOverlay(overlay);
+      this.isLatest(overlay.id, overlay.updatedAt);
+    }
     for (const change of changesWhileLoading) this.applyChange(change);
     for (const interaction of interactions) this.addInteraction(interaction);
     for (const poll of this.polls.values()) poll.sentVersion = poll.version;
@@ -84,21 +92,36 @@ export class Room {
     if (this.deleted.has(id)) return null;
     const known = this.overlays.get(id);
     if (change.kind === 'hide') {
-      if (change.deleted) this.deleted.add(id);
-      else if (known && !isLater(change.updatedAt, known.updatedAt)) return null;
+      if (change.deleted) {
+        this.deleted.add(id);
+        this.storedAt.delete(id);
+      } else if (!this.isLatest(id, change.updatedAt)) return null;
       if (known) this.overlays.set(id, { ...known, active: false, ...(change.updatedAt === undefined ? {} : { updatedAt: change.updatedAt }) });
       // Viewers were shown only what the room had on screen.
       return known?.active ? { type: 'overlay.hide', overlayId: id, hiddenAt: change.hiddenAt } : null;
     }
-    if (known && !isLater(change.overlay.updatedAt, known.updatedAt)) return null;
+    if (!this.isLatest(id, change.overlay.updatedAt)) return null;
     this.setOverlay(change.overlay);
     if (!change.overlay.active) return null;
-    return { type: change.kind === 'show' ? 'overlay.show' : 'overlay.update', overlay: change.overlay };
+    // What comes on screen is a show for viewers (a poll's results follow), whichever change brought it.
+    return { type: change.kind === 'show' || !known?.active ? 'overlay.show' : 'overlay.update', overlay: change.overlay };
   }
 
   private setOverlay(overlay: Overlay): void {
     this.overlays.set(overlay.id, overlay);
     if (overlay.type === 'poll') this.pollState(overlay.id).tally.widen(overlay.options.length);
+  }
+
+  /**
+   * Whether a change of an overlay stored at `updatedAt` is later than the latest the room has,
+   * and if so, records it as the latest. A time missing or unreadable (a hide from a node of an
+   * older version) counts as later, and is not recorded.
+   */
+  private isLatest(id: string, updatedAt: string | undefined): boolean {
+    const at = Date.parse(updatedAt ?? '');
+    if (at <= (this.storedAt.get(id) ?? -Infinity)) return false;
+    if (Number.isFinite(at)) this.storedAt.set(id, at);
+    return true;
   }
 
   /** Whether this session, or this user (also one the session took after voting), has voted in the poll. */
@@ -263,10 +286,4 @@ export class Room {
     if (!poll) this.polls.set(pollId, (poll = { tally: new PollTally(), bound: new Map(), version: 0, sentVersion: 0 }));
     return poll;
   }
-}
-
-/** Whether a change stored at `at` comes after the one the room has (`than`); a time missing or unreadable (older nodes) counts as later. */
-function isLater(at: string | undefined, than: string): boolean {
-  const [ms, thanMs] = [Date.parse(at ?? ''), Date.parse(than)];
-  return !(ms <= thanMs);
 }

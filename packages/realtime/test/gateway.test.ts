@@ -66,18 +66,37 @@ describe.each(BUS_KINDS)('gateway on %s', (kind) => {
     const lastQueued = sent - 1;
 
     await watcher.next((m) => m.type === 'overlay.update' && updateNumber(m) === sent, 10_000);
-    expect(watcher.ofType('overlay.update').map(updateNumber)).toEqual(Array.from({ length: sent }, (_, i) => i + 1));
+    // The first brought the overlay on screen: a show; the others are updates.
+    const changesTo = (viewer: typeof watcher) => [...viewer.ofType('overlay.show'), ...viewer.ofType('overlay.update')];
+    expect(watcher.ofType('overlay.show').map(updateNumber)).toEqual([1]);
+    expect(changesTo(watcher).map(updateNumber)).toEqual(Array.from({ length: sent }, (_, i) => i + 1));
     expect(await watcher.request({ type: 'ping' })).toMatchObject({ type: 'pong' });
 
     socketOf(slow).resume();
     expect(await slow.closed).toEqual({ code: 4429, reason: 'slow_consumer' });
-    const received = slow.ofType('overlay.update').map(updateNumber);
+    const received = changesTo(slow).map(updateNumber);
     expect(received).toEqual(Array.from({ length: lastQueued }, (_, i) => i + 1));
     expect(received).toContain(lastBeforeHardLimit);
     expect(slow.ofType('viewers').map((m) => m.count)).toEqual([1, 2]);
     // Once its socket has closed, the slow viewer no longer counts.
     for (let i = 0; i < 100 && (await h.gateway.viewerCount(1, 'b')) !== 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await h.gateway.viewerCount(1, 'b')).toBe(2);
+  });
+
+  it("keeps off viewers' screens an overlay whose hide, stored after its show, arrived first, and one deleted before its show arrived", async () => {
+    h = await startGateway({ throttleMs: THROTTLE_MS }, [], [], await buses());
+    const viewer = await h.join('svc_viewer');
+    const lineup = (id: string, updatedMs: number) => ({ type: 'lineup', items: [], id, broadcastId: 'b', active: true, createdAt: new Date(0).toISOString(), updatedAt: new Date(updatedMs).toISOString(), shownAt: new Date(1).toISOString() }) as Overlay;
+    // Created since the room opened: shown through one node (stored at 2), hidden through another (at 3).
+    await h.publish('b', { kind: 'hide', overlayId: 'late', updatedAt: new Date(3).toISOString() });
+    await h.publish('b', { kind: 'show', overlay: lineup('late', 2) });
+    await h.publish('b', { kind: 'hide', overlayId: 'gone', deleted: true });
+    await h.publish('b', { kind: 'show', overlay: lineup('gone', 2) });
+    // A change after them all, in order: the viewer has it and nothing before.
+    await h.publish('b', { kind: 'show', overlay: lineup('marker', 1) });
+    await viewer.next((m) => m.type === 'overlay.show');
+    expect(viewer.messages.filter((m) => m.message.type.startsWith('overlay.')).map((m) => (m.message.overlay as Overlay).id)).toEqual(['marker']);
+    expect(((await h.join('svc_later')).ofType('welcome')[0]!.overlays as Overlay[]).map((o) => o.id)).toEqual(['marker']);
   });
 
   it('sends poll.results at most once per throttle interval, and nothing while they are unchanged', async () => {

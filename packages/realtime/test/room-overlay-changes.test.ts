@@ -39,6 +39,18 @@ describe('Room: overlay changes heard from several nodes', () => {
     expect(room().applyChange(hide(2))).toBeNull();
   });
 
+  it('orders the changes of an overlay created after the room opened: a hide heard first keeps the earlier show off screen', () => {
+    const r = room();
+    expect(told(r, [hide(3), show(2), update(2)])).toEqual([null, null, null]);
+    expect(r.activeOverlays()).toEqual([]);
+    expect(told(r, [show(4)])).toEqual(['overlay.show']);
+  });
+
+  it('tells viewers of an update that brings an overlay on screen as a show (its show stored earlier came late)', () => {
+    const r = room([lineup(false, 1)]);
+    expect(told(r, [update(3), show(2), update(4)])).toEqual(['overlay.show', null, 'overlay.update']);
+  });
+
   it('drops every change of an overlay heard after its deletion', () => {
     const shown = room([lineup(true, 1)]);
     expect(told(shown, [deletion, show(9), update(10)])).toEqual(['overlay.hide', null, null]);
@@ -49,8 +61,8 @@ describe('Room: overlay changes heard from several nodes', () => {
     expect(hidden.activeOverlays()).toEqual([]);
   });
 
-  it('applies the changes of nodes that send no stored time (older versions) as they come', () => {
+  it('applies the hides of nodes that send no stored time (older versions) as they come', () => {
     const r = room([lineup(true, 5)]);
-    expect(told(r, [hide(), { kind: 'show', overlay: { ...lineup(true, 0), updatedAt: 'unknown' } }])).toEqual(['overlay.hide', 'overlay.show']);
+    expect(told(r, [hide(), show(6), hide(), update(7)])).toEqual(['overlay.hide', 'overlay.show', 'overlay.hide', 'overlay.show']);
   });
 });

@@ -3,6 +3,12 @@ import type { OverlayContent } from '@svc/protocol';
 import type { ContentStore, OverlayRecord } from './content-store';
 import type { MetadataChangeFeed } from './metadata-change-feed';
 
+/** Where the copies go: a content store that also writes a record exactly as given. */
+export interface OverlayCopies extends ContentStore {
+  /** Writes the record in place of the one stored under its id, if any, times included. */
+  putOverlay(record: OverlayRecord): Promise<void>;
+}
+
 /**
  * A content store that keeps a copy of every poll it writes in a second store (the node's
  * DuckDB in cluster mode): the dashboard's poll results and vote rollups join the votes in the
@@ -22,7 +28,7 @@ export class PollCopyingContentStore implements ContentStore {
    */
   constructor(
     private readonly source: ContentStore,
-    private readonly copies: ContentStore,
+    private readonly copies: OverlayCopies,
     private readonly votesOfPollsCopied: (tenantSeq: number, pollIds: string[]) => Promise<void> = async () => {},
   ) {}
 
@@ -61,8 +67,9 @@ export class PollCopyingContentStore implements ContentStore {
           const record = await this.source.getOverlay(change.tenantSeq, id);
           if (record?.type === 'poll') {
             const copy = await this.copies.getOverlay(change.tenantSeq, id);
-            // Already copied (a full copy came first): copied again, it would only move its updatedAt.
-            if (copy && isDeepStrictEqual(copy, record)) return;
+            // Already copied (a full copy came first), or a later change made through this node
+            // since the record was read (each change of an overlay stores a later updatedAt).
+            if (copy && (isDeepStrictEqual(copy, record) || copy.updatedAt > record.updatedAt)) return;
             await this.copy(record);
             if (!copy || decidesVotesDifferently(copy, record)) {
               this.votesToDerive.set(`${change.tenantSeq}/${id}`, { tenantSeq: change.tenantSeq, id });
@@ -126,13 +133,11 @@ export class PollCopyingContentStore implements ContentStore {
   }
 
   /**
-   * Writes the copy of a poll, in place when there is one: a copy deleted and made again would
-   * leave a moment without it, and votes derived then would be left out. The copy takes the
-   * poll's `updatedAt`: the poll's is later than the copy's, which came from an earlier version.
+   * Writes the copy of a poll as it is, in place when there is one: a copy deleted and made again
+   * would leave a moment without it, and votes derived then would be left out.
    */
   private async copy(poll: OverlayRecord): Promise<void> {
-    const patch = { content: poll.content, active: poll.active, ...(poll.shownAt === null ? {} : { shownAt: poll.shownAt }) };
-    if (!(await this.copies.updateOverlay(poll.tenantSeq, poll.id, patch, poll.updatedAt))) await this.copies.createOverlay(poll);
+    await this.copies.putOverlay(poll);
   }
 
   /** Derives again the votes of the polls waiting for it, per tenant; those that fail wait for the next full copy. */

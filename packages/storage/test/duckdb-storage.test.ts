@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { listValue } from '@duckdb/node-api';
 import { describe, expect, it } from 'vitest';
-import { DuckDbDatabase, DuckDbEventStore, hashUserId, openEmbeddedStorage } from '../src';
+import { DuckDbContentStore, DuckDbDatabase, DuckDbEventStore, hashUserId, openEmbeddedStorage, type OverlayRecord } from '../src';
 import { CHECKPOINT_THRESHOLD_MIB } from '../src/duckdb/duckdb-database';
 import { metaStoreContract, storeContract } from './store-contract';
 import { webhookEndpointStoreContract } from './webhook-endpoint-store-contract';
@@ -209,6 +209,19 @@ describe('DuckDB database file', () => {
     expect(await storage.content.getOverlay(1, 'line_1')).toMatchObject({ id: 'line_1', active: true, createdAt: 10, updatedAt: 20, shownAt: null });
     expect(await storage.content.getSponsor(1, 'acme')).toEqual({ tenantSeq: 1, id: 'acme', name: 'Acme', logoUrl: null, createdAt: 5 });
     await storage.close();
+  });
+
+  it('writes a copy of an overlay exactly as given, creating it or in place of the stored one, an earlier updatedAt included', async () => {
+    const db = await DuckDbDatabase.open(freshDir());
+    const copies = new DuckDbContentStore(db);
+    const content = { type: 'poll' as const, question: 'Which?', options: ['x', 'y'] };
+    const poll: OverlayRecord = { tenantSeq: 1, broadcastId: 'b1', id: 'p1', type: 'poll', content, active: false, createdAt: 10, updatedAt: 30, shownAt: null };
+    await copies.putOverlay(poll);
+    expect(await copies.getOverlay(1, 'p1')).toEqual(poll);
+    const changed: OverlayRecord = { ...poll, content: { ...content, closesAt: '2030-01-01T00:00:00.000Z' }, active: true, updatedAt: 20, shownAt: 15 };
+    await copies.putOverlay(changed);
+    expect(await copies.listPolls()).toEqual([changed]);
+    await db.close();
   });
 
   it('refuses a closed database with a catalogue error', async () => {

@@ -125,9 +125,21 @@ export class DuckDbContentStore implements ContentStore, InteractionStore {
   }
 
   async createOverlay(record: OverlayRecord): Promise<void> {
+    await this.insertOverlay('INSERT', record);
+  }
+
+  /**
+   * Writes an overlay as given, in place of the one stored under its id if any (a copy of
+   * another store's: `PollCopyingContentStore`): no moment without it, its times as they are.
+   */
+  async putOverlay(record: OverlayRecord): Promise<void> {
+    await this.insertOverlay('INSERT OR REPLACE', record);
+  }
+
+  private async insertOverlay(verb: 'INSERT' | 'INSERT OR REPLACE', record: OverlayRecord): Promise<void> {
     await this.db.write((c) =>
       c.run(
-        `INSERT INTO overlays (tenant_seq, broadcast_id, id, type, content, active, created_at, updated_at, shown_at)
+        `${verb} INTO overlays (tenant_seq, broadcast_id, id, type, content, active, created_at, updated_at, shown_at)
          VALUES ($1, $2, $3, $4, $5, $6, epoch_ms($7::BIGINT), epoch_ms($8::BIGINT), epoch_ms($9::BIGINT))`, [
         record.tenantSeq,
         record.broadcastId,
