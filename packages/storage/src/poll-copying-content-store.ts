@@ -68,7 +68,10 @@ export class PollCopyingContentStore implements ContentStore {
           if (record?.type === 'poll') {
             const copy = await this.copies.getOverlay(change.tenantSeq, id);
             // Already copied (a full copy came first), or a later change made through this node
-            // since the record was read (each change of an overlay stores a later updatedAt).
+            // before this job read the copy (each change of an overlay stores a later updatedAt).
+            // One made through this node between that read and the write below is overwritten
+            // with this older record, and a deletion then is undone: until the poll's next
+            // change or the next full copy (the node's own writes do not wait for this queue).
             if (copy && (isDeepStrictEqual(copy, record) || copy.updatedAt > record.updatedAt)) return;
             await this.copy(record);
             if (!copy || decidesVotesDifferently(copy, record)) {
