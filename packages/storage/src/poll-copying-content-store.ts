@@ -5,7 +5,10 @@ import type { MetadataChangeFeed } from './metadata-change-feed';
 
 /** Where the copies go: a content store that also writes a record exactly as given. */
 export interface OverlayCopies extends ContentStore {
-  /** Writes the record in place of the one stored under its id, if any, times included. */
+  /**
+   * Writes the record in place of the one stored under its id, if any, times included: a copy
+   * deleted and made again would leave a moment without it, and votes derived then would be left out.
+   */
   putOverlay(record: OverlayRecord): Promise<void>;
 }
 
@@ -48,7 +51,7 @@ export class PollCopyingContentStore implements ContentStore {
     for (const poll of polls) {
       const copy = copied.get(keyOf(poll));
       if (copy && isDeepStrictEqual(copy, poll)) continue;
-      await this.copy(poll);
+      await this.copies.putOverlay(poll);
       if (!copy || decidesVotesDifferently(copy, poll)) this.votesToDerive.set(keyOf(poll), { tenantSeq: poll.tenantSeq, id: poll.id });
     }
     await this.deriveVotes();
@@ -73,7 +76,7 @@ export class PollCopyingContentStore implements ContentStore {
             // with this older record, and a deletion then is undone: until the poll's next
             // change or the next full copy (the node's own writes do not wait for this queue).
             if (copy && (isDeepStrictEqual(copy, record) || copy.updatedAt > record.updatedAt)) return;
-            await this.copy(record);
+            await this.copies.putOverlay(record);
             if (!copy || decidesVotesDifferently(copy, record)) {
               this.votesToDerive.set(`${change.tenantSeq}/${id}`, { tenantSeq: change.tenantSeq, id });
               await this.deriveVotes();
@@ -110,7 +113,7 @@ export class PollCopyingContentStore implements ContentStore {
 
   async createOverlay(record: OverlayRecord): Promise<void> {
     await this.source.createOverlay(record);
-    if (record.type === 'poll') await this.copy(record);
+    if (record.type === 'poll') await this.copies.putOverlay(record);
   }
 
   async updateOverlay(
@@ -120,7 +123,7 @@ export class PollCopyingContentStore implements ContentStore {
     updatedAt: number,
   ): Promise<OverlayRecord | null> {
     const updated = await this.source.updateOverlay(tenantSeq, id, patch, updatedAt);
-    if (updated?.type === 'poll') await this.copy(updated);
+    if (updated?.type === 'poll') await this.copies.putOverlay(updated);
     return updated;
   }
 
@@ -133,14 +136,6 @@ export class PollCopyingContentStore implements ContentStore {
   private applyLater(job: () => Promise<void>): void {
     // A failed copy (a database unreachable) is made again with every poll once the feed is back.
     this.applyingChanges = this.applyingChanges.then(job).catch(() => undefined);
-  }
-
-  /**
-   * Writes the copy of a poll as it is, in place when there is one: a copy deleted and made again
-   * would leave a moment without it, and votes derived then would be left out.
-   */
-  private async copy(poll: OverlayRecord): Promise<void> {
-    await this.copies.putOverlay(poll);
   }
 
   /** Derives again the votes of the polls waiting for it, per tenant; those that fail wait for the next full copy. */
